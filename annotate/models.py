@@ -1,0 +1,293 @@
+"""The labeling domain: projects and members, problems and their model-written solutions,
+claims (assignments) and finished labelings (annotations), import and export jobs.
+
+A PRM800K record maps onto Problem (question), Solution + Step (pre-generated steps) and
+Annotation (label). The label's steps are stored as ordered JSON text so a record imported from
+PRM800K exports back with the same values and key order; the per-annotation counters beside it
+let statistics aggregate without parsing JSON.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    LEAD = "lead", "Lead"
+    ML_ENGINEER = "ml_engineer", "ML engineer"
+
+
+class LabelingMode(models.TextChoices):
+    PHASE2 = "phase2", "Phase 2: stop at the first negative step"
+    PHASE1 = "phase1", "Phase 1: alternatives at any step, human step when none is positive"
+
+
+class Strategy(models.TextChoices):
+    UNCERTAINTY = "uncertainty", "Uncertainty"
+    CONVINCING_WRONG = "convincing_wrong", "Convincing wrong answer"
+    RANDOM = "random", "Random"
+    MIX = "mix", "Mix (80% convincing wrong, 20% most convincing)"
+
+
+class FinishReason(models.TextChoices):
+    SOLUTION = "solution", "Solution"
+    FOUND_ERROR = "found_error", "Found error"
+    GIVE_UP = "give_up", "Give up"
+    BAD_PROBLEM = "bad_problem", "Bad problem"
+
+
+class JobStatus(models.TextChoices):
+    CREATED = "created", "Created"
+    RUNNING = "running", "Running"
+    FAILED = "failed", "Failed"
+    SUCCEEDED = "succeeded", "Succeeded"
+
+
+class Project(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators per solution.")
+    qc_rate = models.FloatField(default=0.0, help_text="Share of served tasks that are gold questions.")
+    labeling_mode = models.CharField(max_length=16, choices=LabelingMode.choices, default=LabelingMode.PHASE2)
+    selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.MIX)
+    retrain_every = models.PositiveIntegerField(default=500, help_text="Retrain after this many new step labels.")
+    lease_minutes = models.PositiveIntegerField(default=30)
+    show_ground_truth = models.BooleanField(default=True, help_text="Show the ground-truth answer (PRM800K did).")
+    screening_required = models.PositiveIntegerField(default=0, help_text="Screening solutions to pass first.")
+    screening_threshold = models.FloatField(default=0.75)
+    current_generation = models.IntegerField(default=0, help_text="The active-learning round.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user", "role"], name="uniq_membership_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} in {self.project}"
+
+
+class LabelerProfile(models.Model):
+    """The pseudonym a user's labels carry in exports: never a username or e-mail."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labeler")
+    labeler_uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+
+    def __str__(self) -> str:
+        return str(self.labeler_uuid)
+
+
+class Problem(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="problems")
+    text = models.TextField(help_text="Markdown + LaTeX.")
+    ground_truth_answer = models.TextField(blank=True)
+    ground_truth_solution = models.TextField(null=True, blank=True)
+    subject = models.CharField(max_length=100, blank=True)
+    level = models.CharField(max_length=20, blank=True)
+    source_id = models.CharField(max_length=200, blank=True)
+    # sha256 of (text, answer, solution): identity for dedupe on import.
+    content_hash = models.CharField(max_length=64)
+    # sha256 of the text alone: groups a problem across phases for splits by problem.
+    text_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "content_hash"], name="uniq_problem_content")]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Solution(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="solutions")
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="solutions")
+    final_answer = models.TextField(null=True, blank=True)
+    # Graded against the problem's ground truth on import: True, False, or None when ungradable.
+    answer_correct = models.BooleanField(null=True)
+    # False for phase-1 records, whose steps are the labeler's own trajectory, not pre-generated.
+    is_pregenerated = models.BooleanField(default=True)
+    is_quality_control = models.BooleanField(default=False)
+    is_screening = models.BooleanField(default=False)
+    is_gold = models.BooleanField(default=False, help_text="Has trusted labels; served at the QC rate.")
+    content_hash = models.CharField(max_length=64)
+    n_steps = models.PositiveIntegerField(default=0)
+    # Queue state: the claim query serves the highest priority first among open solutions.
+    priority = models.FloatField(default=0.0)
+    is_open = models.BooleanField(default=True, help_text="Still needs labels.")
+    annotation_count = models.PositiveIntegerField(default=0)
+    # Provenance: the round, strategy, model and score that put it in the queue.
+    generation = models.IntegerField(null=True, blank=True)
+    strategy = models.CharField(max_length=32, blank=True)
+    model_version = models.ForeignKey(
+        "ml.TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verifier_score = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "content_hash"], name="uniq_solution_content")]
+        indexes = [
+            models.Index(
+                fields=["project", "-priority", "id"],
+                name="solution_queue_idx",
+                condition=models.Q(is_open=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"solution {self.pk} of problem {self.problem_id}"
+
+
+class Step(models.Model):
+    """One model-written step. Immutable once created, so features can be cached per step."""
+
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["solution_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["solution", "index"], name="uniq_step_index")]
+
+    def __str__(self) -> str:
+        return f"step {self.index} of solution {self.solution_id}"
+
+
+class AssignmentStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    SUBMITTED = "submitted", "Submitted"
+    SKIPPED = "skipped", "Skipped"
+    EXPIRED = "expired", "Expired"
+
+
+class Assignment(models.Model):
+    """One annotator's claim on one solution, held by a lease that heartbeats extend."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
+    lease_expires_at = models.DateTimeField()
+    draft = models.JSONField(null=True, blank=True, help_text="Work in progress, saved as the annotator works.")
+    generation = models.IntegerField(null=True, blank=True)
+    strategy = models.CharField(max_length=32, blank=True)
+    verifier_score = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["solution", "annotator"], name="uniq_assignment_per_annotator"),
+        ]
+        indexes = [models.Index(fields=["project", "annotator", "status"], name="assignment_owner_idx")]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.status})"
+
+
+class AnnotationSource(models.TextChoices):
+    IMPORT = "import", "Imported"
+    APP = "app", "Labeled in the app"
+
+
+class Annotation(models.Model):
+    """A finished labeling of one solution: the PRM800K record's `label` plus its metadata."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="annotations")
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotation"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
+    )
+    labeler_uuid = models.CharField(max_length=64, db_index=True, help_text="Pseudonymous labeler id.")
+    source = models.CharField(max_length=8, choices=AnnotationSource.choices, default=AnnotationSource.APP)
+    submitted_at = models.DateTimeField(db_index=True)
+    # The timestamp exactly as imported, so it exports back byte for byte.
+    timestamp_text = models.CharField(max_length=40, blank=True)
+    generation = models.IntegerField(null=True, blank=True)
+    is_quality_control = models.BooleanField(default=False)
+    is_screening = models.BooleanField(default=False)
+    is_gold = models.BooleanField(default=False)
+    verifier_score = models.FloatField(null=True, blank=True, help_text="PRM score when the solution was served.")
+    finish_reason = models.CharField(max_length=16, choices=FinishReason.choices)
+    finish_note = models.TextField(blank=True, help_text="The annotator's reason for give_up / bad_problem.")
+    total_time_ms = models.BigIntegerField(null=True, blank=True)
+    # PRM800K `label.steps` as JSON text (order kept): [{completions, human_completion, chosen_completion}].
+    label_steps = models.TextField()
+    # Key order of record / question / label when it differs from the canonical PRM800K order.
+    key_order = models.JSONField(null=True, blank=True)
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    source_hash = models.CharField(max_length=64, null=True, blank=True, help_text="Dedupe key of imports.")
+    # Counters derived from label_steps (main line = the chosen or first completion of each step).
+    n_label_steps = models.PositiveIntegerField(default=0)
+    n_positive = models.PositiveIntegerField(default=0)
+    n_neutral = models.PositiveIntegerField(default=0)
+    n_negative = models.PositiveIntegerField(default=0)
+    n_unrated = models.PositiveIntegerField(default=0)
+    n_flagged = models.PositiveIntegerField(default=0)
+    n_alternatives = models.PositiveIntegerField(default=0)
+    first_error_index = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "source_hash"],
+                name="uniq_annotation_import",
+                condition=models.Q(source_hash__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "idempotency_key"],
+                name="uniq_annotation_idempotency",
+                condition=models.Q(idempotency_key__isnull=False),
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "id"], name="annotation_export_idx")]
+
+    def __str__(self) -> str:
+        return f"annotation {self.pk} ({self.finish_reason})"
+
+
+class ImportJob(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    filename = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
+    counters = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.status})"
+
+
+class Export(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="exports")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
+    format = models.CharField(max_length=16, default="prm800k")
+    filters = models.JSONField(default=dict, blank=True)
+    file_path = models.CharField(max_length=500, blank=True)
+    record_count = models.PositiveIntegerField(default=0)
+    byte_size = models.BigIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.status})"

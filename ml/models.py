@@ -1,0 +1,47 @@
+"""Model registry rows: training runs (one active per project) and per-step scores."""
+
+from django.db import models
+
+from annotate.models import JobStatus
+
+
+class TrainingRun(models.Model):
+    project = models.ForeignKey("annotate.Project", on_delete=models.CASCADE, related_name="training_runs")
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
+    config = models.JSONField(default=dict, blank=True)
+    label_count = models.PositiveIntegerField(default=0, help_text="Step labels the run trained on.")
+    metrics = models.JSONField(default=dict, blank=True)
+    artifact_path = models.CharField(max_length=500, blank=True)
+    is_active = models.BooleanField(default=False)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project"], condition=models.Q(is_active=True), name="one_active_model_per_project"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"training run {self.pk} of {self.project_id} ({self.status})"
+
+
+class StepScore(models.Model):
+    """The active model's view of one step: P(+1), P(0), P(-1) and its uncertainty."""
+
+    step = models.ForeignKey("annotate.Step", on_delete=models.CASCADE, related_name="scores")
+    training_run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="step_scores")
+    p_positive = models.FloatField()
+    p_neutral = models.FloatField()
+    p_negative = models.FloatField()
+    uncertainty = models.FloatField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["training_run", "step"], name="uniq_step_score")]
+
+    def __str__(self) -> str:
+        return f"score of step {self.step_id} by run {self.training_run_id}"
