@@ -1,0 +1,1 @@
+"""Business logic of the labeling domain, one module per capability."""
