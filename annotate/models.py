@@ -227,8 +227,9 @@ class Annotation(models.Model):
     total_time_ms = models.BigIntegerField(null=True, blank=True)
     # PRM800K `label.steps` as JSON text (order kept): [{completions, human_completion, chosen_completion}].
     label_steps = models.TextField()
-    # Key order of record / question / label when it differs from the canonical PRM800K order.
-    key_order = models.JSONField(null=True, blank=True)
+    # How an imported record departs from the canonical PRM800K layout (key order, an unusual
+    # question object), so it exports back exactly; null for canonical records and app labels.
+    shape = models.JSONField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
     source_hash = models.CharField(max_length=64, null=True, blank=True, help_text="Dedupe key of imports.")
     # Counters derived from label_steps (main line = the chosen or first completion of each step).
