@@ -1,1 +1,326 @@
-from django.contrib import admin
+"""Admin for the labeling domain: leads browse and correct data here.
+
+Big tables (Solution, Step, Assignment, Annotation) use raw-id or autocomplete widgets for their
+foreign keys, so no page renders a dropdown of every row; hashes and derived counters are
+read-only because imports, submits and exports rely on them.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.text import Truncator
+
+from annotate.models import (
+    Annotation,
+    Assignment,
+    Export,
+    ImportJob,
+    LabelerProfile,
+    Membership,
+    Problem,
+    Project,
+    Solution,
+    Step,
+)
+from annotate.services.prm800k import label_counters
+
+
+def _short(text: str | None, chars: int = 80) -> str:
+    return Truncator(text or "").chars(chars)
+
+
+# ---------------------------------------------------------------------------------------------
+# Projects and people
+# ---------------------------------------------------------------------------------------------
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = [
+        "slug",
+        "name",
+        "labeling_mode",
+        "selection_strategy",
+        "overlap",
+        "qc_rate",
+        "retrain_every",
+        "current_generation",
+        "created_at",
+    ]
+    list_filter = ["labeling_mode", "selection_strategy"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["created_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "role", "created_at"]
+    list_filter = ["role", "project"]
+    search_fields = ["user__username", "user__email", "project__slug"]
+    autocomplete_fields = ["project", "user"]
+    list_select_related = ["user", "project"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(LabelerProfile)
+class LabelerProfileAdmin(admin.ModelAdmin):
+    list_display = ["user", "labeler_uuid"]
+    search_fields = ["user__username", "labeler_uuid"]
+    autocomplete_fields = ["user"]
+    list_select_related = ["user"]
+    readonly_fields = ["labeler_uuid"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Problems, solutions, steps
+# ---------------------------------------------------------------------------------------------
+
+
+@admin.register(Problem)
+class ProblemAdmin(admin.ModelAdmin):
+    list_display = ["id", "short_text", "project", "ground_truth_answer", "subject", "level", "source_id", "created_at"]
+    list_filter = ["project", "subject", "level"]
+    search_fields = ["text", "source_id", "ground_truth_answer", "=content_hash"]
+    autocomplete_fields = ["project"]
+    list_select_related = ["project"]
+    readonly_fields = ["content_hash", "text_hash", "created_at"]
+    show_full_result_count = False
+
+    @admin.display(description="problem")
+    def short_text(self, obj: Problem) -> str:
+        return _short(obj.text)
+
+
+class StepInline(admin.TabularInline):
+    """Steps are immutable (features are cached per step): shown, never edited here."""
+
+    model = Step
+    fields = ["index", "text"]
+    readonly_fields = ["index", "text"]
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: Solution | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Solution | None = None) -> bool:
+        return False
+
+
+@admin.register(Solution)
+class SolutionAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "short_problem",
+        "project",
+        "n_steps",
+        "final_answer",
+        "answer_correct",
+        "is_open",
+        "is_gold",
+        "is_quality_control",
+        "is_screening",
+        "priority",
+        "annotation_count",
+        "generation",
+        "strategy",
+    ]
+    list_filter = [
+        "project",
+        "answer_correct",
+        "is_open",
+        "is_gold",
+        "is_quality_control",
+        "is_screening",
+        "is_pregenerated",
+        "strategy",
+    ]
+    search_fields = ["=id", "problem__text", "final_answer", "=content_hash"]
+    raw_id_fields = ["problem", "model_version"]
+    autocomplete_fields = ["project"]
+    list_select_related = ["project", "problem"]
+    readonly_fields = ["content_hash", "n_steps", "annotation_count", "created_at"]
+    inlines = [StepInline]
+    actions = ["reopen_for_relabeling"]
+    show_full_result_count = False
+
+    @admin.display(description="problem")
+    def short_problem(self, obj: Solution) -> str:
+        return _short(obj.problem.text, 60)
+
+    @admin.action(description="Reopen for relabeling")
+    def reopen_for_relabeling(self, request: HttpRequest, queryset: QuerySet[Solution]) -> None:
+        count = queryset.update(is_open=True)
+        self.message_user(request, f"Reopened {count} solution(s) for relabeling.", messages.SUCCESS)
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ["id", "solution", "index", "short_text"]
+    list_filter = ["solution__project"]
+    search_fields = ["text", "=solution__id"]
+    raw_id_fields = ["solution"]
+    readonly_fields = ["solution", "index", "text"]
+    show_full_result_count = False
+
+    @admin.display(description="text")
+    def short_text(self, obj: Step) -> str:
+        return _short(obj.text)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Claims and labels
+# ---------------------------------------------------------------------------------------------
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "project",
+        "solution",
+        "annotator",
+        "status",
+        "lease_expires_at",
+        "generation",
+        "strategy",
+        "created_at",
+    ]
+    list_filter = ["status", "project", "strategy"]
+    search_fields = ["=id", "annotator__username", "=solution__id"]
+    raw_id_fields = ["solution"]
+    autocomplete_fields = ["project", "annotator"]
+    list_select_related = ["project", "annotator"]
+    readonly_fields = ["created_at", "updated_at"]
+    show_full_result_count = False
+
+
+class AnnotationForm(forms.ModelForm):
+    class Meta:
+        model = Annotation
+        fields = ["label_steps"]  # the admin adds the other fields itself
+
+    def clean_label_steps(self) -> str:
+        # Counters are recomputed from this text on save, so it must be PRM800K label.steps.
+        text = self.cleaned_data["label_steps"]
+        try:
+            steps = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}") from exc
+        if not isinstance(steps, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("completions"), list) for s in steps
+        ):
+            raise forms.ValidationError("Must be a JSON list of steps, each with a 'completions' list.")
+        return text
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    form = AnnotationForm
+    list_display = [
+        "id",
+        "project",
+        "solution",
+        "annotator",
+        "labeler_uuid",
+        "source",
+        "finish_reason",
+        "n_label_steps",
+        "n_positive",
+        "n_neutral",
+        "n_negative",
+        "first_error_index",
+        "is_gold",
+        "is_quality_control",
+        "submitted_at",
+    ]
+    list_filter = ["project", "source", "finish_reason", "is_gold", "is_quality_control", "is_screening", "generation"]
+    search_fields = ["=id", "labeler_uuid", "annotator__username", "=solution__id", "idempotency_key"]
+    raw_id_fields = ["solution", "assignment"]
+    autocomplete_fields = ["project", "annotator"]
+    list_select_related = ["project", "annotator"]
+    readonly_fields = [
+        "source_hash",
+        "idempotency_key",
+        "shape",
+        "timestamp_text",
+        "n_label_steps",
+        "n_positive",
+        "n_neutral",
+        "n_negative",
+        "n_unrated",
+        "n_flagged",
+        "n_alternatives",
+        "first_error_index",
+        "created_at",
+    ]
+    actions = ["mark_as_gold"]
+    show_full_result_count = False
+
+    def save_model(self, request: HttpRequest, obj: Annotation, form: forms.ModelForm, change: bool) -> None:
+        for name, value in label_counters(json.loads(obj.label_steps)).items():
+            setattr(obj, name, value)
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Mark as gold (annotation and its solution)")
+    def mark_as_gold(self, request: HttpRequest, queryset: QuerySet[Annotation]) -> None:
+        with transaction.atomic():
+            solution_ids = list(queryset.values_list("solution_id", flat=True))
+            count = queryset.update(is_gold=True)
+            Solution.objects.filter(pk__in=solution_ids).update(is_gold=True)
+        self.message_user(request, f"Marked {count} annotation(s) and their solutions as gold.", messages.SUCCESS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs: records of what happened, read-only apart from deletion
+# ---------------------------------------------------------------------------------------------
+
+
+class JobAdmin(admin.ModelAdmin):
+    list_select_related = ["project", "requested_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(JobAdmin):
+    list_display = ["id", "project", "filename", "status", "requested_by", "created_at", "finished_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["=id", "filename", "requested_by__username"]
+
+
+@admin.register(Export)
+class ExportAdmin(JobAdmin):
+    list_display = [
+        "id",
+        "project",
+        "format",
+        "status",
+        "record_count",
+        "byte_size",
+        "requested_by",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", "format", "project"]
+    search_fields = ["=id", "file_path", "requested_by__username"]

@@ -1,1 +1,91 @@
-from django.contrib import admin
+"""Admin for the model registry: browse training runs and scores, activate or roll back a model."""
+
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from annotate.models import JobStatus
+from ml.models import StepScore, TrainingRun
+
+
+@transaction.atomic
+def activate_training_run(*, run: TrainingRun) -> TrainingRun:
+    """Make `run` its project's active model; the others in the project are deactivated.
+
+    Rolling back is activating an older run. Deactivation happens first because the database
+    allows one active run per project.
+    """
+    # Lock the project's runs so two activations cannot interleave.
+    list(TrainingRun.objects.select_for_update().filter(project_id=run.project_id).values_list("pk", flat=True))
+    TrainingRun.objects.filter(project_id=run.project_id, is_active=True).exclude(pk=run.pk).update(is_active=False)
+    run.is_active = True
+    run.activated_at = timezone.now()
+    run.save(update_fields=["is_active", "activated_at"])
+    return run
+
+
+@admin.register(TrainingRun)
+class TrainingRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "project",
+        "status",
+        "is_active",
+        "label_count",
+        "metrics_summary",
+        "created_at",
+        "finished_at",
+        "activated_at",
+    ]
+    list_filter = ["project", "status", "is_active"]
+    search_fields = ["=id", "project__slug", "artifact_path"]
+    autocomplete_fields = ["project"]
+    list_select_related = ["project"]
+    readonly_fields = [
+        "is_active",
+        "activated_at",
+        "label_count",
+        "metrics",
+        "artifact_path",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+    actions = ["activate_this_model"]
+
+    @admin.display(description="metrics")
+    def metrics_summary(self, obj: TrainingRun) -> str:
+        numbers = {k: v for k, v in (obj.metrics or {}).items() if isinstance(v, int | float)}
+        return ", ".join(f"{k}={v:.3g}" for k, v in list(numbers.items())[:4])
+
+    @admin.action(description="Activate this model (deactivates the others of its project)")
+    def activate_this_model(self, request: HttpRequest, queryset: QuerySet[TrainingRun]) -> None:
+        runs = list(queryset[:2])
+        if len(runs) != 1:
+            self.message_user(request, "Select exactly one training run to activate.", messages.ERROR)
+            return
+        run = runs[0]
+        if run.status != JobStatus.SUCCEEDED:
+            self.message_user(request, f"Run {run.pk} has status {run.status}; only a succeeded run.", messages.ERROR)
+            return
+        activate_training_run(run=run)
+        self.message_user(request, f"Run {run.pk} is now the active model of {run.project}.", messages.SUCCESS)
+
+
+@admin.register(StepScore)
+class StepScoreAdmin(admin.ModelAdmin):
+    list_display = ["id", "step", "training_run", "p_positive", "p_neutral", "p_negative", "uncertainty"]
+    list_filter = ["training_run__project", "training_run"]
+    search_fields = ["=step__id", "=step__solution__id"]
+    raw_id_fields = ["step", "training_run"]
+    list_select_related = ["step", "training_run"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: StepScore | None = None) -> bool:
+        return False

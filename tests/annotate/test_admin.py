@@ -1,0 +1,236 @@
+"""The admin: every registered model's changelist and change page render with data, and the
+actions (mark as gold, reopen for relabeling, activate a model) change the database."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+from django.utils import timezone
+
+from annotate.models import (
+    Annotation,
+    Assignment,
+    Export,
+    ImportJob,
+    LabelerProfile,
+    Membership,
+    Problem,
+    Project,
+    Role,
+    Solution,
+    Step,
+)
+from ml.models import StepScore, TrainingRun
+
+pytestmark = pytest.mark.django_db
+
+LABEL_STEPS = [
+    {
+        "completions": [{"text": "Let $x^2 = 4$.", "rating": 1, "flagged": False}],
+        "human_completion": None,
+        "chosen_completion": 0,
+    },
+    {
+        "completions": [{"text": "So $x = 3$.", "rating": -1, "flagged": False}],
+        "human_completion": None,
+        "chosen_completion": None,
+    },
+]
+
+
+@pytest.fixture
+def data():
+    User = get_user_model()
+    annotator = User.objects.create_user("ann-admin", password="x")
+    project = Project.objects.create(slug="adm", name="Admin project")
+    membership = Membership.objects.create(project=project, user=annotator, role=Role.ANNOTATOR)
+    profile = LabelerProfile.objects.create(user=annotator)
+    problem = Problem.objects.create(
+        project=project,
+        text="Solve $x^2 = 4$ for $x > 0$.",
+        ground_truth_answer="2",
+        content_hash="p" * 64,
+        text_hash="t" * 64,
+    )
+    solution = Solution.objects.create(
+        project=project,
+        problem=problem,
+        final_answer="3",
+        answer_correct=False,
+        content_hash="s" * 64,
+        n_steps=2,
+        is_open=False,
+    )
+    steps = [
+        Step.objects.create(solution=solution, index=0, text="Let $x^2 = 4$."),
+        Step.objects.create(solution=solution, index=1, text="So $x = 3$.\n\n# Answer\n\n3"),
+    ]
+    assignment = Assignment.objects.create(
+        project=project,
+        solution=solution,
+        annotator=annotator,
+        status="submitted",
+        lease_expires_at=timezone.now() + timedelta(minutes=30),
+    )
+    annotation = Annotation.objects.create(
+        project=project,
+        solution=solution,
+        assignment=assignment,
+        annotator=annotator,
+        labeler_uuid=str(profile.labeler_uuid),
+        submitted_at=timezone.now(),
+        finish_reason="found_error",
+        total_time_ms=12000,
+        label_steps=json.dumps(LABEL_STEPS),
+        n_label_steps=2,
+        n_positive=1,
+        n_negative=1,
+        first_error_index=1,
+    )
+    import_job = ImportJob.objects.create(
+        project=project, filename="demo.jsonl", status="succeeded", counters={"records": 1}
+    )
+    export = Export.objects.create(project=project, status="succeeded", record_count=1, byte_size=100)
+    run_old = TrainingRun.objects.create(
+        project=project,
+        status="succeeded",
+        label_count=10,
+        metrics={"accuracy": 0.5},
+        is_active=True,
+        activated_at=timezone.now(),
+    )
+    run_new = TrainingRun.objects.create(project=project, status="succeeded", label_count=20, metrics={"accuracy": 0.7})
+    score = StepScore.objects.create(
+        step=steps[0], training_run=run_old, p_positive=0.7, p_neutral=0.2, p_negative=0.1, uncertainty=0.8
+    )
+    return {
+        Project: project,
+        Membership: membership,
+        LabelerProfile: profile,
+        Problem: problem,
+        Solution: solution,
+        Step: steps[1],
+        Assignment: assignment,
+        Annotation: annotation,
+        ImportJob: import_job,
+        Export: export,
+        TrainingRun: run_new,
+        StepScore: score,
+        "run_old": run_old,
+        "annotator": annotator,
+    }
+
+
+def _url(model, view, *args):
+    return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args)
+
+
+def test_every_domain_model_is_registered():
+    from django.apps import apps
+
+    for app_label in ("annotate", "ml"):
+        for model in apps.get_app_config(app_label).get_models():
+            assert admin.site.is_registered(model), f"{model.__name__} is not in the admin"
+
+
+def test_changelist_and_change_page_of_every_model(admin_client_pg, data):
+    registered = [m for m in admin.site._registry if m._meta.app_label in ("annotate", "ml")]
+    assert len(registered) == 12
+    for model in registered:
+        obj = data[model]
+        response = admin_client_pg.get(_url(model, "changelist"))
+        assert response.status_code == 200, model
+        assert _url(model, "change", obj.pk) in response.content.decode(), f"{model.__name__} row not listed"
+        # Search answers too (search_fields include related lookups).
+        assert admin_client_pg.get(_url(model, "changelist"), {"q": "x"}).status_code == 200, model
+        response = admin_client_pg.get(_url(model, "change", obj.pk))
+        assert response.status_code == 200, model
+
+
+def test_big_foreign_keys_render_no_dropdowns(admin_client_pg, data):
+    page = admin_client_pg.get(_url(Solution, "change", data[Solution].pk)).content.decode()
+    assert '<select name="problem"' not in page
+    assert 'name="problem"' in page  # raw id input
+    # Steps inline, read-only.
+    assert "So $x = 3$." in page
+    assert 'name="steps-0-text"' not in page
+    page = admin_client_pg.get(_url(Annotation, "change", data[Annotation].pk)).content.decode()
+    assert '<select name="solution"' not in page and '<select name="assignment"' not in page
+    page = admin_client_pg.get(_url(Project, "change", data[Project].pk)).content.decode()
+    assert "memberships-0-role" in page and "ann-admin" in page
+
+
+def test_mark_as_gold_action(admin_client_pg, data):
+    annotation = data[Annotation]
+    response = admin_client_pg.post(
+        _url(Annotation, "changelist"), {"action": "mark_as_gold", "_selected_action": [annotation.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    annotation.refresh_from_db()
+    assert annotation.is_gold
+    assert Solution.objects.get(pk=annotation.solution_id).is_gold
+
+
+def test_reopen_for_relabeling_action(admin_client_pg, data):
+    solution = data[Solution]
+    assert not solution.is_open
+    admin_client_pg.post(
+        _url(Solution, "changelist"), {"action": "reopen_for_relabeling", "_selected_action": [solution.pk]}
+    )
+    solution.refresh_from_db()
+    assert solution.is_open
+
+
+def test_activate_model_and_roll_back(admin_client_pg, data):
+    old, new = data["run_old"], data[TrainingRun]
+
+    def activate(run):
+        return admin_client_pg.post(
+            _url(TrainingRun, "changelist"),
+            {"action": "activate_this_model", "_selected_action": [run.pk]},
+            follow=True,
+        )
+
+    activate(new)
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert new.is_active and not old.is_active and new.activated_at is not None
+    activate(old)  # roll back
+    assert list(TrainingRun.objects.filter(is_active=True)) == [old]
+    # A failed run cannot be activated; the active one stays.
+    failed = TrainingRun.objects.create(project=old.project, status="failed")
+    response = activate(failed)
+    assert "only a succeeded run" in response.content.decode()
+    assert list(TrainingRun.objects.filter(is_active=True)) == [old]
+
+
+def test_editing_label_steps_recomputes_counters(admin_client_pg, data):
+    annotation = data[Annotation]
+    url = _url(Annotation, "change", annotation.pk)
+    form = admin_client_pg.get(url).context["adminform"].form
+    payload = {k: v for k, v in form.initial.items() if v is not None and k in form.fields}
+    steps = json.loads(annotation.label_steps)
+    steps[1]["completions"][0]["rating"] = 1
+    steps[1]["chosen_completion"] = 0
+    payload.update(
+        label_steps=json.dumps(steps),
+        submitted_at_0=annotation.submitted_at.strftime("%Y-%m-%d"),
+        submitted_at_1=annotation.submitted_at.strftime("%H:%M:%S"),
+        project=annotation.project_id,
+        solution=annotation.solution_id,
+        assignment=annotation.assignment_id,
+        annotator=annotation.annotator_id,
+    )
+    payload.pop("submitted_at", None)
+    payload = {k: v for k, v in payload.items() if v is not False}
+    response = admin_client_pg.post(url, payload)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    annotation.refresh_from_db()
+    assert (annotation.n_positive, annotation.n_negative, annotation.first_error_index) == (2, 0, None)
+    # Broken JSON is refused and nothing changes.
+    payload["label_steps"] = "[{"
+    response = admin_client_pg.post(url, payload)
+    assert response.status_code == 200 and "Not valid JSON" in response.content.decode()
