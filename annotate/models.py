@@ -91,7 +91,7 @@ class LabelerProfile(models.Model):
 class Problem(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="problems")
     text = models.TextField(help_text="Markdown + LaTeX.")
-    ground_truth_answer = models.TextField(blank=True)
+    ground_truth_answer = models.TextField(null=True, blank=True)
     ground_truth_solution = models.TextField(null=True, blank=True)
     subject = models.CharField(max_length=100, blank=True)
     level = models.CharField(max_length=20, blank=True)

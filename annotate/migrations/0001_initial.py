@@ -96,7 +96,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('text', models.TextField(help_text='Markdown + LaTeX.')),
-                ('ground_truth_answer', models.TextField(blank=True)),
+                ('ground_truth_answer', models.TextField(blank=True, null=True)),
                 ('ground_truth_solution', models.TextField(blank=True, null=True)),
                 ('subject', models.CharField(blank=True, max_length=100)),
                 ('level', models.CharField(blank=True, max_length=20)),
