@@ -143,6 +143,15 @@ class Solution(models.Model):
                 name="solution_queue_idx",
                 condition=models.Q(is_open=True),
             ),
+            # Gold and screening pools are small; these keep their claim paths off the big table.
+            models.Index(
+                fields=["project", "-priority", "id"], name="solution_gold_idx", condition=models.Q(is_gold=True)
+            ),
+            models.Index(
+                fields=["project", "-priority", "id"],
+                name="solution_screening_idx",
+                condition=models.Q(is_screening=True),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -256,7 +265,11 @@ class Annotation(models.Model):
                 condition=models.Q(idempotency_key__isnull=False),
             ),
         ]
-        indexes = [models.Index(fields=["project", "id"], name="annotation_export_idx")]
+        indexes = [
+            models.Index(fields=["project", "id"], name="annotation_export_idx"),
+            # The workspace side panel: one annotator's labels today.
+            models.Index(fields=["annotator", "project", "submitted_at"], name="annotation_annotator_day_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"annotation {self.pk} ({self.finish_reason})"
@@ -292,3 +305,33 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.status})"
+
+
+class ScreeningStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+
+
+class AnnotatorStatus(models.Model):
+    """One annotator's standing in one project: screening outcome and served-task counters.
+
+    Its row is also the per-annotator lock that serializes that annotator's claims and submits,
+    so a double-clicked reload never claims two solutions at once.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotator_statuses")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator_statuses")
+    screening_status = models.CharField(max_length=16, choices=ScreeningStatus.choices, default=ScreeningStatus.PENDING)
+    screening_submitted = models.PositiveIntegerField(default=0)
+    screening_agreement = models.FloatField(null=True, blank=True, help_text="Step accuracy against gold.")
+    screening_decided_at = models.DateTimeField(null=True, blank=True)
+    tasks_served = models.PositiveIntegerField(default=0, help_text="New claims (reloads not counted).")
+    gold_served = models.PositiveIntegerField(default=0, help_text="Of which gold (quality-control) questions.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="uniq_annotator_status")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project}: screening {self.screening_status}"
