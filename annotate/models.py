@@ -238,7 +238,8 @@ class Annotation(models.Model):
     label_steps = models.TextField()
     # How an imported record departs from the canonical PRM800K layout (key order, an unusual
     # question object), so it exports back exactly; null for canonical records and app labels.
-    shape = models.JSONField(null=True, blank=True)
+    # JSON text, not jsonb: PostgreSQL's jsonb would reorder the keys we keep it for.
+    shape = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
     source_hash = models.CharField(max_length=64, null=True, blank=True, help_text="Dedupe key of imports.")
     # Counters derived from label_steps (main line = the chosen or first completion of each step).

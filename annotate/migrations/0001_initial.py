@@ -166,7 +166,7 @@ class Migration(migrations.Migration):
                 ('finish_note', models.TextField(blank=True, help_text="The annotator's reason for give_up / bad_problem.")),
                 ('total_time_ms', models.BigIntegerField(blank=True, null=True)),
                 ('label_steps', models.TextField()),
-                ('shape', models.JSONField(blank=True, null=True)),
+                ('shape', models.TextField(blank=True, null=True)),
                 ('idempotency_key', models.CharField(blank=True, max_length=100, null=True)),
                 ('source_hash', models.CharField(blank=True, help_text='Dedupe key of imports.', max_length=64, null=True)),
                 ('n_label_steps', models.PositiveIntegerField(default=0)),

@@ -1,0 +1,67 @@
+"""`manage.py import_prm800k PATH --project SLUG`: validate the whole file, then import it atomically."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from annotate.models import Project
+from annotate.services.imports import MAX_REPORTED_ERRORS, ImportValidationError, file_size, import_file
+
+
+class Command(BaseCommand):
+    help = "Import PRM800K phase-1/phase-2 JSONL or plain JSONL ({problem, ground_truth_answer, steps}) into a project."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--project", required=True, help="Project slug; created if missing.")
+        parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
+
+    def handle(self, *args, path: Path, project: str, no_progress: bool, **options) -> None:
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        size = file_size(path)
+        show = not no_progress and size > 1_000_000
+        project_obj = Project.objects.filter(slug=project).first()
+        with (
+            tqdm(total=size, unit="B", unit_scale=True, desc="validating", disable=not show) as validating,
+            tqdm(total=size, unit="B", unit_scale=True, desc="importing", disable=not show) as writing,
+        ):
+            try:
+                if project_obj is None:
+                    # Creating the project belongs to the same all-or-nothing import.
+                    from django.db import transaction
+
+                    with transaction.atomic():
+                        project_obj = Project.objects.create(slug=project, name=project)
+                        result = import_file(
+                            project=project_obj,
+                            path=path,
+                            validate_progress=validating.update,
+                            write_progress=writing.update,
+                        )
+                    self.stdout.write(f"Created project {project}.")
+                else:
+                    result = import_file(
+                        project=project_obj,
+                        path=path,
+                        validate_progress=validating.update,
+                        write_progress=writing.update,
+                    )
+            except ImportValidationError as exc:
+                for error in exc.errors:
+                    self.stderr.write(f"{path}:{error}")
+                if exc.bad_lines > MAX_REPORTED_ERRORS:
+                    self.stderr.write(f"... and {exc.bad_lines - MAX_REPORTED_ERRORS} more bad line(s)")
+                raise CommandError(f"{path}: {exc}") from None
+        counts = result.as_dict()
+        if not result.created_anything:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Nothing new: all {result.lines} line(s) of {path} were already in project {project} "
+                    f"({result.duplicates} duplicate(s) skipped)."
+                )
+            )
+            return
+        summary = ", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in counts.items())
+        self.stdout.write(self.style.SUCCESS(f"Imported {path} into {project}: {summary}."))

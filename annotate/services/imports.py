@@ -1,0 +1,304 @@
+"""Importing PRM800K and plain JSONL files: validate everything, then write everything or nothing.
+
+Two streaming passes over the file keep memory flat whatever its size (phase2_train is 456 MB):
+the first parses and validates every line and collects errors; only a clean file gets the second,
+which writes in batches inside one transaction. Identity hashes make a re-import a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from django.db import transaction
+from django.db.models import Count, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
+from annotate.services import grading
+from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line
+
+MAX_REPORTED_ERRORS = 20
+BATCH_SIZE = 1000
+
+ProgressCallback = Callable[[int], None]  # called with the number of bytes just consumed
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "field": self.field, "message": self.message}
+
+
+class ImportValidationError(Exception):
+    """The file has bad lines; nothing was written."""
+
+    def __init__(self, errors: list[LineError], bad_lines: int) -> None:
+        self.errors = errors  # the first MAX_REPORTED_ERRORS
+        self.bad_lines = bad_lines
+        more = f" (showing the first {len(errors)})" if bad_lines > len(errors) else ""
+        super().__init__(f"{bad_lines} bad line(s){more}; nothing was imported")
+
+
+@dataclass(slots=True)
+class ImportResult:
+    lines: int = 0
+    records: int = 0
+    problems_created: int = 0
+    solutions_created: int = 0
+    steps_created: int = 0
+    annotations_created: int = 0
+    duplicates: int = 0
+    graded_correct: int = 0
+    graded_wrong: int = 0
+    ungradable: int = 0
+
+    @property
+    def created_anything(self) -> bool:
+        return bool(self.problems_created or self.solutions_created or self.annotations_created)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "lines": self.lines,
+            "records": self.records,
+            "problems_created": self.problems_created,
+            "solutions_created": self.solutions_created,
+            "steps_created": self.steps_created,
+            "annotations_created": self.annotations_created,
+            "duplicates": self.duplicates,
+            "graded_correct": self.graded_correct,
+            "graded_wrong": self.graded_wrong,
+            "ungradable": self.ungradable,
+        }
+
+
+def _iter_parsed(
+    stream: IO[bytes], progress: ProgressCallback | None
+) -> Iterator[tuple[int, ParsedSolution | LineError]]:
+    """Yield (line number, parsed line or its error) for every non-blank line."""
+    for number, raw in enumerate(stream, start=1):
+        if progress:
+            progress(len(raw))
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
+            continue
+        try:
+            yield number, parse_line(obj)
+        except RecordError as exc:
+            yield number, LineError(number, exc.path, exc.message)
+
+
+def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> int:
+    """First pass: raise ImportValidationError listing bad lines; return the number of records."""
+    errors: list[LineError] = []
+    bad_lines = records = 0
+    with open(path, "rb") as stream:
+        for _, item in _iter_parsed(stream, progress):
+            if isinstance(item, LineError):
+                bad_lines += 1
+                if len(errors) < MAX_REPORTED_ERRORS:
+                    errors.append(item)
+            else:
+                records += 1
+    if bad_lines:
+        raise ImportValidationError(errors, bad_lines)
+    return records
+
+
+def import_file(
+    *,
+    project: Project,
+    path: Path | str,
+    validate_progress: ProgressCallback | None = None,
+    write_progress: ProgressCallback | None = None,
+) -> ImportResult:
+    """Validate the whole file, then import it atomically. Raises ImportValidationError."""
+    path = Path(path)
+    validate_file(path=path, progress=validate_progress)
+    result = ImportResult()
+    with transaction.atomic(), open(path, "rb") as stream:
+        batch: list[ParsedSolution] = []
+        for _, item in _iter_parsed(stream, write_progress):
+            assert not isinstance(item, LineError)  # the file changed between passes
+            batch.append(item)
+            if len(batch) >= BATCH_SIZE:
+                _write_batch(project=project, batch=batch, result=result)
+                batch = []
+        if batch:
+            _write_batch(project=project, batch=batch, result=result)
+    return result
+
+
+def file_size(path: Path | str) -> int:
+    return os.path.getsize(path)
+
+
+def _write_batch(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> None:
+    result.lines += len(batch)
+    result.records += sum(1 for p in batch if p.annotation is not None)
+    problem_ids = _ensure_problems(project=project, batch=batch, result=result)
+    solution_ids, created = _ensure_solutions(project=project, batch=batch, problem_ids=problem_ids, result=result)
+    # A plain line only adds a solution: it is a duplicate when that solution was there already.
+    for parsed in batch:
+        if parsed.annotation is None:
+            if parsed.solution_hash in created:
+                created.discard(parsed.solution_hash)
+            else:
+                result.duplicates += 1
+    _create_annotations(project=project, batch=batch, solution_ids=solution_ids, result=result)
+
+
+def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> dict[str, int]:
+    wanted: dict[str, ParsedSolution] = {}
+    for parsed in batch:
+        wanted.setdefault(parsed.problem_hash, parsed)  # the first line names the problem's source
+    ids = dict(Problem.objects.filter(project=project, content_hash__in=list(wanted)).values_list("content_hash", "id"))
+    new = [
+        Problem(
+            project=project,
+            text=p.problem_text,
+            ground_truth_answer=p.ground_truth_answer,
+            ground_truth_solution=p.ground_truth_solution,
+            subject=p.subject,
+            level=p.level,
+            source_id=p.source_id,
+            content_hash=key,
+            text_hash=_text_hash(p.problem_text),
+        )
+        for key, p in wanted.items()
+        if key not in ids
+    ]
+    for problem in Problem.objects.bulk_create(new, batch_size=BATCH_SIZE):
+        ids[problem.content_hash] = problem.pk
+    result.problems_created += len(new)
+    return ids
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _ensure_solutions(
+    *, project: Project, batch: list[ParsedSolution], problem_ids: dict[str, int], result: ImportResult
+) -> tuple[dict[str, int], set[str]]:
+    """Return the id of every solution in the batch, and the hashes created now."""
+    wanted: dict[str, ParsedSolution] = {}
+    for parsed in batch:
+        wanted.setdefault(parsed.solution_hash, parsed)
+    ids = dict(
+        Solution.objects.filter(project=project, content_hash__in=list(wanted)).values_list("content_hash", "id")
+    )
+    new: list[Solution] = []
+    for key, parsed in wanted.items():
+        if key in ids:
+            continue
+        verdict = grading.grade_answer(parsed.ground_truth_answer, parsed.final_answer)
+        if verdict is True:
+            result.graded_correct += 1
+        elif verdict is False:
+            result.graded_wrong += 1
+        else:
+            result.ungradable += 1
+        new.append(
+            Solution(
+                project=project,
+                problem_id=problem_ids[parsed.problem_hash],
+                final_answer=parsed.final_answer,
+                answer_correct=verdict,
+                is_pregenerated=parsed.is_pregenerated,
+                is_quality_control=parsed.is_quality_control,
+                is_screening=parsed.is_screening,
+                content_hash=key,
+                n_steps=len(parsed.steps),
+                generation=parsed.annotation.generation if parsed.annotation else None,
+                verifier_score=parsed.annotation.verifier_score if parsed.annotation else None,
+                strategy="import",
+            )
+        )
+    created = Solution.objects.bulk_create(new, batch_size=BATCH_SIZE)
+    steps: list[Step] = []
+    for solution in created:
+        ids[solution.content_hash] = solution.pk
+        parsed = wanted[solution.content_hash]
+        steps.extend(Step(solution_id=solution.pk, index=i, text=text) for i, text in enumerate(parsed.steps))
+    Step.objects.bulk_create(steps, batch_size=5000)
+    result.solutions_created += len(created)
+    result.steps_created += len(steps)
+    return ids, {solution.content_hash for solution in created}
+
+
+def _create_annotations(
+    *, project: Project, batch: list[ParsedSolution], solution_ids: dict[str, int], result: ImportResult
+) -> None:
+    labeled = [p for p in batch if p.annotation is not None]
+    if not labeled:
+        return
+    hashes = [p.annotation.source_hash for p in labeled if p.annotation]
+    existing = set(
+        Annotation.objects.filter(project=project, source_hash__in=hashes).values_list("source_hash", flat=True)
+    )
+    new: list[Annotation] = []
+    touched: set[int] = set()
+    for parsed in labeled:
+        annotation = parsed.annotation
+        assert annotation is not None
+        if annotation.source_hash in existing:
+            result.duplicates += 1
+            continue
+        existing.add(annotation.source_hash)  # the same record twice in one file counts once
+        solution_id = solution_ids[parsed.solution_hash]
+        touched.add(solution_id)
+        new.append(
+            Annotation(
+                project=project,
+                solution_id=solution_id,
+                labeler_uuid=annotation.labeler,
+                source=AnnotationSource.IMPORT,
+                submitted_at=annotation.submitted_at,
+                timestamp_text=annotation.timestamp_text,
+                generation=annotation.generation,
+                is_quality_control=parsed.is_quality_control,
+                is_screening=parsed.is_screening,
+                verifier_score=annotation.verifier_score,
+                finish_reason=annotation.finish_reason,
+                total_time_ms=annotation.total_time_ms,
+                label_steps=dumps_label_steps(annotation.label_steps),
+                shape=json.dumps(annotation.shape) if annotation.shape else None,
+                source_hash=annotation.source_hash,
+                **annotation.counters,
+            )
+        )
+    Annotation.objects.bulk_create(new, batch_size=BATCH_SIZE)
+    result.annotations_created += len(new)
+    if touched:
+        _refresh_solution_counts(project=project, solution_ids=touched)
+
+
+def _refresh_solution_counts(*, project: Project, solution_ids: set[int]) -> None:
+    """Imported labels count toward overlap: a solution labeled `overlap` times leaves the queue."""
+    counts = (
+        Annotation.objects.filter(solution_id=OuterRef("pk"))
+        .order_by()
+        .values("solution_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    Solution.objects.filter(pk__in=solution_ids).update(annotation_count=Coalesce(Subquery(counts), Value(0)))
+    Solution.objects.filter(pk__in=solution_ids, annotation_count__gte=project.overlap).update(is_open=False)

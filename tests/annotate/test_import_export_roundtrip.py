@@ -1,0 +1,194 @@
+"""PRM800K import and export through the management commands, on PostgreSQL.
+
+The contract (DESIGN.md): a record imported from PRM800K exports back equal as JSON with keys in
+the same order. Our exports are also byte-identical to PRM800K's own encoding, which we assert too.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotate.models import Annotation, Problem, Project, Solution, Step
+from annotate.services.prm800k import same_json
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "prm800k"
+REAL_FILES = sorted(SHARED_DATA.glob("phase*.jsonl")) + sorted(SHARED_DATA.glob("openr_samples_prm800k.jsonl"))
+
+pytestmark = pytest.mark.django_db
+
+
+def _import(path: Path, project: str = "p") -> str:
+    out = io.StringIO()
+    call_command("import_prm800k", str(path), project=project, no_progress=True, stdout=out)
+    return out.getvalue()
+
+
+def _export(project: str, tmp_path: Path) -> Path:
+    target = tmp_path / f"{project}.jsonl"
+    call_command("export_prm800k", project=project, out=target, no_progress=True, stderr=io.StringIO())
+    return target
+
+
+def _assert_round_trip(source: Path, exported: Path) -> None:
+    original = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    produced = exported.read_text(encoding="utf-8").splitlines()
+    assert len(produced) == len(original)
+    for number, (a, b) in enumerate(zip(original, produced, strict=True), start=1):
+        assert json.loads(a) == json.loads(b), f"line {number} differs as JSON"
+        assert same_json(json.loads(a), json.loads(b)), f"line {number}: key order or number types differ"
+
+
+def _table_counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in (Project, Problem, Solution, Step, Annotation)}
+
+
+@pytest.mark.skipif(not REAL_FILES, reason="../shared/data/prm800k is absent")
+@pytest.mark.parametrize("source", REAL_FILES, ids=lambda p: p.name)
+def test_real_prm800k_files_round_trip_exactly(source: Path, tmp_path: Path) -> None:
+    _import(source, project="real")
+    exported = _export("real", tmp_path)
+    _assert_round_trip(source, exported)
+    # Same encoding as PRM800K's files (json.dumps defaults), so byte for byte too.
+    assert exported.read_bytes() == source.read_bytes()
+
+
+@pytest.mark.skipif(not REAL_FILES, reason="../shared/data/prm800k is absent")
+def test_all_real_files_in_one_project_round_trip(tmp_path: Path) -> None:
+    for source in REAL_FILES:
+        _import(source, project="all")
+    exported = _export("all", tmp_path).read_text().splitlines()
+    expected: list[str] = []
+    for source in REAL_FILES:
+        for line in source.read_text().splitlines():
+            if line not in expected:  # openr samples repeat three records of the phase files
+                expected.append(line)
+    assert exported == expected
+    # QC/screening solutions served to many labelers are one solution with many annotations.
+    assert Annotation.objects.count() == len(expected)
+
+
+def test_hand_made_edge_cases_round_trip(tmp_path: Path) -> None:
+    source = FIXTURES / "edge_cases.jsonl"
+    _import(source, project="edge")
+    exported = _export("edge", tmp_path)
+    _assert_round_trip(source, exported)
+    assert exported.read_bytes() == source.read_bytes()
+    records = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert records[0]["timestamp"] == "2022-11-06T03:24:46"
+    assert records[0]["question"]["pre_generated_verifier_score"] == 1.1e-09
+    assert records[1]["label"]["steps"][0]["completions"][0]["rating"] is None
+    assert records[2]["generation"] == -1 and records[2]["is_initial_screening_question"] is True
+    assert records[3]["label"]["steps"][0]["human_completion"] == {
+        "text": "2+2 is 4.",
+        "rating": None,
+        "source": "human",
+        "flagged": False,
+    }
+    assert records[4]["label"] == {"steps": [], "total_time": None, "finish_reason": "bad_problem"}
+    assert type(records[5]["question"]["pre_generated_verifier_score"]) is int
+    assert list(records[6]["question"]) == ["ground_truth_answer", "problem"]
+
+
+def test_non_ascii_utf8_input_exports_equal_as_json(tmp_path: Path) -> None:
+    source = FIXTURES / "edge_cases_utf8.jsonl"
+    _import(source, project="utf8")
+    _assert_round_trip(source, _export("utf8", tmp_path))
+    problem = Problem.objects.get()
+    assert "😀" in problem.text and "Évaluez" in problem.text
+
+
+def test_stdout_export_equals_file_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _import(FIXTURES / "edge_cases.jsonl", project="edge")
+    capsys.readouterr()
+    call_command("export_prm800k", project="edge")
+    streamed = capsys.readouterr().out
+    assert streamed == _export("edge", tmp_path).read_text()
+
+
+def test_reimport_creates_nothing_and_says_so() -> None:
+    first = _import(FIXTURES / "edge_cases.jsonl", project="edge")
+    assert "Imported" in first and "annotations created: 7" in first
+    before = _table_counts()
+    second = _import(FIXTURES / "edge_cases.jsonl", project="edge")
+    assert "Nothing new" in second and "7 duplicate(s)" in second
+    assert _table_counts() == before
+
+
+def test_import_creates_project_stores_steps_and_grades_answers() -> None:
+    _import(FIXTURES / "edge_cases.jsonl", project="new-project")
+    project = Project.objects.get(slug="new-project")
+    first = Solution.objects.filter(project=project).order_by("id").first()
+    assert list(first.steps.values_list("index", "text")) == [
+        (0, "The square root of 16 is 4 since $4^2 = 16$."),
+        (1, "# Answer\n\n4"),
+    ]
+    assert first.answer_correct is True and first.final_answer == "4"
+    wrong = Solution.objects.get(project=project, final_answer="7")
+    assert wrong.answer_correct is False
+    # Imported labels count toward overlap: labeled solutions leave the queue.
+    assert not Solution.objects.filter(project=project, is_open=True).exists()
+    found_error = Annotation.objects.get(project=project, labeler_uuid__startswith="2222")
+    assert (found_error.n_negative, found_error.first_error_index, found_error.n_alternatives) == (1, 1, 1)
+    assert found_error.is_quality_control is True and found_error.n_unrated == 1 and found_error.n_flagged == 1
+
+
+def test_plain_format_import_creates_unlabeled_graded_solutions() -> None:
+    out = _import(FIXTURES / "plain.jsonl", project="plain")
+    assert "solutions created: 3" in out and "annotations created: 0" in out
+    solutions = list(Solution.objects.order_by("id"))
+    assert [s.answer_correct for s in solutions] == [True, False, True]
+    assert [s.final_answer for s in solutions] == ["12", "7", "0.5"]
+    assert all(s.is_open for s in solutions)
+    assert Problem.objects.count() == 2  # the first two lines share their problem
+    third = Problem.objects.get(text__startswith="Simplify")
+    assert (third.subject, third.level) == ("Prealgebra", "Level 1")
+    assert Solution.objects.get(final_answer="12").problem.source_id == "plain-1"
+    again = _import(FIXTURES / "plain.jsonl", project="plain")
+    assert "Nothing new" in again and Solution.objects.count() == 3
+
+
+def test_malformed_file_is_refused_with_line_numbers_and_changes_nothing() -> None:
+    _import(FIXTURES / "plain.jsonl", project="keep")  # existing data must survive untouched
+    before = _table_counts()
+    err = io.StringIO()
+    with pytest.raises(CommandError) as raised:
+        call_command("import_prm800k", str(FIXTURES / "malformed.jsonl"), project="keep", no_progress=True, stderr=err)
+    assert "5 bad line(s)" in str(raised.value)
+    report = err.getvalue()
+    assert "line 2: (json): not valid JSON" in report
+    assert "line 3: question.problem: missing" in report
+    assert "line 5: label.steps[0].completions[0].rating: must be -1, 0, 1 or null, got 2" in report
+    assert "line 6: label.finish_reason: must be one of" in report and '"finished"' in report
+    assert "line 7: label.steps[0].chosen_completion: 3 is out of range" in report
+    assert "line 1:" not in report and "line 8:" not in report
+    assert _table_counts() == before
+
+
+def test_malformed_file_into_new_project_leaves_no_project() -> None:
+    with pytest.raises(CommandError):
+        call_command(
+            "import_prm800k", str(FIXTURES / "malformed.jsonl"), project="ghost", no_progress=True, stderr=io.StringIO()
+        )
+    assert not Project.objects.filter(slug="ghost").exists()
+
+
+def test_only_first_twenty_errors_are_listed(tmp_path: Path) -> None:
+    bad = tmp_path / "many.jsonl"
+    bad.write_text("{not json\n" * 25)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="25 bad line"):
+        call_command("import_prm800k", str(bad), project="x", no_progress=True, stderr=err)
+    lines = err.getvalue().splitlines()
+    assert sum("(json)" in line for line in lines) == 20
+    assert lines[-1] == "... and 5 more bad line(s)"
+
+
+def test_missing_file_and_unknown_project_errors(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import_prm800k", str(tmp_path / "nope.jsonl"), project="x")
+    with pytest.raises(CommandError, match="No project"):
+        call_command("export_prm800k", project="nope")
