@@ -1,0 +1,103 @@
+"""`make run` end to end: run_dev on the embedded default (SQLite + filesystem broker) serves the
+login page and the API, runs a worker that consumes tasks, and Ctrl-C stops both processes."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def embedded_env(tmp_path):
+    # The embedded default: no DATABASE_URL, no CELERY_BROKER_URL, base settings, own var dir.
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.base", STEPLABEL_VAR_DIR=str(tmp_path / "var"))
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp_path):
+    port = free_port()
+    log_path = tmp_path / "run_dev.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "run_dev", "--port", str(port)],
+            cwd=ROOT, env=embedded_env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for(lambda: "Ctrl-C stops both" in log_path.read_text(), 120, "the banner")
+        banner = log_path.read_text()
+        assert f"{base}/" in banner and "steplabel-demo" in banner and "annotator1" in banner
+        assert "sqlite3" in banner and "filesystem://" in banner
+
+        status, body = wait_for(lambda: _up(f"{base}/accounts/login/"), 30, "the web server")
+        assert status == 200 and 'name="username"' in body
+
+        token = re.search(r"Generated token (\w+)", manage(embedded_env, "drf_create_token", "annotator1")).group(1)
+        status, body = get(f"{base}/api/v1/projects/", {"Authorization": f"Token {token}"})
+        assert status == 200 and '"slug":"demo"' in body.replace(" ", "")
+
+        # The worker is a real process consuming the filesystem broker: a built-in task runs.
+        worker_pid = int(re.search(r"worker pid (\d+)", banner).group(1))
+        os.kill(worker_pid, 0)
+        subprocess.run(
+            [sys.executable, "-c", "from config.celery import app; app.send_task('celery.accumulate', args=(4242,))"],
+            cwd=ROOT, env=embedded_env, check=True,
+        )  # fmt: skip
+        wait_for(lambda: re.search(r"celery.accumulate\[.*\] succeeded.*4242", log_path.read_text()), 60, "the task")
+        web_pid = int(re.search(r"web pid (\d+)", banner).group(1))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert "Stopped." in log_path.read_text()
+    for pid in (web_pid, worker_pid):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _up(url: str):
+    try:
+        return get(url)
+    except OSError:
+        return None
