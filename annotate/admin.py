@@ -16,6 +16,7 @@ from django.utils.text import Truncator
 
 from annotate.models import (
     Annotation,
+    AnnotatorStatus,
     Assignment,
     Export,
     ImportJob,
@@ -81,6 +82,27 @@ class LabelerProfileAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user"]
     list_select_related = ["user"]
     readonly_fields = ["labeler_uuid"]
+
+
+@admin.register(AnnotatorStatus)
+class AnnotatorStatusAdmin(admin.ModelAdmin):
+    """Screening outcome per annotator and project; a lead may pass or fail someone by hand."""
+
+    list_display = [
+        "user",
+        "project",
+        "screening_status",
+        "screening_submitted",
+        "screening_agreement",
+        "tasks_served",
+        "gold_served",
+        "updated_at",
+    ]
+    list_filter = ["screening_status", "project"]
+    search_fields = ["user__username", "project__slug"]
+    autocomplete_fields = ["project", "user"]
+    list_select_related = ["project", "user"]
+    readonly_fields = ["screening_submitted", "tasks_served", "gold_served", "updated_at"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,6 +51,21 @@ def test_add_member_service_is_idempotent(project):
         add_member(project=project, user=user, role="boss")
 
 
+def test_a_lead_can_use_the_admin_and_an_annotator_cannot(project, client):
+    lead = get_user_model().objects.create_user("lead-x", password="pw-lead-123")
+    annotator = get_user_model().objects.create_user("ann-x", password="pw-ann-123")
+    add_member(project=project, user=lead, role="lead")
+    add_member(project=project, user=annotator, role="annotator")
+    add_member(project=project, user=lead, role="lead")  # twice: still fine
+
+    client.force_login(lead)
+    assert client.get("/admin/annotate/solution/").status_code == 200
+    assert client.get("/admin/ml/trainingrun/").status_code == 200
+    assert client.get("/admin/auth/user/").status_code == 403  # users stay with superusers
+    client.force_login(annotator)
+    assert client.get("/admin/annotate/solution/").status_code == 302  # to the admin login
+
+
 def test_command_creates_user_membership_and_profile(project):
     out = run(
         "--project",
