@@ -1,10 +1,17 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from labeling_api import views
+from labeling_api import views, views_queue
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("projects/", views.ProjectListView.as_view(), name="project-list"),
+    # Work queue (annotate.services.queue / submit)
+    path("projects/<slug:slug>/tasks/next/", views_queue.NextTaskView.as_view(), name="task-next"),
+    path("projects/<slug:slug>/me/", views_queue.MyProgressView.as_view(), name="project-me"),
+    path("assignments/<int:id>/heartbeat/", views_queue.HeartbeatView.as_view(), name="assignment-heartbeat"),
+    path("assignments/<int:id>/skip/", views_queue.SkipView.as_view(), name="assignment-skip"),
+    path("assignments/<int:id>/draft/", views_queue.DraftView.as_view(), name="assignment-draft"),
+    path("assignments/<int:id>/submit/", views_queue.SubmitView.as_view(), name="assignment-submit"),
 ]

@@ -1,0 +1,362 @@
+"""The work queue: claims with leases, overlap, gold (QC) questions and screening.
+
+Claims follow Label Studio's next_task and Saleor's lock_objects: candidates come in the stable
+order of the partial index solution_queue_idx (project, -priority, id WHERE is_open) and are
+locked with FOR UPDATE SKIP LOCKED, so concurrent annotators never wait on each other and never
+see the same row. The filters in the candidate query read a statement snapshot that may be a
+moment old, so once a row is locked its capacity is checked again by a fresh statement; every
+claim and submit on a solution holds that row lock, which makes the check exact.
+
+Capacity of a solution = Solution.annotation_count (kept by imports and submits) + its active
+assignments whose lease has not expired; it must stay below Project.overlap. An expired lease
+therefore frees its place with no sweeper; its row (status active or expired) still blocks
+re-serving the solution to the same annotator, as do skipped rows (uniq_assignment_per_annotator).
+
+Each annotator's AnnotatorStatus row is locked first by claim, heartbeat, skip and submit, so one
+annotator's requests run one at a time (lock order: status, assignment, solution).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from rest_framework import exceptions
+
+from annotate.models import (
+    Annotation,
+    AnnotatorStatus,
+    Assignment,
+    AssignmentStatus,
+    Project,
+    Role,
+    ScreeningStatus,
+    Solution,
+)
+from annotate.selectors import user_roles
+
+LABELING_ROLES = {Role.ANNOTATOR.value, Role.LEAD.value}
+MAX_DRAFT_CHARS = 512 * 1024
+_rng = random.SystemRandom()
+
+
+class LeaseConflict(exceptions.APIException):
+    status_code = 409
+    default_detail = "This assignment is no longer yours."
+    default_code = "lease_conflict"
+
+
+class ScreeningFailed(exceptions.PermissionDenied):
+    default_detail = "You did not pass screening for this project, so no more tasks will be served to you."
+    default_code = "screening_failed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Access
+# ---------------------------------------------------------------------------------------------
+
+
+def ensure_can_label(*, project: Project, user: AbstractBaseUser) -> set[str]:
+    """Members with role annotator or lead may label; returns the caller's roles in the project."""
+    roles = user_roles(user=user, project=project)
+    if not roles & LABELING_ROLES:
+        raise exceptions.PermissionDenied("Only annotators and leads of this project can label.")
+    return roles
+
+
+def _locked_status(*, project: Project, user: AbstractBaseUser) -> AnnotatorStatus:
+    locked = AnnotatorStatus.objects.select_for_update().filter(project=project, user=user).first()
+    if locked is not None:
+        return locked
+    try:
+        with transaction.atomic():
+            AnnotatorStatus.objects.create(project=project, user=user)
+    except IntegrityError:  # created by a concurrent request of the same user
+        pass
+    return AnnotatorStatus.objects.select_for_update().get(project=project, user=user)
+
+
+def _screening_applies(*, project: Project, user: AbstractBaseUser, status: AnnotatorStatus) -> bool:
+    """Screening gates annotators; leads (who write the guidelines and the gold) are exempt."""
+    if project.screening_required <= 0 or status.screening_status == ScreeningStatus.PASSED:
+        return False
+    return Role.LEAD.value not in user_roles(user=user, project=project)
+
+
+# ---------------------------------------------------------------------------------------------
+# Capacity
+# ---------------------------------------------------------------------------------------------
+
+
+def _live_assignments(*, solution_ref: Any, now, exclude_user: AbstractBaseUser | None = None):
+    """Active assignments with an unexpired lease on one solution (uses the (solution, annotator) index)."""
+    qs = Assignment.objects.filter(solution=solution_ref, status=AssignmentStatus.ACTIVE, lease_expires_at__gt=now)
+    if exclude_user is not None:
+        qs = qs.exclude(annotator=exclude_user)
+    return qs
+
+
+def _live_count_subquery(now) -> Coalesce:
+    counts = (
+        _live_assignments(solution_ref=OuterRef("pk"), now=now)
+        .order_by()
+        .values("solution_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
+
+
+def has_room(*, solution: Solution, project: Project, now, exclude_user: AbstractBaseUser | None = None) -> bool:
+    """Fresh capacity check of a solution whose row the caller holds locked.
+
+    Gold and screening solutions are served to every annotator once, with no overlap limit.
+    """
+    if solution.is_gold or solution.is_screening:
+        return True
+    annotation_count = Solution.objects.filter(pk=solution.pk).values_list("annotation_count", flat=True).get()
+    live = _live_assignments(solution_ref=solution.pk, now=now, exclude_user=exclude_user).count()
+    return annotation_count + live < project.overlap
+
+
+# ---------------------------------------------------------------------------------------------
+# Claim
+# ---------------------------------------------------------------------------------------------
+
+
+def _mine(*, user: AbstractBaseUser) -> Exists:
+    return Exists(Assignment.objects.filter(solution=OuterRef("pk"), annotator=user))
+
+
+def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Solution | None:
+    rejected: list[int] = []
+    while True:
+        candidates = (
+            Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
+            .exclude(pk__in=rejected)
+            .alias(load=F("annotation_count") + _live_count_subquery(now), mine=_mine(user=user))
+            .filter(load__lt=project.overlap, mine=False)
+            .order_by("-priority", "id")
+            .select_for_update(skip_locked=True)
+        )
+        solution = candidates.first()
+        if solution is None:
+            return None
+        # The filters above may have read a snapshot older than the lock: check again, exactly.
+        if has_room(solution=solution, project=project, now=now):
+            return solution
+        rejected.append(solution.pk)
+
+
+def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q) -> Solution | None:
+    """A gold or screening solution the user has not seen (no lock: served to everyone once)."""
+    return (
+        Solution.objects.filter(pool, project=project)
+        .alias(mine=_mine(user=user))
+        .filter(mine=False)
+        .order_by("-priority", "id")
+        .first()
+    )
+
+
+def _serve(*, project: Project, user: AbstractBaseUser, solution: Solution, now) -> Assignment:
+    return Assignment.objects.create(
+        project=project,
+        solution=solution,
+        annotator=user,
+        status=AssignmentStatus.ACTIVE,
+        lease_expires_at=now + timedelta(minutes=project.lease_minutes),
+        generation=solution.generation if solution.generation is not None else project.current_generation,
+        strategy=solution.strategy,
+        verifier_score=solution.verifier_score,
+    )
+
+
+def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
+    """The caller's active assignment: returned as is while its lease runs; an expired one is
+    renewed when nobody has taken its place (the draft comes back), else marked expired."""
+    mine = Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.ACTIVE)
+    live = mine.filter(lease_expires_at__gt=now).order_by("id").first()
+    if live is not None:
+        return live
+    for assignment in mine.select_for_update().order_by("-lease_expires_at"):
+        solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
+        if has_room(solution=solution, project=project, now=now, exclude_user=user):
+            assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
+            assignment.save(update_fields=["lease_expires_at", "updated_at"])
+            return assignment
+        assignment.status = AssignmentStatus.EXPIRED
+        assignment.save(update_fields=["status", "updated_at"])
+    return None
+
+
+@transaction.atomic
+def claim_next(*, project: Project, user: AbstractBaseUser) -> Assignment | None:
+    """The caller's next task: their active assignment again, else a newly claimed solution.
+
+    Screening first (until `screening_required` are submitted and the agreement is decided), then
+    regular work with gold questions mixed in at `qc_rate` (an independent draw per new claim, so
+    they cannot be told apart by position). None when nothing is left for the caller.
+    Raises ScreeningFailed for an annotator who failed screening.
+    """
+    status = _locked_status(project=project, user=user)
+    if status.screening_status == ScreeningStatus.FAILED:
+        raise ScreeningFailed()
+    now = timezone.now()
+    resumed = _resume(project=project, user=user, now=now)
+    if resumed is not None:
+        return resumed
+
+    gold = False
+    if _screening_applies(project=project, user=user, status=status):
+        solution = _claim_pool(project=project, user=user, pool=Q(is_screening=True))
+    else:
+        solution = None
+        if project.qc_rate > 0 and _rng.random() < project.qc_rate:
+            solution = _claim_pool(project=project, user=user, pool=Q(is_gold=True, is_screening=False))
+            gold = solution is not None
+        if solution is None:
+            solution = _claim_regular(project=project, user=user, now=now)
+    if solution is None:
+        return None
+    assignment = _serve(project=project, user=user, solution=solution, now=now)
+    AnnotatorStatus.objects.filter(pk=status.pk).update(
+        tasks_served=F("tasks_served") + 1, gold_served=F("gold_served") + int(gold)
+    )
+    return assignment
+
+
+# ---------------------------------------------------------------------------------------------
+# Working on an assignment
+# ---------------------------------------------------------------------------------------------
+
+
+def _locked_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> tuple[AnnotatorStatus, Assignment]:
+    """Lock the owner's status row, then the assignment (404 for anyone but its owner)."""
+    if assignment.annotator_id != user.pk:
+        raise exceptions.NotFound()
+    status = _locked_status(project=assignment.project, user=user)
+    locked = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("project", "solution").get(pk=assignment.pk)
+    )
+    return status, locked
+
+
+def _refuse_unless_active(assignment: Assignment) -> None:
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        raise LeaseConflict("This assignment was already submitted.")
+    if assignment.status == AssignmentStatus.SKIPPED:
+        raise LeaseConflict("This assignment was skipped.")
+
+
+def renew_if_free(*, assignment: Assignment, user: AbstractBaseUser, now) -> bool:
+    """Extend a lease (the caller holds the assignment locked); an expired one only if its place is
+    still free. Returns False, marking the assignment expired, when someone else took it."""
+    project = assignment.project
+    if assignment.status == AssignmentStatus.ACTIVE and assignment.lease_expires_at > now:
+        free = True
+    else:
+        solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
+        free = has_room(solution=solution, project=project, now=now, exclude_user=user)
+    if free:
+        assignment.status = AssignmentStatus.ACTIVE
+        assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
+        assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    elif assignment.status != AssignmentStatus.EXPIRED:
+        assignment.status = AssignmentStatus.EXPIRED
+        assignment.save(update_fields=["status", "updated_at"])
+    return free
+
+
+def heartbeat(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
+    """Extend the lease. 409 when the assignment is finished or its expired place was taken."""
+    with transaction.atomic():
+        _, locked = _locked_assignment(assignment=assignment, user=user)
+        _refuse_unless_active(locked)
+        renewed = renew_if_free(assignment=locked, user=user, now=timezone.now())
+    if not renewed:  # committed as expired above; the draft stays on the assignment
+        raise LeaseConflict("Your lease expired and another annotator took this solution. Your draft is kept.")
+    return locked
+
+
+@transaction.atomic
+def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
+    """Release without labels; the solution is never served to this annotator again."""
+    _, locked = _locked_assignment(assignment=assignment, user=user)
+    if locked.status == AssignmentStatus.SKIPPED:
+        return locked
+    if locked.status == AssignmentStatus.SUBMITTED:
+        raise LeaseConflict("This assignment was already submitted.")
+    if locked.solution.is_screening:
+        raise LeaseConflict("Screening questions cannot be skipped; use Give up with a reason instead.")
+    locked.status = AssignmentStatus.SKIPPED
+    locked.lease_expires_at = min(locked.lease_expires_at, timezone.now())
+    locked.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) -> Assignment:
+    """Store the workspace's work in progress on the assignment (owner only, until submitted)."""
+    _, locked = _locked_assignment(assignment=assignment, user=user)
+    if locked.status == AssignmentStatus.SUBMITTED:
+        raise LeaseConflict("This assignment was already submitted.")
+    if len(json.dumps(draft)) > MAX_DRAFT_CHARS:
+        raise exceptions.ValidationError({"draft": [f"The draft is larger than {MAX_DRAFT_CHARS} characters."]})
+    locked.draft = draft
+    locked.save(update_fields=["draft", "updated_at"])
+    return locked
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress (read-only, for the workspace side panel)
+# ---------------------------------------------------------------------------------------------
+
+
+def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
+    """The caller's labels today and overall, their active assignment and screening standing."""
+    today = timezone.localdate()
+    start = timezone.make_aware(datetime.combine(today, time.min))
+    mine = Annotation.objects.filter(annotator=user, project=project)
+    day = mine.filter(submitted_at__gte=start).aggregate(
+        n=Count("id"), steps=Sum("n_label_steps"), time=Sum("total_time_ms")
+    )
+    status = AnnotatorStatus.objects.filter(project=project, user=user).first()
+    roles = user_roles(user=user, project=project)
+    if project.screening_required <= 0 or Role.LEAD.value in roles:
+        screening_state = (
+            "not_required" if status is None or status.screening_status == "pending" else status.screening_status
+        )
+    else:
+        screening_state = status.screening_status if status else ScreeningStatus.PENDING
+    active = (
+        Assignment.objects.filter(
+            project=project, annotator=user, status=AssignmentStatus.ACTIVE, lease_expires_at__gt=timezone.now()
+        )
+        .values_list("id", flat=True)
+        .first()
+    )
+    return {
+        "project": project.slug,
+        "roles": sorted(roles),
+        "date": today,
+        "solutions_today": day["n"] or 0,
+        "steps_today": day["steps"] or 0,
+        "time_today_ms": day["time"] or 0,
+        "solutions_total": mine.count(),
+        "active_assignment_id": active,
+        "screening": {
+            "required": project.screening_required,
+            "submitted": status.screening_submitted if status else 0,
+            "status": str(screening_state),
+            "threshold": project.screening_threshold,
+            "agreement": status.screening_agreement if status else None,
+        },
+    }

@@ -1,0 +1,133 @@
+"""Serializers of the work-queue endpoints: the task an annotator is served and the submit payload.
+
+The submit serializers document the payload in the OpenAPI schema; the rules themselves (with
+error paths such as `steps[2].rating`) live in annotate.services.submit so the service checks
+every caller the same way.
+"""
+
+from rest_framework import serializers
+
+from annotate.models import Assignment, FinishReason, LabelingMode
+
+
+class TaskProblemSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="Markdown + LaTeX; untrusted, render safely.")
+    ground_truth_answer = serializers.CharField(
+        allow_null=True, required=False, help_text="Present only when the project shows the ground truth."
+    )
+
+
+class TaskStepSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class TaskSerializer(serializers.Serializer):
+    """One claimed solution, as the workspace shows it (gold questions look like any other)."""
+
+    id = serializers.IntegerField(help_text="The assignment id.")
+    assignment_id = serializers.IntegerField(help_text="Same as id.")
+    project = serializers.CharField(help_text="Project slug.")
+    mode = serializers.CharField(help_text=f"Labeling mode: {', '.join(LabelingMode.values)}.")
+    lease_expires_at = serializers.DateTimeField()
+    lease_seconds = serializers.IntegerField(help_text="Lease length; heartbeat well before it runs out.")
+    generation = serializers.IntegerField(allow_null=True)
+    problem = TaskProblemSerializer()
+    steps = TaskStepSerializer(many=True)
+    draft = serializers.JSONField(allow_null=True, help_text="Work in progress saved with PUT .../draft/.")
+
+
+def task_data(assignment: Assignment) -> dict:
+    solution = assignment.solution
+    problem = solution.problem
+    project = assignment.project
+    problem_data = {"text": problem.text}
+    if project.show_ground_truth:
+        problem_data["ground_truth_answer"] = problem.ground_truth_answer
+    return {
+        "id": assignment.pk,
+        "assignment_id": assignment.pk,
+        "project": project.slug,
+        "mode": project.labeling_mode,
+        "lease_expires_at": assignment.lease_expires_at,
+        "lease_seconds": project.lease_minutes * 60,
+        "generation": assignment.generation,
+        "problem": problem_data,
+        "steps": [{"index": index, "text": text} for index, text in solution.steps.values_list("index", "text")],
+        "draft": assignment.draft,
+    }
+
+
+class CompletionInSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="Non-empty.")
+    rating = serializers.IntegerField(allow_null=True, help_text="-1, 0 or 1.")
+    flagged = serializers.BooleanField(default=False)
+
+
+class StepInSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the solution; steps are sent in order from 0.")
+    rating = serializers.IntegerField(
+        allow_null=True, help_text="-1, 0 or 1; null only on the last step of give_up / bad_problem."
+    )
+    flagged = serializers.BooleanField(default=False)
+    alternatives = CompletionInSerializer(many=True, required=False)
+    human_completion = serializers.CharField(
+        allow_null=True, required=False, help_text="A written step (text, or an object with `text`)."
+    )
+
+
+class SubmitInSerializer(serializers.Serializer):
+    idempotency_key = serializers.CharField(
+        max_length=100, help_text="A repeat with the same key returns the first result."
+    )
+    finish_reason = serializers.ChoiceField(choices=FinishReason.choices)
+    total_time_ms = serializers.IntegerField(min_value=0)
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Required for give_up and bad_problem.")
+    steps = StepInSerializer(many=True)
+
+
+class SubmitOutSerializer(serializers.Serializer):
+    annotation_id = serializers.IntegerField()
+    assignment_id = serializers.IntegerField()
+    created = serializers.BooleanField(help_text="False when this repeats an earlier submit with the same key.")
+    next = TaskSerializer(allow_null=True, help_text="The next task, already claimed (null when none).")
+    detail = serializers.CharField(required=False, help_text="Why there is no next task (e.g. failed screening).")
+
+
+class LeaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+
+
+class SkipOutSerializer(LeaseSerializer):
+    next = TaskSerializer(allow_null=True, help_text="The next task, already claimed (null when none).")
+
+
+class DraftOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    saved_at = serializers.DateTimeField()
+
+
+class ScreeningStatusSerializer(serializers.Serializer):
+    required = serializers.IntegerField(help_text="Screening answers to submit before regular work (0: none).")
+    submitted = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["not_required", "pending", "passed", "failed"])
+    threshold = serializers.FloatField()
+    agreement = serializers.FloatField(allow_null=True)
+
+
+class MyProgressSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    date = serializers.DateField(help_text="Today (server time zone).")
+    solutions_today = serializers.IntegerField()
+    steps_today = serializers.IntegerField()
+    time_today_ms = serializers.IntegerField()
+    solutions_total = serializers.IntegerField()
+    active_assignment_id = serializers.IntegerField(allow_null=True)
+    screening = ScreeningStatusSerializer()
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()

@@ -1,0 +1,193 @@
+"""The work queue over HTTP: claim the next task, heartbeat, skip, save a draft, submit, progress.
+
+Thin views over annotate.services.queue / submit. Only members with role annotator or lead may
+claim; assignment endpoints answer 404 to anyone but the assignment's owner.
+"""
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate import selectors
+from annotate.models import Assignment, Project
+from annotate.services import queue, submit
+from labeling_api.serializers_queue import (
+    DetailSerializer,
+    DraftOutSerializer,
+    LeaseSerializer,
+    MyProgressSerializer,
+    SkipOutSerializer,
+    SubmitInSerializer,
+    SubmitOutSerializer,
+    TaskSerializer,
+    task_data,
+)
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
+ASSIGNMENT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Assignment id.")
+NEXT = OpenApiParameter(
+    "next",
+    OpenApiTypes.BOOL,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="Claim and return the next task in the same response (default true).",
+)
+NOT_YOURS = OpenApiResponse(DetailSerializer, description="No such assignment of yours.")
+CONFLICT = OpenApiResponse(DetailSerializer, description="The assignment is finished, skipped or its lease was lost.")
+
+
+def _project_for(request: Request, slug: str) -> Project:
+    """The project if the caller belongs to it (404 otherwise, so slugs do not leak)."""
+    return get_object_or_404(selectors.projects_for_user(user=request.user), slug=slug)
+
+
+def _assignments(request: Request) -> QuerySet[Assignment]:
+    return Assignment.objects.filter(annotator=request.user).select_related("project", "solution__problem")
+
+
+def _task(assignment: Assignment | None) -> dict | None:
+    return None if assignment is None else TaskSerializer(task_data(assignment)).data
+
+
+def _wants_next(request: Request) -> bool:
+    return request.query_params.get("next", "true").lower() not in {"0", "false", "no"}
+
+
+def _reloaded(assignment: Assignment | None) -> Assignment | None:
+    return (
+        None
+        if assignment is None
+        else Assignment.objects.select_related("project", "solution__problem").get(pk=assignment.pk)
+    )
+
+
+class NextTaskView(APIView):
+    @extend_schema(
+        operation_id="tasks_next",
+        summary="Claim the next task",
+        description=(
+            "Returns the caller's active assignment again if it has one (reload-safe), else claims the "
+            "highest-priority solution the caller may label (screening first where the project requires it, "
+            "gold questions mixed in at the project's QC rate). 204 when nothing is left for the caller; 403 "
+            "when the caller is not an annotator or lead of the project, or failed screening."
+        ),
+        parameters=[SLUG],
+        responses={
+            200: TaskSerializer,
+            204: OpenApiResponse(description="Nothing to label now."),
+            403: DetailSerializer,
+            404: DetailSerializer,
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = _project_for(request, slug)
+        queue.ensure_can_label(project=project, user=request.user)
+        assignment = queue.claim_next(project=project, user=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_task(_reloaded(assignment)))
+
+
+class MyProgressView(APIView):
+    @extend_schema(
+        operation_id="projects_me",
+        summary="My progress in a project",
+        description="Solutions, steps and active time labeled today and overall, and the screening standing.",
+        parameters=[SLUG],
+        responses={200: MyProgressSerializer, 404: DetailSerializer},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = _project_for(request, slug)
+        return Response(MyProgressSerializer(queue.annotator_progress(project=project, user=request.user)).data)
+
+
+class HeartbeatView(APIView):
+    @extend_schema(
+        operation_id="assignments_heartbeat",
+        summary="Extend the lease",
+        description="An expired lease is renewed too while nobody else has taken the solution; 409 otherwise.",
+        request=None,
+        parameters=[ASSIGNMENT_ID],
+        responses={200: LeaseSerializer, 404: NOT_YOURS, 409: CONFLICT},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment = queue.heartbeat(assignment=assignment, user=request.user)
+        return Response(LeaseSerializer(assignment).data)
+
+
+class SkipView(APIView):
+    @extend_schema(
+        operation_id="assignments_skip",
+        summary="Release without labels",
+        description="The solution is never served to the caller again. Screening questions cannot be skipped.",
+        request=None,
+        parameters=[ASSIGNMENT_ID, NEXT],
+        responses={200: SkipOutSerializer, 404: NOT_YOURS, 409: CONFLICT},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment = queue.skip(assignment=assignment, user=request.user)
+        data = dict(LeaseSerializer(assignment).data)
+        data["next"] = None
+        if _wants_next(request):
+            following, _ = submit.claim_after_submit(project=assignment.project, user=request.user)
+            data["next"] = _task(_reloaded(following))
+        return Response(data)
+
+
+class DraftView(APIView):
+    @extend_schema(
+        operation_id="assignments_draft",
+        summary="Save the work in progress",
+        description="Any JSON value (the workspace's state); returned as `draft` when the task is served again.",
+        request=OpenApiTypes.ANY,
+        parameters=[ASSIGNMENT_ID],
+        responses={200: DraftOutSerializer, 400: DetailSerializer, 404: NOT_YOURS, 409: CONFLICT},
+    )
+    def put(self, request: Request, id: int) -> Response:
+        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment = queue.save_draft(assignment=assignment, user=request.user, draft=request.data)
+        return Response({"id": assignment.pk, "saved_at": assignment.updated_at})
+
+
+class SubmitView(APIView):
+    @extend_schema(
+        operation_id="assignments_submit",
+        summary="Submit the labels",
+        description=(
+            "Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). "
+            "A repeat with the same idempotency key returns the first result (200, created=false). A late submit "
+            "after the lease expired is accepted while nobody else took the solution, else 409 and the payload "
+            "is kept in the assignment's draft. The response carries the next task, already claimed."
+        ),
+        request=SubmitInSerializer,
+        parameters=[ASSIGNMENT_ID, NEXT],
+        responses={
+            201: SubmitOutSerializer,
+            200: OpenApiResponse(SubmitOutSerializer, description="A repeat of an earlier submit."),
+            400: OpenApiResponse(description="Validation errors by field path."),
+            404: NOT_YOURS,
+            409: CONFLICT,
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        assignment = get_object_or_404(_assignments(request), pk=id)
+        result = submit.submit(assignment=assignment, user=request.user, payload=request.data)
+        data = {
+            "annotation_id": result.annotation.pk,
+            "assignment_id": assignment.pk,
+            "created": result.created,
+            "next": None,
+        }
+        if _wants_next(request):
+            following, message = submit.claim_after_submit(project=assignment.project, user=request.user)
+            data["next"] = _task(_reloaded(following))
+            if message:
+                data["detail"] = message
+        return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
