@@ -128,7 +128,9 @@ def _text(value: Any, path: str, errors: _Errors, *, limit: int = MAX_TEXT) -> s
 
 
 def idempotency_key_of(payload: Any) -> str:
-    key = payload.get("idempotency_key") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        raise exceptions.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+    key = payload.get("idempotency_key")
     if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY:
         raise exceptions.ValidationError({"idempotency_key": [f"Required: non-empty text of at most {MAX_KEY}."]})
     return key
