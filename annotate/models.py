@@ -161,7 +161,8 @@ class Solution(models.Model):
 class Step(models.Model):
     """One model-written step. Immutable once created, so features can be cached per step."""
 
-    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps")
+    # No separate index: uniq_step_index (solution, index) serves lookups by solution.
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps", db_index=False)
     index = models.PositiveIntegerField()
     text = models.TextField()
 

@@ -10,21 +10,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
+import threading
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import orjson
 from django.db import transaction
-from django.db.models import Count, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services import grading
-from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line
+from annotate.services.bulk_insert import insert_rows
+from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line, validate_line
 
 MAX_REPORTED_ERRORS = 20
+T = TypeVar("T")
 BATCH_SIZE = 1000
 
 ProgressCallback = Callable[[int], None]  # called with the number of bytes just consumed
@@ -86,9 +90,13 @@ class ImportResult:
 
 
 def _iter_parsed(
-    stream: IO[bytes], progress: ProgressCallback | None
-) -> Iterator[tuple[int, ParsedSolution | LineError]]:
-    """Yield (line number, parsed line or its error) for every non-blank line."""
+    stream: IO[bytes], progress: ProgressCallback | None, *, validate_only: bool = False
+) -> Iterator[tuple[int, ParsedSolution | LineError | None]]:
+    """Yield (line number, parsed line or its error) for every non-blank line.
+
+    validate_only checks lines without building them (yielding None for a good line); the
+    write pass then builds them without checking again.
+    """
     for number, raw in enumerate(stream, start=1):
         if progress:
             progress(len(raw))
@@ -100,7 +108,11 @@ def _iter_parsed(
             yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
             continue
         try:
-            yield number, parse_line(obj)
+            if validate_only:
+                validate_line(obj)
+                yield number, None
+            else:
+                yield number, parse_line(obj, validate=False)
         except RecordError as exc:
             yield number, LineError(number, exc.path, exc.message)
 
@@ -110,7 +122,7 @@ def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> in
     errors: list[LineError] = []
     bad_lines = records = 0
     with open(path, "rb") as stream:
-        for _, item in _iter_parsed(stream, progress):
+        for _, item in _iter_parsed(stream, progress, validate_only=True):
             if isinstance(item, LineError):
                 bad_lines += 1
                 if len(errors) < MAX_REPORTED_ERRORS:
@@ -133,17 +145,63 @@ def import_file(
     path = Path(path)
     validate_file(path=path, progress=validate_progress)
     result = ImportResult()
-    with transaction.atomic(), open(path, "rb") as stream:
-        batch: list[ParsedSolution] = []
-        for _, item in _iter_parsed(stream, write_progress):
-            assert not isinstance(item, LineError)  # the file changed between passes
-            batch.append(item)
-            if len(batch) >= BATCH_SIZE:
-                _write_batch(project=project, batch=batch, result=result)
-                batch = []
-        if batch:
+    with transaction.atomic():
+        # Parsing runs in a thread while this one waits on the database, so the two overlap.
+        for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
             _write_batch(project=project, batch=batch, result=result)
     return result
+
+
+def _parsed_batches(path: Path, progress: ProgressCallback | None) -> Iterator[list[ParsedSolution]]:
+    with open(path, "rb") as stream:
+        batch: list[ParsedSolution] = []
+        for number, item in _iter_parsed(stream, progress):
+            if not isinstance(item, ParsedSolution):
+                raise ImportValidationError([LineError(number, "(file)", "changed while importing")], 1)
+            batch.append(item)
+            if len(batch) >= BATCH_SIZE:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+_DONE = object()
+
+
+def prefetch(items: Iterator[T], *, depth: int) -> Iterator[T]:
+    """Iterate `items` in a background thread, at most `depth` ahead; re-raise its errors here."""
+    buffer: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        buffer.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            buffer.put(_DONE)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            buffer.put(exc)
+
+    thread = threading.Thread(target=produce, name="import-parser", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = buffer.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 def file_size(path: Path | str) -> int:
@@ -171,22 +229,22 @@ def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: I
         wanted.setdefault(parsed.problem_hash, parsed)  # the first line names the problem's source
     ids = dict(Problem.objects.filter(project=project, content_hash__in=list(wanted)).values_list("content_hash", "id"))
     new = [
-        Problem(
-            project=project,
-            text=p.problem_text,
-            ground_truth_answer=p.ground_truth_answer,
-            ground_truth_solution=p.ground_truth_solution,
-            subject=p.subject,
-            level=p.level,
-            source_id=p.source_id,
-            content_hash=key,
-            text_hash=_text_hash(p.problem_text),
-        )
+        {
+            "project_id": project.pk,
+            "text": p.problem_text,
+            "ground_truth_answer": p.ground_truth_answer,
+            "ground_truth_solution": p.ground_truth_solution,
+            "subject": p.subject,
+            "level": p.level,
+            "source_id": p.source_id,
+            "content_hash": key,
+            "text_hash": _text_hash(p.problem_text),
+        }
         for key, p in wanted.items()
         if key not in ids
     ]
-    for problem in Problem.objects.bulk_create(new, batch_size=BATCH_SIZE):
-        ids[problem.content_hash] = problem.pk
+    for row, pk in zip(new, insert_rows(Problem, new), strict=True):
+        ids[row["content_hash"]] = pk
     result.problems_created += len(new)
     return ids
 
@@ -205,7 +263,7 @@ def _ensure_solutions(
     ids = dict(
         Solution.objects.filter(project=project, content_hash__in=list(wanted)).values_list("content_hash", "id")
     )
-    new: list[Solution] = []
+    new: list[dict[str, Any]] = []
     for key, parsed in wanted.items():
         if key in ids:
             continue
@@ -217,31 +275,31 @@ def _ensure_solutions(
         else:
             result.ungradable += 1
         new.append(
-            Solution(
-                project=project,
-                problem_id=problem_ids[parsed.problem_hash],
-                final_answer=parsed.final_answer,
-                answer_correct=verdict,
-                is_pregenerated=parsed.is_pregenerated,
-                is_quality_control=parsed.is_quality_control,
-                is_screening=parsed.is_screening,
-                content_hash=key,
-                n_steps=len(parsed.steps),
-                generation=parsed.annotation.generation if parsed.annotation else None,
-                verifier_score=parsed.annotation.verifier_score if parsed.annotation else None,
-                strategy="import",
-            )
+            {
+                "project_id": project.pk,
+                "problem_id": problem_ids[parsed.problem_hash],
+                "final_answer": parsed.final_answer,
+                "answer_correct": verdict,
+                "is_pregenerated": parsed.is_pregenerated,
+                "is_quality_control": parsed.is_quality_control,
+                "is_screening": parsed.is_screening,
+                "content_hash": key,
+                "n_steps": len(parsed.steps),
+                "generation": parsed.annotation.generation if parsed.annotation else None,
+                "verifier_score": parsed.annotation.verifier_score if parsed.annotation else None,
+                "strategy": "import",
+            }
         )
-    created = Solution.objects.bulk_create(new, batch_size=BATCH_SIZE)
-    steps: list[Step] = []
-    for solution in created:
-        ids[solution.content_hash] = solution.pk
-        parsed = wanted[solution.content_hash]
-        steps.extend(Step(solution_id=solution.pk, index=i, text=text) for i, text in enumerate(parsed.steps))
-    Step.objects.bulk_create(steps, batch_size=5000)
+    steps: list[dict[str, Any]] = []
+    for row, pk in zip(new, insert_rows(Solution, new), strict=True):
+        ids[row["content_hash"]] = pk
+        parsed = wanted[row["content_hash"]]
+        steps.extend({"solution_id": pk, "index": i, "text": text} for i, text in enumerate(parsed.steps))
+    insert_rows(Step, steps)
+    created = {row["content_hash"] for row in new}
     result.solutions_created += len(created)
     result.steps_created += len(steps)
-    return ids, {solution.content_hash for solution in created}
+    return ids, created
 
 
 def _create_annotations(
@@ -254,8 +312,8 @@ def _create_annotations(
     existing = set(
         Annotation.objects.filter(project=project, source_hash__in=hashes).values_list("source_hash", flat=True)
     )
-    new: list[Annotation] = []
-    touched: set[int] = set()
+    new: list[dict[str, Any]] = []
+    added: Counter[int] = Counter()
     for parsed in labeled:
         annotation = parsed.annotation
         assert annotation is not None
@@ -264,41 +322,38 @@ def _create_annotations(
             continue
         existing.add(annotation.source_hash)  # the same record twice in one file counts once
         solution_id = solution_ids[parsed.solution_hash]
-        touched.add(solution_id)
+        added[solution_id] += 1
         new.append(
-            Annotation(
-                project=project,
-                solution_id=solution_id,
-                labeler_uuid=annotation.labeler,
-                source=AnnotationSource.IMPORT,
-                submitted_at=annotation.submitted_at,
-                timestamp_text=annotation.timestamp_text,
-                generation=annotation.generation,
-                is_quality_control=parsed.is_quality_control,
-                is_screening=parsed.is_screening,
-                verifier_score=annotation.verifier_score,
-                finish_reason=annotation.finish_reason,
-                total_time_ms=annotation.total_time_ms,
-                label_steps=dumps_label_steps(annotation.label_steps),
-                shape=json.dumps(annotation.shape) if annotation.shape else None,
-                source_hash=annotation.source_hash,
+            {
+                "project_id": project.pk,
+                "solution_id": solution_id,
+                "labeler_uuid": annotation.labeler,
+                "source": AnnotationSource.IMPORT.value,
+                "submitted_at": annotation.submitted_at,
+                "timestamp_text": annotation.timestamp_text,
+                "generation": annotation.generation,
+                "is_quality_control": parsed.is_quality_control,
+                "is_screening": parsed.is_screening,
+                "verifier_score": annotation.verifier_score,
+                "finish_reason": annotation.finish_reason,
+                "total_time_ms": annotation.total_time_ms,
+                "label_steps": dumps_label_steps(annotation.label_steps),
+                "shape": json.dumps(annotation.shape) if annotation.shape else None,
+                "source_hash": annotation.source_hash,
                 **annotation.counters,
-            )
+            }
         )
-    Annotation.objects.bulk_create(new, batch_size=BATCH_SIZE)
+    insert_rows(Annotation, new)
     result.annotations_created += len(new)
-    if touched:
-        _refresh_solution_counts(project=project, solution_ids=touched)
+    if added:
+        _add_annotation_counts(project=project, added=added)
 
 
-def _refresh_solution_counts(*, project: Project, solution_ids: set[int]) -> None:
+def _add_annotation_counts(*, project: Project, added: Counter[int]) -> None:
     """Imported labels count toward overlap: a solution labeled `overlap` times leaves the queue."""
-    counts = (
-        Annotation.objects.filter(solution_id=OuterRef("pk"))
-        .order_by()
-        .values("solution_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    Solution.objects.filter(pk__in=solution_ids).update(annotation_count=Coalesce(Subquery(counts), Value(0)))
-    Solution.objects.filter(pk__in=solution_ids, annotation_count__gte=project.overlap).update(is_open=False)
+    by_increment: dict[int, list[int]] = defaultdict(list)
+    for solution_id, n in added.items():
+        by_increment[n].append(solution_id)
+    for n, ids in by_increment.items():
+        Solution.objects.filter(pk__in=ids).update(annotation_count=F("annotation_count") + n)
+    Solution.objects.filter(pk__in=list(added), annotation_count__gte=project.overlap).update(is_open=False)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 RECORD_KEYS = (
     "labeler",
     "timestamp",
@@ -102,7 +104,7 @@ def label_counters(steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dumps_label_steps(steps: list[dict[str, Any]]) -> str:
     """The stored form of `label.steps`: compact JSON text, key order kept."""
-    return json.dumps(steps, ensure_ascii=False, separators=(",", ":"))
+    return orjson.dumps(steps).decode()
 
 
 def final_answer_from_text(text: str | None) -> str | None:
@@ -117,7 +119,8 @@ def final_answer_from_text(text: str | None) -> str | None:
 
 
 def sha256_json(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    """A stable identity for a JSON value (orjson keeps key order and is deterministic)."""
+    return hashlib.sha256(orjson.dumps(value)).hexdigest()
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -260,8 +263,15 @@ def validate_label_steps(steps: Any, path: str = "label.steps") -> None:
                 )
 
 
-def parse_prm800k_record(obj: Any) -> ParsedSolution:
-    """Validate one PRM800K record; raise RecordError naming the first wrong field."""
+def parse_prm800k_record(obj: Any, *, validate: bool = True) -> ParsedSolution:
+    """Validate and normalize one PRM800K record. validate=False is for lines already validated."""
+    if validate:
+        validate_prm800k_record(obj)
+    return _normalize_prm800k_record(obj)
+
+
+def validate_prm800k_record(obj: Any) -> None:
+    """Raise RecordError naming the first wrong field of a PRM800K record."""
     _require_keys(obj, "", RECORD_KEYS, RECORD_KEYS)
     _check_str(obj["labeler"], "labeler", non_empty=True)
     if len(obj["labeler"]) > 64:
@@ -271,7 +281,7 @@ def parse_prm800k_record(obj: Any) -> ParsedSolution:
     if not _TIMESTAMP_RE.match(timestamp):
         raise RecordError("timestamp", f"must be ISO-8601 like 2022-11-06T03:24:46.649379, got {timestamp!r}")
     try:
-        submitted_at = parse_timestamp(timestamp)
+        parse_timestamp(timestamp)
     except ValueError as exc:
         raise RecordError("timestamp", str(exc)) from None
     generation = obj["generation"]
@@ -311,6 +321,11 @@ def parse_prm800k_record(obj: Any) -> ParsedSolution:
             f"must be one of {', '.join(FINISH_REASONS)}, got {json.dumps(label['finish_reason'])}",
         )
 
+
+def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
+    question, label = obj["question"], obj["label"]
+    pre_steps = question.get("pre_generated_steps")
+    score = question.get("pre_generated_verifier_score")
     is_pregenerated = isinstance(pre_steps, list)
     steps = list(pre_steps) if is_pregenerated else trajectory_steps(label["steps"])
     if is_pregenerated:
@@ -329,12 +344,12 @@ def parse_prm800k_record(obj: Any) -> ParsedSolution:
     )
     parsed.annotation = ParsedAnnotation(
         labeler=obj["labeler"],
-        timestamp_text=timestamp,
-        submitted_at=submitted_at,
-        generation=generation,
+        timestamp_text=obj["timestamp"],
+        submitted_at=parse_timestamp(obj["timestamp"]),
+        generation=obj["generation"],
         verifier_score=float(score) if score is not None else None,
         finish_reason=label["finish_reason"],
-        total_time_ms=total_time,
+        total_time_ms=label["total_time"],
         label_steps=label["steps"],
         shape=None,
         source_hash=sha256_json(obj),
@@ -402,10 +417,18 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
     )
 
 
-def parse_line(obj: Any) -> ParsedSolution:
+def validate_line(obj: Any) -> None:
+    """Raise RecordError for a bad line of either format (without building anything)."""
+    if isinstance(obj, dict) and "label" in obj and "question" in obj:
+        validate_prm800k_record(obj)
+    else:
+        parse_line(obj)
+
+
+def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:
     """Either format, told apart by its keys."""
     if isinstance(obj, dict) and "label" in obj and "question" in obj:
-        return parse_prm800k_record(obj)
+        return parse_prm800k_record(obj, validate=validate)
     if isinstance(obj, dict) and "problem" in obj and "steps" in obj:
         return parse_plain_record(obj)
     if isinstance(obj, dict) and ("label" in obj or "question" in obj or "labeler" in obj):
@@ -511,7 +534,8 @@ def _shape_overrides(obj: dict[str, Any], parsed: ParsedSolution) -> dict[str, A
     )
     shape: dict[str, Any] = {}
     rebuilt = build_record(parts)
-    if not same_json(rebuilt["question"], obj["question"]):
+    # orjson keeps key order and writes 1 and 1.0 differently: equal bytes mean the same JSON.
+    if orjson.dumps(rebuilt["question"]) != orjson.dumps(obj["question"]):
         shape["question"] = obj["question"]
     if list(obj["label"]) != list(LABEL_KEYS):
         shape["label_keys"] = list(obj["label"])

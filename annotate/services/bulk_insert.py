@@ -1,0 +1,58 @@
+"""Fast inserts for big imports: PostgreSQL COPY with pre-allocated ids, bulk_create elsewhere.
+
+Building a model instance per row and Django's bulk INSERT cost most of an import's time at
+PRM800K scale (a million steps); COPY of plain tuples is several times faster. Ids are taken
+from the table's sequence up front so callers can link rows without reading them back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection, models
+from django.utils import timezone
+
+
+def _defaults(model: type[models.Model]) -> dict[str, Any]:
+    now = timezone.now()
+    defaults: dict[str, Any] = {}
+    for field in model._meta.concrete_fields:
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            defaults[field.attname] = now
+        else:
+            # get_default() gives the declared default, "" for non-null text, else None.
+            defaults[field.attname] = field.get_default()
+    return defaults
+
+
+def allocate_ids(model: type[models.Model], count: int) -> list[int]:
+    """Reserve `count` primary keys from the table's sequence (PostgreSQL only)."""
+    if count == 0:
+        return []
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [table, count],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def insert_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert rows given as {attname: value} (missing fields take the model default); return ids."""
+    if not rows:
+        return []
+    if connection.vendor != "postgresql":
+        created = model.objects.bulk_create([model(**row) for row in rows], batch_size=1000)
+        return [obj.pk for obj in created]
+    defaults = _defaults(model)
+    columns = [f.attname for f in model._meta.concrete_fields]
+    ids = allocate_ids(model, len(rows))
+    table = connection.ops.quote_name(model._meta.db_table)
+    column_sql = ", ".join(connection.ops.quote_name(f.column) for f in model._meta.concrete_fields)
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {table} ({column_sql}) FROM STDIN") as copy:
+            for pk, row in zip(ids, rows, strict=True):
+                copy.write_row([pk if name == "id" else row.get(name, defaults[name]) for name in columns])
+    return ids
