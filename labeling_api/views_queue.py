@@ -51,7 +51,8 @@ def _assignments(request: Request) -> QuerySet[Assignment]:
 
 
 def _task(assignment: Assignment | None) -> dict | None:
-    return None if assignment is None else TaskSerializer(task_data(assignment)).data
+    # Plain data, not TaskSerializer(...).data: ground_truth_answer must be absent (not null) when hidden.
+    return None if assignment is None else task_data(assignment)
 
 
 def _wants_next(request: Request) -> bool:
