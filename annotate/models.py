@@ -100,7 +100,17 @@ class Problem(models.Model):
     content_hash = models.CharField(max_length=64)
     # sha256 of the text alone: groups a problem across phases for splits by problem.
     text_hash = models.CharField(max_length=64, db_index=True)
+    # A MATH-500 problem: always in the test split, as in PRM800K.
+    is_math500 = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def save(self, *args, **kwargs) -> None:
+        from annotate.services.splits import math500_flag, text_sha256
+
+        if not self.text_hash:
+            self.text_hash = text_sha256(self.text)
+        self.is_math500 = math500_flag(self.text_hash)
+        super().save(*args, **kwargs)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "content_hash"], name="uniq_problem_content")]
@@ -243,6 +253,9 @@ class Annotation(models.Model):
     shape = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
     source_hash = models.CharField(max_length=64, null=True, blank=True, help_text="Dedupe key of imports.")
+    # Position in the project's export order, stamped when an export first sees the committed row,
+    # so `since` cursors neither skip a late-committing label nor repeat one.
+    export_seq = models.BigIntegerField(null=True, blank=True)
     # Counters derived from label_steps (main line = the chosen or first completion of each step).
     n_label_steps = models.PositiveIntegerField(default=0)
     n_positive = models.PositiveIntegerField(default=0)
@@ -269,6 +282,7 @@ class Annotation(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "id"], name="annotation_export_idx"),
+            models.Index(fields=["project", "export_seq"], name="annotation_export_seq_idx"),
             # The workspace side panel: one annotator's labels today.
             models.Index(fields=["annotator", "project", "submitted_at"], name="annotation_annotator_day_idx"),
         ]

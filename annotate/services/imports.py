@@ -7,7 +7,6 @@ which writes in batches inside one transaction. Identity hashes make a re-import
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
@@ -26,6 +25,7 @@ from annotate.models import Annotation, AnnotationSource, Problem, Project, Solu
 from annotate.services import grading
 from annotate.services.bulk_insert import insert_rows
 from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line, validate_line
+from annotate.services.splits import math500_flag, text_sha256
 
 MAX_REPORTED_ERRORS = 20
 T = TypeVar("T")
@@ -238,7 +238,8 @@ def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: I
             "level": p.level,
             "source_id": p.source_id,
             "content_hash": key,
-            "text_hash": _text_hash(p.problem_text),
+            "text_hash": (text_hash := text_sha256(p.problem_text)),
+            "is_math500": math500_flag(text_hash),
         }
         for key, p in wanted.items()
         if key not in ids
@@ -247,10 +248,6 @@ def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: I
         ids[row["content_hash"]] = pk
     result.problems_created += len(new)
     return ids
-
-
-def _text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _ensure_solutions(
