@@ -143,6 +143,7 @@ def test_changelist_and_change_page_of_every_model(admin_client_pg, data):
     registered = [m for m in admin.site._registry if m._meta.app_label in ("annotate", "ml")]
     assert len(registered) >= 13
     for model in registered:
+        assert model in data, f"add a {model.__name__} row to the data fixture of this test"
         obj = data[model]
         response = admin_client_pg.get(_url(model, "changelist"))
         assert response.status_code == 200, model
