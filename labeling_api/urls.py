@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from labeling_api import views, views_queue
+from labeling_api import views, views_export, views_queue
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -14,4 +14,10 @@ urlpatterns = [
     path("assignments/<int:id>/skip/", views_queue.SkipView.as_view(), name="assignment-skip"),
     path("assignments/<int:id>/draft/", views_queue.DraftView.as_view(), name="assignment-draft"),
     path("assignments/<int:id>/submit/", views_queue.SubmitView.as_view(), name="assignment-submit"),
+    # Export and import (annotate.services.exports / imports)
+    path("projects/<slug:slug>/export/", views_export.StreamedExportView.as_view(), name="project-export"),
+    path("projects/<slug:slug>/exports/", views_export.ExportJobListView.as_view(), name="project-exports"),
+    path("exports/<int:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
+    path("exports/<int:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),
+    path("projects/<slug:slug>/imports/", views_export.ImportView.as_view(), name="project-imports"),
 ]

@@ -1,26 +1,48 @@
-"""Exporting annotations as PRM800K records, streamed in id order with flat memory.
+"""Exporting annotations as PRM800K records or TRL stepwise-supervision rows, streamed.
 
-Keyset pagination (id > last id, LIMIT n) reads the annotations in chunks on any database, and
-the steps of a chunk's solutions come in one query, so memory depends on the chunk, not the
-project. The same iterator feeds the management command and the streaming API.
+Order and cursors: every annotation gets an `export_seq` the first time an export runs after it
+committed (one serialized UPDATE per project). Rows committed later get larger numbers, so an
+export that returns "everything up to seq N" plus a cursor for N never skips a label that was
+still in flight, and never repeats one. Reading is keyset-paginated by that sequence, and the
+steps of a chunk's solutions come in one query, so memory depends on the chunk, not the project.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.core import signing
+from django.db import connection, transaction
+from django.db.models import Max, QuerySet
+from django.utils import timezone
 
-from annotate.models import Annotation, AnnotationSource, Project, Step
-from annotate.services.prm800k import RecordParts, build_record, dumps_record, format_timestamp
+from annotate.models import Annotation, AnnotationSource, Export, JobStatus, Project, Step
+from annotate.services.prm800k import (
+    FINISH_REASONS,
+    RecordParts,
+    build_record,
+    dumps_record,
+    format_timestamp,
+    main_line_completion,
+)
 
 CHUNK_SIZE = 1000
+FORMATS = ("prm800k", "trl")
+TRISTATE = ("include", "exclude", "only")
+_CURSOR_SALT = "steplabel.export.cursor"
 
 _FIELDS = (
     "id",
+    "export_seq",
     "labeler_uuid",
     "source",
     "submitted_at",
@@ -34,6 +56,7 @@ _FIELDS = (
     "label_steps",
     "shape",
     "solution_id",
+    "solution__annotation_count",
     "solution__final_answer",
     "solution__is_pregenerated",
     "solution__problem__text",
@@ -42,27 +65,248 @@ _FIELDS = (
 )
 
 
-def annotations_for_export(*, project: Project) -> QuerySet[Annotation]:
-    return Annotation.objects.filter(project=project)
+class ExportOptionError(ValueError):
+    """A bad export option; `field` names it."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
 
 
-def iter_records(*, queryset: QuerySet[Annotation], chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[int, dict]]:
-    """Yield (annotation id, PRM800K record) in id order."""
-    last_id = 0
+@dataclass(slots=True)
+class ExportOptions:
+    format: str = "prm800k"
+    generation: list[int] = field(default_factory=list)
+    since: int = 0  # decoded cursor: export_seq already delivered
+    labeler: str | None = None
+    qc: str = "include"
+    screening: str = "include"
+    finish_reason: list[str] = field(default_factory=list)
+    split: str | None = None
+    min_agreement: float | None = None
+    neutral: str = "positive"  # trl: how a neutral (0) rating maps
+    alternatives: str = "branch"  # trl: rated alternatives as their own rows, or dropped
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "generation": self.generation,
+            "since": self.since,
+            "labeler": self.labeler,
+            "qc": self.qc,
+            "screening": self.screening,
+            "finish_reason": self.finish_reason,
+            "split": self.split,
+            "min_agreement": self.min_agreement,
+            "neutral": self.neutral,
+            "alternatives": self.alternatives,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExportOptions:
+        return cls(**data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Options and cursors
+# ---------------------------------------------------------------------------------------------
+
+
+def encode_cursor(*, project: Project, seq: int) -> str:
+    """Opaque and tamper-evident: a signed (project, position) pair."""
+    return signing.dumps([project.pk, seq], salt=_CURSOR_SALT, compress=True)
+
+
+def decode_cursor(*, project: Project, cursor: str) -> int:
+    try:
+        project_id, seq = signing.loads(cursor, salt=_CURSOR_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        raise ExportOptionError("since", "not a cursor returned by an earlier export") from None
+    if project_id != project.pk or not isinstance(seq, int) or seq < 0:
+        raise ExportOptionError("since", "this cursor belongs to another project")
+    return seq
+
+
+def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
+    """Validate export options from a query string or JSON body; raise ExportOptionError."""
+
+    def one(name: str) -> str | None:
+        value = params.get(name)
+        if isinstance(value, list):
+            value = value[-1] if value else None
+        if value is None or value == "":
+            return None
+        return str(value)
+
+    def many(name: str) -> list[str]:
+        value = params.get(name)
+        items = value if isinstance(value, list) else [value] if value not in (None, "") else []
+        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+
+    def choice(name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = one(name) or default
+        if value not in allowed:
+            raise ExportOptionError(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    options = ExportOptions(
+        format=choice("format", FORMATS, "prm800k"),
+        qc=choice("qc", TRISTATE, "include"),
+        screening=choice("screening", TRISTATE, "include"),
+        neutral=choice("neutral", ("positive", "negative", "drop"), "positive"),
+        alternatives=choice("alternatives", ("branch", "drop"), "branch"),
+    )
+    for item in many("generation"):
+        try:
+            options.generation.append(int(item))
+        except ValueError:
+            raise ExportOptionError("generation", f"must be integers, got {item!r}") from None
+    for item in many("finish_reason"):
+        if item not in FINISH_REASONS:
+            raise ExportOptionError("finish_reason", f"must be among {', '.join(FINISH_REASONS)}, got {item!r}")
+        options.finish_reason.append(item)
+    split = one("split")
+    if split is not None and split not in ("train", "test"):
+        raise ExportOptionError("split", f"must be train or test, got {split!r}")
+    options.split = split
+    labeler = one("labeler")
+    if labeler is not None and len(labeler) > 64:
+        raise ExportOptionError("labeler", "must be a labeler UUID")
+    options.labeler = labeler
+    since = one("since")
+    if since is not None:
+        options.since = decode_cursor(project=project, cursor=since)
+    min_agreement = one("min_agreement")
+    if min_agreement is not None:
+        try:
+            options.min_agreement = float(min_agreement)
+        except ValueError:
+            raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}") from None
+        if not 0.0 <= options.min_agreement <= 1.0:
+            raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}")
+    return options
+
+
+# ---------------------------------------------------------------------------------------------
+# Export sequence
+# ---------------------------------------------------------------------------------------------
+
+
+def stamp_export_sequence(*, project: Project) -> int:
+    """Number the committed, not-yet-numbered annotations in id order; return the highest number.
+
+    Serialized per project (an advisory lock on PostgreSQL; SQLite serializes writers itself), so
+    numbers are handed out in the order rows become visible.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [72_001, project.pk])
+            table = Annotation._meta.db_table
+            cursor.execute(f"SELECT COALESCE(MAX(export_seq), 0) FROM {table} WHERE project_id = %s", [project.pk])
+            base = cursor.fetchone()[0]
+            cursor.execute(
+                f"""
+                UPDATE {table} SET export_seq = numbered.seq
+                FROM (
+                    SELECT id, %s + ROW_NUMBER() OVER (ORDER BY id) AS seq
+                    FROM {table} WHERE project_id = %s AND export_seq IS NULL
+                ) AS numbered
+                WHERE {table}.id = numbered.id
+                """,
+                [base, project.pk],
+            )
+            if cursor.rowcount:
+                cursor.execute(f"SELECT MAX(export_seq) FROM {table} WHERE project_id = %s", [project.pk])
+                return cursor.fetchone()[0]
+            return base
+
+
+def current_export_position(*, project: Project) -> int:
+    return Annotation.objects.filter(project=project).aggregate(m=Max("export_seq"))["m"] or 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Selecting and serializing
+# ---------------------------------------------------------------------------------------------
+
+
+def annotations_for_export(*, project: Project, options: ExportOptions | None = None) -> QuerySet[Annotation]:
+    options = options or ExportOptions()
+    queryset = Annotation.objects.filter(project=project)
+    if options.generation:
+        queryset = queryset.filter(generation__in=options.generation)
+    if options.labeler:
+        queryset = queryset.filter(labeler_uuid=options.labeler)
+    if options.finish_reason:
+        queryset = queryset.filter(finish_reason__in=options.finish_reason)
+    for name, column in (("qc", "is_quality_control"), ("screening", "is_screening")):
+        mode = getattr(options, name)
+        if mode == "exclude":
+            queryset = queryset.filter(**{column: False})
+        elif mode == "only":
+            queryset = queryset.filter(**{column: True})
+    if options.split == "test":
+        queryset = queryset.filter(solution__problem__is_math500=True)
+    elif options.split == "train":
+        queryset = queryset.filter(solution__problem__is_math500=False)
+    return queryset
+
+
+@dataclass(slots=True)
+class ExportPlan:
+    """An export fixed at its start: what to read, up to which position, and the next cursor."""
+
+    project: Project
+    options: ExportOptions
+    queryset: QuerySet[Annotation]
+    until: int
+    cursor: str
+
+
+def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
+    until = stamp_export_sequence(project=project)
+    queryset = annotations_for_export(project=project, options=options).filter(
+        export_seq__gt=options.since, export_seq__lte=until
+    )
+    return ExportPlan(
+        project=project,
+        options=options,
+        queryset=queryset,
+        until=until,
+        cursor=encode_cursor(project=project, seq=until),
+    )
+
+
+def iter_records(
+    *, queryset: QuerySet[Annotation], chunk_size: int = CHUNK_SIZE, min_agreement: float | None = None
+) -> Iterator[tuple[int, dict]]:
+    """Yield (annotation id, PRM800K record) in export order; the queryset comes from a plan."""
+    last_seq = 0
     while True:
-        rows = list(queryset.filter(id__gt=last_id).order_by("id").values(*_FIELDS)[:chunk_size])
+        rows = list(queryset.filter(export_seq__gt=last_seq).order_by("export_seq").values(*_FIELDS)[:chunk_size])
         if not rows:
             return
         steps = _steps_by_solution({row["solution_id"] for row in rows})
+        agreement = _agreement_by_solution(rows) if min_agreement is not None else {}
         for row in rows:
+            if min_agreement is not None and agreement.get(row["solution_id"], 1.0) < min_agreement:
+                continue
             yield row["id"], build_record(_parts(row, steps.get(row["solution_id"], [])))
-        last_id = rows[-1]["id"]
+        last_seq = rows[-1]["export_seq"]
 
 
-def iter_lines(*, queryset: QuerySet[Annotation], chunk_size: int = CHUNK_SIZE) -> Iterator[str]:
-    """JSONL lines, each ending in a newline, in PRM800K's own encoding."""
-    for _, record in iter_records(queryset=queryset, chunk_size=chunk_size):
-        yield dumps_record(record) + "\n"
+def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[str]:
+    """JSONL lines ending in a newline: PRM800K's own encoding, or TRL rows."""
+    records = iter_records(queryset=plan.queryset, chunk_size=chunk_size, min_agreement=plan.options.min_agreement)
+    if plan.options.format == "trl":
+        for _, record in records:
+            for row in trl_rows(record, neutral=plan.options.neutral, alternatives=plan.options.alternatives):
+                yield json.dumps(row, ensure_ascii=False) + "\n"
+    else:
+        for _, record in records:
+            yield dumps_record(record) + "\n"
 
 
 def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
@@ -94,3 +338,171 @@ def _parts(row: dict[str, Any], steps: list[str]) -> RecordParts:
         phase2_shape=row["solution__is_pregenerated"] or not imported,
         shape=json.loads(row["shape"]) if imported and row["shape"] else None,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement between annotators of one solution (overlap > 1)
+# ---------------------------------------------------------------------------------------------
+
+
+def main_line_ratings(label_steps: list[dict[str, Any]]) -> list[int | None]:
+    ratings: list[int | None] = []
+    for step in label_steps:
+        main = main_line_completion(step)
+        ratings.append(main.get("rating") if main else None)
+    return ratings
+
+
+def pairwise_agreement(ratings: list[list[int | None]]) -> float | None:
+    """Share of (pair of annotators, step) where both rated the step and agree; None if no overlap."""
+    agree = total = 0
+    for a, b in combinations(ratings, 2):
+        for x, y in zip(a, b, strict=False):
+            if x is not None and y is not None:
+                total += 1
+                agree += x == y
+    return agree / total if total else None
+
+
+def _agreement_by_solution(rows: list[dict[str, Any]]) -> dict[int, float]:
+    shared = {row["solution_id"] for row in rows if row["solution__annotation_count"] > 1}
+    if not shared:
+        return {}
+    ratings: dict[int, list[list[int | None]]] = defaultdict(list)
+    siblings = Annotation.objects.filter(solution_id__in=shared).values_list("solution_id", "label_steps")
+    for solution_id, label_steps in siblings:
+        ratings[solution_id].append(main_line_ratings(json.loads(label_steps)))
+    result: dict[int, float] = {}
+    for solution_id, lists in ratings.items():
+        value = pairwise_agreement(lists)
+        if value is not None:
+            result[solution_id] = value
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# TRL stepwise supervision
+# ---------------------------------------------------------------------------------------------
+
+
+def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives: str = "branch") -> list[dict]:
+    """TRL stepwise-supervision rows {prompt, completions, labels} from one PRM800K record.
+
+    The main row follows the solution: at each step the chosen completion, else the human step
+    (labeled True, as TRL's converter does), else the first completion (the pre-generated step a
+    phase-2 labeler rated -1, which ends the row). With alternatives=branch every other rated
+    completion becomes its own row: the main-line prefix plus that completion. neutral=drop ends
+    the main row before a neutral step and skips neutral alternatives; unrated steps end rows.
+    """
+    prompt = record["question"]["problem"]
+
+    def label_of(rating: Any) -> bool | None:
+        if rating == 1:
+            return True
+        if rating == -1:
+            return False
+        if rating == 0:
+            return None if neutral == "drop" else neutral == "positive"
+        return None
+
+    rows: list[dict] = []
+    texts: list[str] = []
+    labels: list[bool] = []
+    for step in record["label"]["steps"]:
+        completions = step.get("completions") or []
+        chosen = step.get("chosen_completion")
+        human = step.get("human_completion")
+        if chosen is not None:
+            main_index, main_text, main_label = (
+                chosen,
+                completions[chosen]["text"],
+                label_of(completions[chosen]["rating"]),
+            )
+        elif human is not None:
+            main_index, main_text, main_label = None, human["text"], True
+        elif completions:
+            main_index, main_text, main_label = 0, completions[0]["text"], label_of(completions[0]["rating"])
+        else:
+            break
+        if alternatives == "branch":
+            for index, completion in enumerate(completions):
+                alt_label = label_of(completion.get("rating"))
+                if index != main_index and alt_label is not None:
+                    rows.append(
+                        {"prompt": prompt, "completions": [*texts, completion["text"]], "labels": [*labels, alt_label]}
+                    )
+        if main_label is None:
+            break
+        texts.append(main_text)
+        labels.append(main_label)
+        if main_label is False:
+            break  # PRM800K stops at the first negative step
+    if texts:
+        rows.insert(0, {"prompt": prompt, "completions": texts, "labels": labels})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Export jobs
+# ---------------------------------------------------------------------------------------------
+
+
+def export_dir() -> Path:
+    path = Path(settings.MEDIA_ROOT) / "exports"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@transaction.atomic
+def create_export_job(*, project: Project, user, options: ExportOptions, gzip_output: bool) -> Export:
+    from annotate.tasks import run_export
+
+    export = Export.objects.create(
+        project=project,
+        requested_by=user,
+        format=options.format,
+        filters={**options.as_dict(), "gzip": gzip_output},
+    )
+    transaction.on_commit(lambda: run_export.delay(export.pk))
+    return export
+
+
+def run_export_job(*, export_id: int) -> None:
+    """Write the export's file beside its final name, then rename: never a half file marked done."""
+    claimed = Export.objects.filter(pk=export_id, status__in=[JobStatus.CREATED, JobStatus.RUNNING]).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), error=""
+    )
+    if not claimed:
+        return  # gone, or already finished: tasks are idempotent
+    export = Export.objects.select_related("project").get(pk=export_id)
+    filters = dict(export.filters)
+    gzip_output = bool(filters.pop("gzip", False))
+    options = ExportOptions.from_dict(filters)
+    suffix = ".jsonl.gz" if gzip_output else ".jsonl"
+    final = export_dir() / f"export-{export.pk}-{export.project.slug}-{options.format}{suffix}"
+    partial = final.with_name(final.name + ".partial")
+    try:
+        plan = plan_export(project=export.project, options=options)
+        count = 0
+        opener = gzip.open if gzip_output else open
+        with opener(partial, "wt", encoding="utf-8") as handle:
+            for line in iter_lines(plan=plan):
+                handle.write(line)
+                count += 1
+                if count % 10_000 == 0:
+                    Export.objects.filter(pk=export.pk).update(record_count=count)
+        os.replace(partial, final)
+        Export.objects.filter(pk=export.pk).update(
+            status=JobStatus.SUCCEEDED,
+            file_path=str(final),
+            record_count=count,
+            byte_size=final.stat().st_size,
+            finished_at=timezone.now(),
+            filters={**export.filters, "cursor": plan.cursor},
+        )
+    except Exception as exc:
+        partial.unlink(missing_ok=True)
+        Export.objects.filter(pk=export.pk).update(
+            status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        raise

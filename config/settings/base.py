@@ -110,19 +110,30 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes unauthenticated calls 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # `?format=` is the export format (prm800k|trl), not DRF's renderer override.
+    "URL_FORMAT_OVERRIDE": None,
 }
+
+# Uploads to the import API larger than this are refused with 413 before any parsing.
+IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Steplabel API",
     "DESCRIPTION": "Step labels for process reward models (PRM800K format).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "annotate.models.JobStatus",
+        "AssignmentStatusEnum": "annotate.models.AssignmentStatus",
+        "InclusionEnum": ["include", "exclude", "only"],
+    },
 }
 
 # Celery: filesystem transport by default so the embedded setup needs no broker server.

@@ -1,4 +1,4 @@
-"""`manage.py export_prm800k --project SLUG [--out PATH]`: stream PRM800K JSONL (stdout by default)."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl] [--out PATH]`: stream JSONL (stdout by default)."""
 
 import os
 import sys
@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotate.models import Project
-from annotate.services.exports import annotations_for_export, iter_lines
+from annotate.services.exports import ExportOptionError, iter_lines, parse_options, plan_export
 
 
 class Command(BaseCommand):
@@ -16,7 +16,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True)
-        parser.add_argument("--format", default="prm800k", choices=["prm800k"])
+        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl"])
+        parser.add_argument("--since", help="Cursor printed by an earlier export: only what is new since.")
+        parser.add_argument("--neutral", choices=["positive", "negative", "drop"], default="positive")
+        parser.add_argument("--alternatives", choices=["branch", "drop"], default="branch")
         parser.add_argument("--out", type=Path, help="Output file; standard output when omitted.")
         parser.add_argument("--no-progress", action="store_true")
 
@@ -24,14 +27,17 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"No project with slug {project!r}.")
-        queryset = annotations_for_export(project=project_obj)
-        total = queryset.count() if out else None
+        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives")}
+        try:
+            plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
+        except ExportOptionError as exc:
+            raise CommandError(str(exc)) from None
+        total = plan.queryset.count() if out else None
         if out is None:
-            written = 0
-            for line in iter_lines(queryset=queryset):
+            for line in iter_lines(plan=plan):
                 sys.stdout.write(line)
-                written += 1
             sys.stdout.flush()
+            self.stderr.write(f"Next cursor (--since): {plan.cursor}")
             return
         # Write beside the target and rename, so a crash never leaves a half file under its name.
         tmp = out.with_name(out.name + ".partial")
@@ -40,9 +46,9 @@ class Command(BaseCommand):
             open(tmp, "w", encoding="utf-8") as handle,
             tqdm(total=total, unit="rec", desc="exporting", disable=no_progress or not total) as bar,
         ):
-            for line in iter_lines(queryset=queryset):
+            for line in iter_lines(plan=plan):
                 handle.write(line)
                 written += 1
                 bar.update(1)
         os.replace(tmp, out)
-        self.stderr.write(f"Exported {written} record(s) of {project} to {out}.")
+        self.stderr.write(f"Exported {written} line(s) of {project} to {out}. Next cursor (--since): {plan.cursor}")

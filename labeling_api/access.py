@@ -1,0 +1,35 @@
+"""Who may do what in a project, written once as data and enforced by the views.
+
+A caller who is not a member of the project gets 404 (project slugs do not leak); a member
+without a required role gets 403; staff may do everything.
+"""
+
+from django.http import Http404
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+
+from annotate import selectors
+from annotate.models import Project, Role
+
+# action -> roles allowed (staff always allowed)
+PROJECT_ACTIONS: dict[str, frozenset[str]] = {
+    "export": frozenset({Role.LEAD, Role.ML_ENGINEER}),
+    "import": frozenset({Role.LEAD}),
+}
+
+
+def project_for_action(request: Request, slug: str, action: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    user = request.user
+    if project is None:
+        raise Http404("No such project.")
+    if user.is_staff:
+        return project
+    roles = selectors.user_roles(user=user, project=project)
+    if not roles:
+        raise Http404("No such project.")
+    allowed = PROJECT_ACTIONS[action]
+    if not roles & allowed:
+        names = " or ".join(sorted(allowed))
+        raise PermissionDenied(f"Only a project's {names} may {action}.")
+    return project

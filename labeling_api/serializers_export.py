@@ -1,0 +1,101 @@
+"""Serializers of the export and import endpoints (documentation of their shapes in OpenAPI)."""
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from annotate.models import Export, ImportJob
+
+FORMAT_HELP = "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows."
+
+
+class ExportOptionsSerializer(serializers.Serializer):
+    """Options shared by the streamed export (query string) and export jobs (JSON body)."""
+
+    format = serializers.ChoiceField(["prm800k", "trl"], default="prm800k", help_text=FORMAT_HELP)
+    generation = serializers.CharField(
+        required=False, help_text="Active-learning round(s), comma-separated integers (-1 = screening)."
+    )
+    since = serializers.CharField(required=False, help_text="Cursor from an earlier export: only newer labels.")
+    labeler = serializers.CharField(required=False, help_text="A labeler's pseudonymous UUID.")
+    qc = serializers.ChoiceField(["include", "exclude", "only"], default="include", help_text="Gold / QC questions.")
+    screening = serializers.ChoiceField(
+        ["include", "exclude", "only"], default="include", help_text="Initial screening questions."
+    )
+    finish_reason = serializers.CharField(
+        required=False, help_text="Comma-separated: solution, found_error, give_up, bad_problem."
+    )
+    split = serializers.ChoiceField(
+        ["train", "test"], required=False, help_text="By problem: MATH-500 problems are test (as in PRM800K)."
+    )
+    min_agreement = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        help_text="Where overlap > 1: keep solutions whose annotators agree on at least this share of steps.",
+    )
+    neutral = serializers.ChoiceField(
+        ["positive", "negative", "drop"],
+        default="positive",
+        help_text="trl: neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row.",
+    )
+    alternatives = serializers.ChoiceField(
+        ["branch", "drop"],
+        default="branch",
+        help_text="trl: each rated alternative becomes its own row ending at that step, or is dropped.",
+    )
+
+
+class ExportJobRequestSerializer(ExportOptionsSerializer):
+    gzip = serializers.BooleanField(default=False, help_text="Compress the file with gzip.")
+
+
+class ExportJobSerializer(serializers.ModelSerializer):
+    download_url = serializers.SerializerMethodField(help_text="Set when the export succeeded; only for you.")
+    cursor = serializers.SerializerMethodField(help_text="Pass as `since` to get only what is newer next time.")
+    project = serializers.CharField(source="project.slug")
+
+    class Meta:
+        model = Export
+        fields = [
+            "id",
+            "project",
+            "status",
+            "format",
+            "filters",
+            "record_count",
+            "byte_size",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "cursor",
+            "download_url",
+        ]
+
+    def get_download_url(self, export: Export) -> str | None:
+        if export.status != "succeeded":
+            return None
+        request = self.context.get("request")
+        path = reverse("export-download", kwargs={"id": export.pk})
+        return request.build_absolute_uri(path) if request else path
+
+    def get_cursor(self, export: Export) -> str | None:
+        return export.filters.get("cursor")
+
+
+class ImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="PRM800K JSONL (phase 1 or 2) or plain JSONL lines.")
+
+
+class LineErrorSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    errors = LineErrorSerializer(many=True)
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "status", "filename", "counters", "errors", "created_at", "finished_at"]

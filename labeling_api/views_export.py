@@ -1,0 +1,205 @@
+"""Export and import over HTTP: a streamed export, export jobs with downloads, and file imports.
+
+Thin views over annotate.services.exports / imports; who may call them is in labeling_api.access.
+"""
+
+import os
+import tempfile
+
+from django.conf import settings
+from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.models import Export, ImportJob, JobStatus
+from annotate.services import exports, imports
+from labeling_api.access import project_for_action
+from labeling_api.serializers_export import (
+    ExportJobRequestSerializer,
+    ExportJobSerializer,
+    ExportOptionsSerializer,
+    ImportJobSerializer,
+    ImportRequestSerializer,
+)
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
+EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
+DENIED = {
+    401: OpenApiResponse(description="No or bad token."),
+    403: OpenApiResponse(description="A member without the lead or ml_engineer role."),
+    404: OpenApiResponse(description="No such project, or not a member."),
+}
+
+
+def _options(project, params) -> exports.ExportOptions:
+    try:
+        return exports.parse_options(project=project, params=params)
+    except exports.ExportOptionError as exc:
+        raise ValidationError({exc.field: [exc.message]}) from None
+
+
+class StreamedExportView(APIView):
+    @extend_schema(
+        operation_id="projects_export_stream",
+        summary="Stream an export as JSONL",
+        description=(
+            "Streams `application/x-ndjson`, one record or row per line, in export order. The response header "
+            "`X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels "
+            "(never skipping one that was still being written, never repeating one)."
+        ),
+        parameters=[SLUG, ExportOptionsSerializer],
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
+            400: OpenApiResponse(description="A bad option, named."),
+            **DENIED,
+        },
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        project = project_for_action(request, slug, "export")
+        options = _options(project, dict(request.query_params.lists()))
+        plan = exports.plan_export(project=project, options=options)
+        response = StreamingHttpResponse(
+            (line.encode() for line in exports.iter_lines(plan=plan)), content_type="application/x-ndjson"
+        )
+        response["X-Export-Cursor"] = plan.cursor
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
+        response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class ExportJobListView(APIView):
+    @extend_schema(
+        operation_id="projects_exports_create",
+        summary="Start an export job",
+        description="Runs in a Celery worker and writes a file (gzip optional). Poll GET /api/v1/exports/{id}/.",
+        parameters=[SLUG],
+        request=ExportJobRequestSerializer,
+        responses={202: ExportJobSerializer, 400: OpenApiResponse(description="A bad option, named."), **DENIED},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "export")
+        body = ExportJobRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        params = {k: v for k, v in request.data.items() if k != "gzip"}
+        options = _options(project, params)
+        export = exports.create_export_job(
+            project=project, user=request.user, options=options, gzip_output=body.validated_data["gzip"]
+        )
+        return Response(ExportJobSerializer(export, context={"request": request}).data, status=202)
+
+    @extend_schema(
+        operation_id="projects_exports_list",
+        summary="Your export jobs in this project",
+        parameters=[SLUG],
+        responses={200: ExportJobSerializer(many=True), **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "export")
+        jobs = Export.objects.filter(project=project, requested_by=request.user).order_by("-id")[:100]
+        return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
+
+
+def _own_export(request: Request, export_id: int) -> Export:
+    """An export job is visible to the user who requested it (and staff), if they may still export."""
+    export = get_object_or_404(Export.objects.select_related("project"), pk=export_id)
+    if export.requested_by_id != request.user.pk and not request.user.is_staff:
+        raise Http404("No such export of yours.")
+    project_for_action(request, export.project.slug, "export")
+    return export
+
+
+class ExportJobDetailView(APIView):
+    @extend_schema(
+        operation_id="exports_retrieve",
+        summary="An export job's progress",
+        parameters=[EXPORT_ID],
+        responses={200: ExportJobSerializer, **DENIED},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        return Response(ExportJobSerializer(_own_export(request, id), context={"request": request}).data)
+
+
+class ExportDownloadView(APIView):
+    @extend_schema(
+        operation_id="exports_download",
+        summary="Download a finished export",
+        parameters=[EXPORT_ID],
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            409: OpenApiResponse(description="Not finished."),
+            **DENIED,
+        },
+    )
+    def get(self, request: Request, id: int):
+        export = _own_export(request, id)
+        if export.status != JobStatus.SUCCEEDED or not export.file_path or not os.path.exists(export.file_path):
+            return Response({"detail": f"The export is {export.status}, not ready."}, status=409)
+        gz = export.file_path.endswith(".gz")
+        return FileResponse(
+            open(export.file_path, "rb"),
+            as_attachment=True,
+            filename=os.path.basename(export.file_path),
+            content_type="application/gzip" if gz else "application/x-ndjson",
+        )
+
+
+class ImportView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="projects_imports_create",
+        summary="Import a JSONL file",
+        description=(
+            "Validates the whole file first; a file with any bad line is refused with the first 20 errors "
+            "(line, field, message) and changes nothing. Importing the same file again creates nothing."
+        ),
+        parameters=[SLUG],
+        request={"multipart/form-data": ImportRequestSerializer},
+        responses={
+            201: ImportJobSerializer,
+            400: ImportJobSerializer,
+            413: OpenApiResponse(description="The file is larger than IMPORT_MAX_BYTES."),
+            **DENIED,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "import")
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        if length > settings.IMPORT_MAX_BYTES:
+            return Response(
+                {"detail": f"The upload is {length} bytes; the limit is {settings.IMPORT_MAX_BYTES} bytes."},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        body = ImportRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        upload = body.validated_data["file"]
+        job = ImportJob.objects.create(
+            project=project, requested_by=request.user, filename=upload.name[:300], status=JobStatus.RUNNING
+        )
+        with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+            handle.flush()
+            try:
+                result = imports.import_file(project=project, path=handle.name)
+            except imports.ImportValidationError as exc:
+                job.status = JobStatus.FAILED
+                job.errors = [error.as_dict() for error in exc.errors]
+                job.counters = {"bad_lines": exc.bad_lines}
+                job.finished_at = timezone.now()
+                job.save()
+                return Response(ImportJobSerializer(job).data, status=400)
+        job.status = JobStatus.SUCCEEDED
+        job.counters = result.as_dict()
+        job.finished_at = timezone.now()
+        job.save()
+        return Response(ImportJobSerializer(job).data, status=201)
