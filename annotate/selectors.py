@@ -9,7 +9,7 @@ from annotate.models import Membership, Project, Role
 def projects_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
-    if user.is_staff:
+    if user.is_superuser:
         return Project.objects.order_by("slug")
     return Project.objects.filter(memberships__user=user).distinct().order_by("slug")
 

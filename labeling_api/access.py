@@ -1,7 +1,8 @@
 """Who may do what in a project, written once as data and enforced by the views.
 
 A caller who is not a member of the project gets 404 (project slugs do not leak); a member
-without a required role gets 403; staff may do everything.
+without a required role gets 403; superusers may do everything. Staff status alone grants
+nothing here: leads are staff for the Django admin, and must still see only their projects.
 """
 
 from django.http import Http404
@@ -11,7 +12,7 @@ from rest_framework.request import Request
 from annotate import selectors
 from annotate.models import Project, Role
 
-# action -> roles allowed (staff always allowed)
+# action -> roles allowed (superusers always allowed)
 PROJECT_ACTIONS: dict[str, frozenset[str]] = {
     "export": frozenset({Role.LEAD, Role.ML_ENGINEER}),
     "import": frozenset({Role.LEAD}),
@@ -23,7 +24,7 @@ def project_for_action(request: Request, slug: str, action: str) -> Project:
     user = request.user
     if project is None:
         raise Http404("No such project.")
-    if user.is_staff:
+    if user.is_superuser:
         return project
     roles = selectors.user_roles(user=user, project=project)
     if not roles:

@@ -111,7 +111,7 @@ class ExportJobListView(APIView):
 def _own_export(request: Request, export_id: int) -> Export:
     """An export job is visible to the user who requested it (and staff), if they may still export."""
     export = get_object_or_404(Export.objects.select_related("project"), pk=export_id)
-    if export.requested_by_id != request.user.pk and not request.user.is_staff:
+    if export.requested_by_id != request.user.pk and not request.user.is_superuser:
         raise Http404("No such export of yours.")
     project_for_action(request, export.project.slug, "export")
     return export
