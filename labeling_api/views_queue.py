@@ -5,6 +5,7 @@ claim; assignment endpoints answer 404 to anyone but the assignment's owner.
 """
 
 from django.db.models import QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,8 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import selectors
-from annotate.models import Assignment, Project
+from annotate.models import Assignment, Membership, Project
 from annotate.services import queue, submit
 from labeling_api.serializers_queue import (
     DetailSerializer,
@@ -41,9 +41,15 @@ NOT_YOURS = OpenApiResponse(DetailSerializer, description="No such assignment of
 CONFLICT = OpenApiResponse(DetailSerializer, description="The assignment is finished, skipped or its lease was lost.")
 
 
-def _project_for(request: Request, slug: str) -> Project:
-    """The project if the caller belongs to it (404 otherwise, so slugs do not leak)."""
-    return get_object_or_404(selectors.projects_for_user(user=request.user), slug=slug)
+def _project_for(request: Request, slug: str) -> tuple[Project, set[str]]:
+    """The project and the caller's roles in it, in one query; 404 unless the caller belongs to it
+    (or is staff), so slugs do not leak."""
+    memberships = list(Membership.objects.filter(user=request.user, project__slug=slug).select_related("project"))
+    if memberships:
+        return memberships[0].project, {m.role for m in memberships}
+    if request.user.is_staff:
+        return get_object_or_404(Project, slug=slug), set()
+    raise Http404("No such project.")
 
 
 def _assignments(request: Request) -> QuerySet[Assignment]:
@@ -57,14 +63,6 @@ def _task(assignment: Assignment | None) -> dict | None:
 
 def _wants_next(request: Request) -> bool:
     return request.query_params.get("next", "true").lower() not in {"0", "false", "no"}
-
-
-def _reloaded(assignment: Assignment | None) -> Assignment | None:
-    return (
-        None
-        if assignment is None
-        else Assignment.objects.select_related("project", "solution__problem").get(pk=assignment.pk)
-    )
 
 
 class NextTaskView(APIView):
@@ -86,12 +84,12 @@ class NextTaskView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = _project_for(request, slug)
-        queue.ensure_can_label(project=project, user=request.user)
-        assignment = queue.claim_next(project=project, user=request.user)
+        project, roles = _project_for(request, slug)
+        queue.ensure_can_label(project=project, user=request.user, roles=roles)
+        assignment = queue.claim_next(project=project, user=request.user, roles=roles)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_task(_reloaded(assignment)))
+        return Response(_task(assignment))
 
 
 class MyProgressView(APIView):
@@ -103,7 +101,7 @@ class MyProgressView(APIView):
         responses={200: MyProgressSerializer, 404: DetailSerializer},
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = _project_for(request, slug)
+        project, _ = _project_for(request, slug)
         return Response(MyProgressSerializer(queue.annotator_progress(project=project, user=request.user)).data)
 
 
@@ -138,7 +136,7 @@ class SkipView(APIView):
         data["next"] = None
         if _wants_next(request):
             following, _ = submit.claim_after_submit(project=assignment.project, user=request.user)
-            data["next"] = _task(_reloaded(following))
+            data["next"] = _task(following)
         return Response(data)
 
 
@@ -188,7 +186,7 @@ class SubmitView(APIView):
         }
         if _wants_next(request):
             following, message = submit.claim_after_submit(project=assignment.project, user=request.user)
-            data["next"] = _task(_reloaded(following))
+            data["next"] = _task(following)
             if message:
                 data["detail"] = message
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

@@ -12,8 +12,12 @@ assignments whose lease has not expired; it must stay below Project.overlap. An 
 therefore frees its place with no sweeper; its row (status active or expired) still blocks
 re-serving the solution to the same annotator, as do skipped rows (uniq_assignment_per_annotator).
 
-Each annotator's AnnotatorStatus row is locked first by claim, heartbeat, skip and submit, so one
-annotator's requests run one at a time (lock order: status, assignment, solution).
+Each annotator's AnnotatorStatus row is locked first by every claim (and by submits of screening
+answers, which count on it), so one annotator's claims run one at a time: a double-clicked reload
+never claims two solutions. Lock order everywhere: status, assignment, solution.
+
+Claims, heartbeats and drafts commit without waiting for the WAL flush (synchronous_commit off
+for that transaction only); submits keep the server's durable commit.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -63,15 +67,16 @@ class ScreeningFailed(exceptions.PermissionDenied):
 # ---------------------------------------------------------------------------------------------
 
 
-def ensure_can_label(*, project: Project, user: AbstractBaseUser) -> set[str]:
+def ensure_can_label(*, project: Project, user: AbstractBaseUser, roles: set[str] | None = None) -> set[str]:
     """Members with role annotator or lead may label; returns the caller's roles in the project."""
-    roles = user_roles(user=user, project=project)
+    if roles is None:
+        roles = user_roles(user=user, project=project)
     if not roles & LABELING_ROLES:
         raise exceptions.PermissionDenied("Only annotators and leads of this project can label.")
     return roles
 
 
-def _locked_status(*, project: Project, user: AbstractBaseUser) -> AnnotatorStatus:
+def lock_annotator_status(*, project: Project, user: AbstractBaseUser) -> AnnotatorStatus:
     locked = AnnotatorStatus.objects.select_for_update().filter(project=project, user=user).first()
     if locked is not None:
         return locked
@@ -83,11 +88,23 @@ def _locked_status(*, project: Project, user: AbstractBaseUser) -> AnnotatorStat
     return AnnotatorStatus.objects.select_for_update().get(project=project, user=user)
 
 
-def _screening_applies(*, project: Project, user: AbstractBaseUser, status: AnnotatorStatus) -> bool:
+def _screening_applies(
+    *, project: Project, user: AbstractBaseUser, status: AnnotatorStatus, roles: set[str] | None
+) -> bool:
     """Screening gates annotators; leads (who write the guidelines and the gold) are exempt."""
     if project.screening_required <= 0 or status.screening_status == ScreeningStatus.PASSED:
         return False
-    return Role.LEAD.value not in user_roles(user=user, project=project)
+    if roles is None:
+        roles = user_roles(user=user, project=project)
+    return Role.LEAD.value not in roles
+
+
+def _relaxed_commit() -> None:
+    """Claims, heartbeats and drafts need not wait for the WAL flush: after a database crash the
+    worst case is a claim made again. Submits (the labels) keep the server's synchronous commit."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,9 +120,9 @@ def _live_assignments(*, solution_ref: Any, now, exclude_user: AbstractBaseUser 
     return qs
 
 
-def _live_count_subquery(now) -> Coalesce:
+def _live_count_subquery(now, exclude_user: AbstractBaseUser | None = None) -> Coalesce:
     counts = (
-        _live_assignments(solution_ref=OuterRef("pk"), now=now)
+        _live_assignments(solution_ref=OuterRef("pk"), now=now, exclude_user=exclude_user)
         .order_by()
         .values("solution_id")
         .annotate(n=Count("id"))
@@ -121,9 +138,13 @@ def has_room(*, solution: Solution, project: Project, now, exclude_user: Abstrac
     """
     if solution.is_gold or solution.is_screening:
         return True
-    annotation_count = Solution.objects.filter(pk=solution.pk).values_list("annotation_count", flat=True).get()
-    live = _live_assignments(solution_ref=solution.pk, now=now, exclude_user=exclude_user).count()
-    return annotation_count + live < project.overlap
+    load = (
+        Solution.objects.filter(pk=solution.pk)
+        .annotate(load=F("annotation_count") + _live_count_subquery(now, exclude_user))
+        .values_list("load", flat=True)
+        .get()
+    )
+    return load < project.overlap
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,18 +156,27 @@ def _mine(*, user: AbstractBaseUser) -> Exists:
     return Exists(Assignment.objects.filter(solution=OuterRef("pk"), annotator=user))
 
 
+def claim_candidates(*, project: Project, user: AbstractBaseUser, now, rejected: list[int]):
+    """Regular solutions the user may take, in queue order, locked as read (SKIP LOCKED).
+
+    Walks solution_queue_idx from the top; per row it checks capacity with a count over that
+    solution's assignments and "not mine" with NOT EXISTS, both on the (solution, annotator) index.
+    """
+    return (
+        Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
+        .exclude(pk__in=rejected)
+        .alias(load=F("annotation_count") + _live_count_subquery(now), mine=_mine(user=user))
+        .filter(load__lt=project.overlap, mine=False)
+        .order_by("-priority", "id")
+        .select_related("problem")
+        .select_for_update(skip_locked=True, of=("self",))
+    )
+
+
 def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Solution | None:
     rejected: list[int] = []
     while True:
-        candidates = (
-            Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
-            .exclude(pk__in=rejected)
-            .alias(load=F("annotation_count") + _live_count_subquery(now), mine=_mine(user=user))
-            .filter(load__lt=project.overlap, mine=False)
-            .order_by("-priority", "id")
-            .select_for_update(skip_locked=True)
-        )
-        solution = candidates.first()
+        solution = claim_candidates(project=project, user=user, now=now, rejected=rejected).first()
         if solution is None:
             return None
         # The filters above may have read a snapshot older than the lock: check again, exactly.
@@ -162,6 +192,7 @@ def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q) -> Solutio
         .alias(mine=_mine(user=user))
         .filter(mine=False)
         .order_by("-priority", "id")
+        .select_related("problem")
         .first()
     )
 
@@ -182,11 +213,21 @@ def _serve(*, project: Project, user: AbstractBaseUser, solution: Solution, now)
 def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
     """The caller's active assignment: returned as is while its lease runs; an expired one is
     renewed when nobody has taken its place (the draft comes back), else marked expired."""
-    mine = Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.ACTIVE)
-    live = mine.filter(lease_expires_at__gt=now).order_by("id").first()
-    if live is not None:
-        return live
-    for assignment in mine.select_for_update().order_by("-lease_expires_at"):
+    mine = list(
+        Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.ACTIVE)
+        .select_related("project", "solution__problem")
+        .order_by("-lease_expires_at", "id")
+    )
+    if mine and mine[0].lease_expires_at > now:
+        return mine[0]
+    for expired in mine:  # lock order everywhere: status, assignment, solution
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("project", "solution__problem")
+            .get(pk=expired.pk)
+        )
+        if assignment.status != AssignmentStatus.ACTIVE:  # submitted meanwhile
+            continue
         solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
         if has_room(solution=solution, project=project, now=now, exclude_user=user):
             assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
@@ -198,15 +239,17 @@ def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | No
 
 
 @transaction.atomic
-def claim_next(*, project: Project, user: AbstractBaseUser) -> Assignment | None:
+def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | None = None) -> Assignment | None:
     """The caller's next task: their active assignment again, else a newly claimed solution.
 
     Screening first (until `screening_required` are submitted and the agreement is decided), then
     regular work with gold questions mixed in at `qc_rate` (an independent draw per new claim, so
     they cannot be told apart by position). None when nothing is left for the caller.
-    Raises ScreeningFailed for an annotator who failed screening.
+    Raises ScreeningFailed for an annotator who failed screening. `roles`: the caller's roles in
+    the project when the caller already has them (saves a query).
     """
-    status = _locked_status(project=project, user=user)
+    _relaxed_commit()
+    status = lock_annotator_status(project=project, user=user)
     if status.screening_status == ScreeningStatus.FAILED:
         raise ScreeningFailed()
     now = timezone.now()
@@ -215,7 +258,7 @@ def claim_next(*, project: Project, user: AbstractBaseUser) -> Assignment | None
         return resumed
 
     gold = False
-    if _screening_applies(project=project, user=user, status=status):
+    if _screening_applies(project=project, user=user, status=status, roles=roles):
         solution = _claim_pool(project=project, user=user, pool=Q(is_screening=True))
     else:
         solution = None
@@ -238,15 +281,13 @@ def claim_next(*, project: Project, user: AbstractBaseUser) -> Assignment | None
 # ---------------------------------------------------------------------------------------------
 
 
-def _locked_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> tuple[AnnotatorStatus, Assignment]:
-    """Lock the owner's status row, then the assignment (404 for anyone but its owner)."""
+def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
+    """Lock the assignment row (404 for anyone but its owner). Lock order: status, assignment, solution."""
     if assignment.annotator_id != user.pk:
         raise exceptions.NotFound()
-    status = _locked_status(project=assignment.project, user=user)
-    locked = (
+    return (
         Assignment.objects.select_for_update(of=("self",)).select_related("project", "solution").get(pk=assignment.pk)
     )
-    return status, locked
 
 
 def _refuse_unless_active(assignment: Assignment) -> None:
@@ -278,7 +319,8 @@ def renew_if_free(*, assignment: Assignment, user: AbstractBaseUser, now) -> boo
 def heartbeat(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
     """Extend the lease. 409 when the assignment is finished or its expired place was taken."""
     with transaction.atomic():
-        _, locked = _locked_assignment(assignment=assignment, user=user)
+        _relaxed_commit()
+        locked = lock_assignment(assignment=assignment, user=user)
         _refuse_unless_active(locked)
         renewed = renew_if_free(assignment=locked, user=user, now=timezone.now())
     if not renewed:  # committed as expired above; the draft stays on the assignment
@@ -289,7 +331,7 @@ def heartbeat(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
 @transaction.atomic
 def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
     """Release without labels; the solution is never served to this annotator again."""
-    _, locked = _locked_assignment(assignment=assignment, user=user)
+    locked = lock_assignment(assignment=assignment, user=user)
     if locked.status == AssignmentStatus.SKIPPED:
         return locked
     if locked.status == AssignmentStatus.SUBMITTED:
@@ -305,7 +347,8 @@ def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
 @transaction.atomic
 def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) -> Assignment:
     """Store the workspace's work in progress on the assignment (owner only, until submitted)."""
-    _, locked = _locked_assignment(assignment=assignment, user=user)
+    _relaxed_commit()
+    locked = lock_assignment(assignment=assignment, user=user)
     if locked.status == AssignmentStatus.SUBMITTED:
         raise LeaseConflict("This assignment was already submitted.")
     if len(json.dumps(draft)) > MAX_DRAFT_CHARS:

@@ -26,6 +26,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from rest_framework import exceptions
 
@@ -43,7 +44,14 @@ from annotate.models import (
 from annotate.services import quality
 from annotate.services.members import labeler_uuid_for
 from annotate.services.prm800k import dumps_label_steps, label_counters
-from annotate.services.queue import LeaseConflict, ScreeningFailed, _locked_assignment, claim_next, renew_if_free
+from annotate.services.queue import (
+    LeaseConflict,
+    ScreeningFailed,
+    claim_next,
+    lock_annotator_status,
+    lock_assignment,
+    renew_if_free,
+)
 
 RATINGS = (-1, 0, 1)
 MAX_TEXT = 20_000
@@ -309,21 +317,25 @@ def _replay(*, user: AbstractBaseUser, key: str, assignment: Assignment) -> Anno
 def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> SubmitResult:
     """Store the annotator's labels for `assignment` as an Annotation (see module doc).
 
-    A repeat with the same idempotency key, sequential or concurrent, returns the first result.
-    A late submit (lease expired) is accepted while the solution still has room; otherwise 409,
-    and the payload is kept in the assignment's draft under "refused_submit".
+    A repeat with the same idempotency key, sequential or concurrent, returns the first result:
+    the assignment row lock serializes duplicates, and the unique (annotator, key) constraint
+    backs it. A late submit (lease expired) is accepted while the solution still has room;
+    otherwise 409, and the payload is kept in the assignment's draft under "refused_submit".
     """
     if assignment.annotator_id != user.pk:
         raise exceptions.NotFound()
-    key = idempotency_key_of(payload)
-    first = _replay(user=user, key=key, assignment=assignment)
-    if first is not None:
-        return SubmitResult(first, created=False)
     project = assignment.project
     step_texts = list(
         Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", flat=True)
     )
-    sub = validate_submission(payload=payload, mode=project.labeling_mode, n_steps=len(step_texts))
+    try:
+        sub = validate_submission(payload=payload, mode=project.labeling_mode, n_steps=len(step_texts))
+    except exceptions.ValidationError:
+        # A retry of a submit that went through returns the first result even if it no longer validates.
+        first = _replay(user=user, key=idempotency_key_of(payload), assignment=assignment)
+        if first is not None:
+            return SubmitResult(first, created=False)
+        raise
     label_steps = build_label_steps(sub=sub, mode=project.labeling_mode, step_texts=step_texts)
     labeler_uuid = labeler_uuid_for(user=user)
     try:
@@ -335,8 +347,9 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
             "Your work is kept as the assignment's draft."
         ) from None
     except IntegrityError:
-        # A concurrent duplicate got past the locks (it cannot while they hold): the first wins.
-        first = _replay(user=user, key=key, assignment=assignment)
+        # The key was used before (another assignment: a ValidationError from _replay), or a
+        # duplicate got past the locks: the first result wins.
+        first = _replay(user=user, key=sub.idempotency_key, assignment=assignment)
         if first is None:
             raise
         return SubmitResult(first, created=False)
@@ -351,11 +364,13 @@ def _store(
     label_steps: list[dict[str, Any]],
     labeler_uuid: str,
 ) -> SubmitResult:
-    status, locked = _locked_assignment(assignment=assignment, user=user)
-    first = _replay(user=user, key=sub.idempotency_key, assignment=locked)
-    if first is not None:  # a concurrent duplicate committed while we waited for the lock
-        return SubmitResult(first, created=False)
+    # Lock order everywhere: annotator status (only screening submits touch it), assignment, solution.
+    status = lock_annotator_status(project=assignment.project, user=user) if assignment.solution.is_screening else None
+    locked = lock_assignment(assignment=assignment, user=user)
     if locked.status == AssignmentStatus.SUBMITTED:
+        first = Annotation.objects.filter(assignment=locked).first()
+        if first is not None and first.idempotency_key == sub.idempotency_key:
+            return SubmitResult(first, created=False)  # a duplicate that waited for the lock
         raise LeaseConflict("This assignment was already submitted (with another idempotency key).")
     if locked.status == AssignmentStatus.SKIPPED:
         raise LeaseConflict("This assignment was skipped; claim a new task.")
@@ -364,10 +379,11 @@ def _store(
     if late and not renew_if_free(assignment=locked, user=user, now=now):
         raise _LateRefused()
     project = locked.project
-    solution = Solution.objects.select_for_update().get(pk=locked.solution_id)
+    solution = locked.solution  # read with the assignment lock: flags as of now
+    _count_annotation(solution_id=locked.solution_id, overlap=project.overlap)
     annotation = Annotation.objects.create(
         project=project,
-        solution=solution,
+        solution_id=locked.solution_id,
         assignment=locked,
         annotator=user,
         labeler_uuid=labeler_uuid,
@@ -386,32 +402,40 @@ def _store(
     )
     locked.status = AssignmentStatus.SUBMITTED
     locked.save(update_fields=["status", "updated_at"])
-    solution.annotation_count += 1
-    fields = ["annotation_count"]
-    if not (solution.is_gold or solution.is_screening) and solution.annotation_count >= project.overlap:
-        solution.is_open = False
-        fields.append("is_open")
-    solution.save(update_fields=fields)
-    if solution.is_screening:
+    if status is not None:
         status.screening_submitted += 1
         status.save(update_fields=["screening_submitted", "updated_at"])
         quality.decide_screening(project=project, user=user, status=status)
     return SubmitResult(annotation, created=True)
 
 
+def _count_annotation(*, solution_id: int, overlap: int) -> None:
+    """One more annotation on the solution, closing a regular one at `overlap`, in one statement
+    (the UPDATE takes the row lock that claims on this solution take too)."""
+    Solution.objects.filter(pk=solution_id).update(
+        annotation_count=F("annotation_count") + 1,
+        is_open=Case(
+            When(Q(is_gold=False, is_screening=False, annotation_count__gte=overlap - 1), then=Value(False)),
+            default=F("is_open"),
+        ),
+    )
+
+
 @transaction.atomic
 def _keep_refused(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> None:
-    _, locked = _locked_assignment(assignment=assignment, user=user)
+    locked = lock_assignment(assignment=assignment, user=user)
     draft = locked.draft if isinstance(locked.draft, dict) else ({"previous": locked.draft} if locked.draft else {})
     locked.draft = {**draft, "refused_submit": payload}
     locked.status = AssignmentStatus.EXPIRED
     locked.save(update_fields=["draft", "status", "updated_at"])
 
 
-def claim_after_submit(*, project: Project, user: AbstractBaseUser) -> tuple[Assignment | None, str | None]:
+def claim_after_submit(
+    *, project: Project, user: AbstractBaseUser, roles: set[str] | None = None
+) -> tuple[Assignment | None, str | None]:
     """The next task for the submit response (one round trip); a message instead when screening
     has just been failed."""
     try:
-        return claim_next(project=project, user=user), None
+        return claim_next(project=project, user=user, roles=roles), None
     except ScreeningFailed as failed:
         return None, str(failed.detail)
