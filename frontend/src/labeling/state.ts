@@ -1,0 +1,427 @@
+/**
+ * The labeling state machine: pure functions over plain data, no DOM, no I/O.
+ *
+ * One state per assignment. Every action returns a new state (or the same object when the action
+ * does not apply), so the UI can re-render, save drafts and undo by keeping earlier snapshots.
+ *
+ * Phase 2 (PRM800K default): steps are rated in order; a Negative ends the pass at that step
+ * (finish reason `found_error`); the annotator may then rate alternatives there or write a
+ * corrected step. Every step rated without a Negative finishes with `solution`.
+ * Phase 1: alternatives may be rated at any step; a step is passed once something at it is
+ * Positive or a human step is written (`human_completion`); all steps passed -> `solution`.
+ */
+
+export type Rating = -1 | 0 | 1;
+export type Mode = "phase1" | "phase2";
+export type FinishReason = "solution" | "found_error" | "give_up" | "bad_problem";
+export type GiveUpReason = "give_up" | "bad_problem";
+
+export const RATINGS: readonly Rating[] = [-1, 0, 1];
+
+export interface TaskStep {
+  index: number;
+  text: string;
+  /** Alternative completions offered by the server at this step, if any. */
+  alternatives?: string[];
+}
+
+export interface AltLabel {
+  text: string;
+  rating: Rating | null;
+  flagged: boolean;
+  /** true: offered by the server (may stay unrated); false: written by the annotator (must be rated). */
+  offered: boolean;
+}
+
+export interface StepLabel {
+  rating: Rating | null;
+  flagged: boolean;
+  alternatives: AltLabel[];
+  human: string | null;
+  /** Phase 1 only: the annotator moved on from this step. */
+  done: boolean;
+}
+
+/** What 1/2/3 and f act on at the current step. `human` and `newalt` are the two text boxes. */
+export type Focus = { kind: "main" } | { kind: "alt"; alt: number } | { kind: "human" } | { kind: "newalt" };
+
+export interface Snapshot {
+  labels: StepLabel[];
+  focus: Focus;
+}
+
+export interface LabelingState {
+  mode: Mode;
+  steps: readonly TaskStep[];
+  labels: StepLabel[];
+  focus: Focus;
+  /** Earlier snapshots, newest last: Backspace pops one. */
+  past: Snapshot[];
+}
+
+/** Undo depth kept (and saved in drafts). */
+export const MAX_UNDO = 100;
+
+const MAIN: Focus = { kind: "main" };
+
+export function createState(mode: Mode, steps: readonly TaskStep[]): LabelingState {
+  return {
+    mode,
+    steps,
+    labels: steps.map((step) => ({
+      rating: null,
+      flagged: false,
+      alternatives: (step.alternatives ?? []).map((text) => ({ text, rating: null, flagged: false, offered: true })),
+      human: null,
+      done: false,
+    })),
+    focus: MAIN,
+    past: [],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Derived facts
+// ---------------------------------------------------------------------------------------------
+
+/** Phase 2: index (in steps) of the first main-line Negative, which ends the pass; else null. */
+export function errorIndex(s: LabelingState): number | null {
+  if (s.mode !== "phase2") return null;
+  const i = s.labels.findIndex((l) => l.rating === -1);
+  return i === -1 ? null : i;
+}
+
+/** The step being labeled (position in `steps`), or null when every step is through. */
+export function currentIndex(s: LabelingState): number | null {
+  if (s.mode === "phase2") {
+    const err = errorIndex(s);
+    if (err !== null) return err;
+    const i = s.labels.findIndex((l) => l.rating === null);
+    return i === -1 ? null : i;
+  }
+  const i = s.labels.findIndex((l) => !l.done);
+  return i === -1 ? null : i;
+}
+
+/** How many steps are shown: those labeled so far plus the current one. */
+export function visibleCount(s: LabelingState): number {
+  const cur = currentIndex(s);
+  return cur === null ? s.steps.length : cur + 1;
+}
+
+/** Alternatives the annotator wrote but has not rated yet: they block completion. */
+function hasUnratedWrittenAlternative(s: LabelingState): boolean {
+  return s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null));
+}
+
+/** The finish reason the ratings imply, or null while the labeling is incomplete. */
+export function finishReason(s: LabelingState): "solution" | "found_error" | null {
+  if (s.steps.length === 0 || hasUnratedWrittenAlternative(s)) return null;
+  if (s.mode === "phase2") {
+    if (errorIndex(s) !== null) return "found_error";
+    return s.labels.every((l) => l.rating !== null) ? "solution" : null;
+  }
+  return s.labels.every((l) => l.done) ? "solution" : null;
+}
+
+export function isComplete(s: LabelingState): boolean {
+  return finishReason(s) !== null;
+}
+
+/** Phase 1: the current step has a Positive (main or alternative) or a written human step. */
+function isResolved(l: StepLabel): boolean {
+  if (l.rating === null) return false;
+  if (l.rating === 1 || l.alternatives.some((a) => a.rating === 1)) return true;
+  return (l.human ?? "").trim() !== "";
+}
+
+/** Phase 1: the current step must get a human step before moving on (nothing there is Positive). */
+export function needsHumanStep(s: LabelingState): boolean {
+  const cur = currentIndex(s);
+  if (s.mode !== "phase1" || cur === null) return false;
+  const l = s.labels[cur];
+  return l.rating !== null && !isResolved(l) && l.alternatives.every((a) => a.rating !== null);
+}
+
+/** Whether alternatives / a written step can be added at the current step now. */
+export function canAddAlternatives(s: LabelingState): boolean {
+  const cur = currentIndex(s);
+  if (cur === null) return false;
+  const l = s.labels[cur];
+  if (s.mode === "phase2") return l.rating === -1;
+  return l.rating !== null;
+}
+
+export function ratedCount(s: LabelingState): number {
+  return s.labels.filter((l) => l.rating !== null).length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------------------------
+
+function cloneLabels(labels: StepLabel[]): StepLabel[] {
+  return labels.map((l) => ({ ...l, alternatives: l.alternatives.map((a) => ({ ...a })) }));
+}
+
+/** A new state whose labels may be mutated freely, with the current one pushed for undo. */
+function edit(s: LabelingState): LabelingState {
+  const past = [...s.past, { labels: s.labels, focus: s.focus }];
+  if (past.length > MAX_UNDO) past.splice(0, past.length - MAX_UNDO);
+  return { ...s, labels: cloneLabels(s.labels), past };
+}
+
+/** Phase 1: where focus goes once the main step or an alternative has been rated. */
+function phase1After(next: LabelingState, cur: number, fromAlt: number | null): LabelingState {
+  const l = next.labels[cur];
+  const firstAlt = fromAlt === null ? 0 : fromAlt + 1;
+  if (firstAlt < l.alternatives.length) return { ...next, focus: { kind: "alt", alt: firstAlt } };
+  if (isResolved(l)) {
+    l.done = true;
+    return { ...next, focus: MAIN };
+  }
+  return { ...next, focus: { kind: "human" } };
+}
+
+/** Rate whatever has focus at the current step (1/2/3). Only the current step can be rated. */
+export function rate(s: LabelingState, rating: Rating): LabelingState {
+  const cur = currentIndex(s);
+  if (cur === null) return s;
+  const label = s.labels[cur];
+  const f = s.focus;
+  if (f.kind === "main") {
+    if (label.rating !== null) return s; // already rated: Backspace undoes it
+    const next = edit(s);
+    next.labels[cur].rating = rating;
+    if (s.mode === "phase2") {
+      // A Negative ends the pass here: go to the first alternative offered, if any.
+      if (rating === -1 && label.alternatives.length > 0) return { ...next, focus: { kind: "alt", alt: 0 } };
+      return { ...next, focus: MAIN };
+    }
+    return phase1After(next, cur, null);
+  }
+  if (f.kind === "alt") {
+    if (f.alt < 0 || f.alt >= label.alternatives.length || label.rating === null) return s;
+    if (label.alternatives[f.alt].rating === rating) return s;
+    const next = edit(s);
+    next.labels[cur].alternatives[f.alt].rating = rating;
+    if (s.mode === "phase2") {
+      const alt = Math.min(f.alt + 1, label.alternatives.length - 1);
+      return { ...next, focus: { kind: "alt", alt } };
+    }
+    return phase1After(next, cur, f.alt);
+  }
+  return s;
+}
+
+/** Toggle the flag ("unsure") on the focused rating target, or on the last step once all are done. */
+export function toggleFlag(s: LabelingState): LabelingState {
+  const cur = currentIndex(s);
+  const stepIdx = cur ?? s.steps.length - 1;
+  if (stepIdx < 0) return s;
+  const next = edit(s);
+  const l = next.labels[stepIdx];
+  if (cur !== null && s.focus.kind === "alt" && s.focus.alt < l.alternatives.length) {
+    const a = l.alternatives[s.focus.alt];
+    a.flagged = !a.flagged;
+  } else {
+    l.flagged = !l.flagged;
+  }
+  return next;
+}
+
+/** Add an alternative step written by the annotator at the current step; focus moves to it for rating. */
+export function addAlternative(s: LabelingState, text: string): LabelingState {
+  const cur = currentIndex(s);
+  const trimmed = text.trim();
+  if (cur === null || trimmed === "" || !canAddAlternatives(s)) return s;
+  const next = edit(s);
+  const alts = next.labels[cur].alternatives;
+  alts.push({ text: trimmed, rating: null, flagged: false, offered: false });
+  return { ...next, focus: { kind: "alt", alt: alts.length - 1 } };
+}
+
+/**
+ * Write (or clear, with empty text) the human step at the current step: the corrected step after a
+ * Negative in phase 2, the annotator's own step in phase 1 (which moves on to the next step).
+ */
+export function setHumanStep(s: LabelingState, text: string): LabelingState {
+  const cur = currentIndex(s);
+  if (cur === null || !canAddAlternatives(s)) return s;
+  const trimmed = text.trim();
+  const value = trimmed === "" ? null : trimmed;
+  if (s.labels[cur].human === value) return { ...s, focus: MAIN };
+  const next = edit(s);
+  next.labels[cur].human = value;
+  if (s.mode === "phase1" && value !== null && isResolved(next.labels[cur])) next.labels[cur].done = true;
+  return { ...next, focus: MAIN };
+}
+
+/** Phase 1: move on from the current step once something there is Positive (key n). */
+export function nextStep(s: LabelingState): LabelingState {
+  const cur = currentIndex(s);
+  if (s.mode !== "phase1" || cur === null || !isResolved(s.labels[cur])) return s;
+  const next = edit(s);
+  next.labels[cur].done = true;
+  return { ...next, focus: MAIN };
+}
+
+/** Move focus among the current step's rating targets (main step, then alternatives). */
+export function moveFocus(s: LabelingState, delta: 1 | -1): LabelingState {
+  const cur = currentIndex(s);
+  if (cur === null) return s;
+  const n = s.labels[cur].alternatives.length;
+  const pos = s.focus.kind === "alt" ? s.focus.alt + 1 : s.focus.kind === "main" ? 0 : n + 1;
+  const to = Math.max(0, Math.min(n, pos + delta));
+  return { ...s, focus: to === 0 ? MAIN : { kind: "alt", alt: to - 1 } };
+}
+
+/** Focus a text box (c: human step, a: new alternative), when writing is allowed at this point. */
+export function focusWriter(s: LabelingState, kind: "human" | "newalt"): LabelingState {
+  if (!canAddAlternatives(s)) return s;
+  return { ...s, focus: { kind } };
+}
+
+export function blurWriter(s: LabelingState): LabelingState {
+  if (s.focus.kind !== "human" && s.focus.kind !== "newalt") return s;
+  return { ...s, focus: MAIN };
+}
+
+/** Backspace: restore the snapshot before the last change. */
+export function undo(s: LabelingState): LabelingState {
+  if (s.past.length === 0) return s;
+  const prev = s.past[s.past.length - 1];
+  return { ...s, labels: prev.labels, focus: prev.focus, past: s.past.slice(0, -1) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Submit payload (contract of POST /api/v1/assignments/{id}/submit/)
+// ---------------------------------------------------------------------------------------------
+
+export interface PayloadAlternative {
+  text: string;
+  rating: Rating | null;
+  flagged: boolean;
+}
+
+export interface PayloadStep {
+  index: number;
+  rating: Rating | null;
+  flagged: boolean;
+  alternatives: PayloadAlternative[];
+  human_completion: string | null;
+}
+
+export interface SubmitPayload {
+  idempotency_key: string;
+  finish_reason: FinishReason;
+  total_time_ms: number;
+  reason: string;
+  steps: PayloadStep[];
+}
+
+export interface PayloadOptions {
+  idempotencyKey: string;
+  totalTimeMs: number;
+  /** Give up / bad problem, with the annotator's reason; otherwise the ratings decide. */
+  giveUp?: { reason: GiveUpReason; note: string };
+}
+
+export class IncompleteLabelingError extends Error {}
+
+export function buildPayload(s: LabelingState, opts: PayloadOptions): SubmitPayload {
+  let finish: FinishReason;
+  let reason = "";
+  if (opts.giveUp) {
+    reason = opts.giveUp.note.trim();
+    if (reason === "") throw new IncompleteLabelingError("a reason is required");
+    finish = opts.giveUp.reason;
+  } else {
+    const implied = finishReason(s);
+    if (implied === null) throw new IncompleteLabelingError("the labeling is not complete");
+    finish = implied;
+  }
+  // Only steps that were reached and rated; in phase 2 nothing after the first Negative exists.
+  const steps: PayloadStep[] = [];
+  s.labels.forEach((l, i) => {
+    if (l.rating === null) return;
+    steps.push({
+      index: s.steps[i].index,
+      rating: l.rating,
+      flagged: l.flagged,
+      alternatives: l.alternatives
+        .filter((a) => a.rating !== null)
+        .map((a) => ({ text: a.text, rating: a.rating, flagged: a.flagged })),
+      human_completion: l.human,
+    });
+  });
+  return {
+    idempotency_key: opts.idempotencyKey,
+    finish_reason: finish,
+    total_time_ms: Math.max(0, Math.round(opts.totalTimeMs)),
+    reason,
+    steps,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drafts: what is saved in localStorage and on the server, and how it is restored
+// ---------------------------------------------------------------------------------------------
+
+export interface SavedLabels {
+  labels: StepLabel[];
+  focus: Focus;
+  past: Snapshot[];
+}
+
+export function toSaved(s: LabelingState): SavedLabels {
+  return { labels: s.labels, focus: s.focus, past: s.past };
+}
+
+function isRating(v: unknown): v is Rating | null {
+  return v === null || v === -1 || v === 0 || v === 1;
+}
+
+function validLabels(v: unknown, n: number): v is StepLabel[] {
+  if (!Array.isArray(v) || v.length !== n) return false;
+  return v.every(
+    (l) =>
+      l !== null &&
+      typeof l === "object" &&
+      isRating(l.rating) &&
+      typeof l.flagged === "boolean" &&
+      typeof l.done === "boolean" &&
+      (l.human === null || typeof l.human === "string") &&
+      Array.isArray(l.alternatives) &&
+      l.alternatives.every(
+        (a: unknown) =>
+          a !== null &&
+          typeof a === "object" &&
+          typeof (a as AltLabel).text === "string" &&
+          isRating((a as AltLabel).rating) &&
+          typeof (a as AltLabel).flagged === "boolean" &&
+          typeof (a as AltLabel).offered === "boolean",
+      ),
+  );
+}
+
+function validFocus(v: unknown): v is Focus {
+  if (v === null || typeof v !== "object") return false;
+  const f = v as Focus;
+  if (f.kind === "alt") return Number.isInteger(f.alt) && f.alt >= 0;
+  return f.kind === "main" || f.kind === "human" || f.kind === "newalt";
+}
+
+/** Restore saved labels onto a fresh state; anything malformed or for other steps is ignored. */
+export function restore(mode: Mode, steps: readonly TaskStep[], saved: unknown): LabelingState {
+  const fresh = createState(mode, steps);
+  if (saved === null || typeof saved !== "object") return fresh;
+  const d = saved as Partial<SavedLabels>;
+  if (!validLabels(d.labels, steps.length)) return fresh;
+  const past = Array.isArray(d.past)
+    ? d.past.filter((p) => p && validLabels(p.labels, steps.length) && validFocus(p.focus)).slice(-MAX_UNDO)
+    : [];
+  // Writer boxes are not restored with focus: the text in them was never committed.
+  const focus = validFocus(d.focus) && (d.focus.kind === "main" || d.focus.kind === "alt") ? d.focus : MAIN;
+  return { ...fresh, labels: cloneLabels(d.labels), focus, past };
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+
+import { extractMath, renderMarkdown } from "./markdown";
+
+describe("extractMath", () => {
+  it("finds every delimiter form", () => {
+    const { math } = extractMath("a $x$ b $$y$$ c \\(z\\) d \\[w\\]", "n");
+    expect(math).toEqual([
+      { tex: "x", display: false },
+      { tex: "y", display: true },
+      { tex: "z", display: false },
+      { tex: "w", display: true },
+    ]);
+  });
+
+  it("leaves prices and escaped dollars as text", () => {
+    expect(extractMath("costs $5 and $6 each", "n").math).toEqual([]);
+    expect(extractMath("a \\$ sign and $ x$", "n").math).toEqual([]);
+    expect(extractMath("pay $ 3", "n").math).toEqual([]);
+  });
+
+  it("keeps underscores inside math away from Markdown emphasis", () => {
+    const html = renderMarkdown("$a_1 + a_2$ and *b*");
+    expect(html).toContain("katex");
+    expect(html).toContain("<em>b</em>");
+    expect(html).not.toContain("<em>1");
+  });
+});
+
+describe("renderMarkdown safety", () => {
+  it("escapes raw HTML", () => {
+    const html = renderMarkdown("<img src=x onerror=alert(1)> <script>alert(2)</script>");
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain("<script");
+    expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
+  });
+
+  it("renders KaTeX \\href and \\htmlClass without links or classes when untrusted", () => {
+    const html = renderMarkdown("$\\href{javascript:alert(1)}{x}$ and $\\htmlClass{evil}{y}$ and $\\url{javascript:z}$");
+    expect(html).not.toMatch(/<a\b/);
+    expect(html).not.toContain('class="evil"');
+    expect(html).toContain("katex");
+  });
+
+  it("drops javascript: Markdown links and opens others safely", () => {
+    const bad = renderMarkdown("[x](javascript:alert(1))");
+    expect(bad).not.toContain('href="javascript');
+    const good = renderMarkdown("[docs](https://example.org)");
+    expect(good).toContain('rel="noopener noreferrer nofollow"');
+  });
+
+  it("does not throw on broken TeX and shows it as an error", () => {
+    const html = renderMarkdown("$\\frac{1}{$");
+    expect(html).toContain("katex");
+  });
+
+  it("cannot be tricked by text that imitates a placeholder", () => {
+    const html = renderMarkdown("MATHdeadbeefX0X and $x$");
+    expect(html).toContain("MATHdeadbeefX0X");
+  });
+
+  it("renders display math in its own block", () => {
+    expect(renderMarkdown("$$\\sum_i i$$")).toContain("katex-display");
+    expect(renderMarkdown("\\[x\\]")).toContain("katex-display");
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * Safe rendering of untrusted problem / step / guideline text: Markdown with raw HTML disabled,
+ * and LaTeX math ($...$, $$...$$, \(...\), \[...\]) typeset by KaTeX with trust off.
+ *
+ * Math is cut out of the text before Markdown runs (so `_` and `*` inside formulas are not read as
+ * emphasis) and replaced by placeholders carrying a random nonce; KaTeX's output goes back in
+ * after Markdown has escaped everything else.
+ */
+import katex from "katex";
+import MarkdownIt from "markdown-it";
+
+const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: false });
+
+// Links in untrusted text open away from the workspace and never carry the referrer.
+const defaultLinkOpen =
+  md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer nofollow");
+  return defaultLinkOpen(tokens, idx, options, env, self);
+};
+
+export interface MathSegment {
+  tex: string;
+  display: boolean;
+}
+
+export interface Extracted {
+  text: string;
+  math: MathSegment[];
+}
+
+function placeholder(nonce: string, i: number): string {
+  return `MATH${nonce}X${i}X`;
+}
+
+/**
+ * Replace math by placeholders. `\$` stays a literal dollar. A single `$` opens inline math only
+ * when followed by a non-space and closes at a `$` preceded by a non-space and not followed by a
+ * digit (pandoc's rule), so "costs $5 and $6" stays text.
+ */
+export function extractMath(src: string, nonce: string): Extracted {
+  const math: MathSegment[] = [];
+  let out = "";
+  let i = 0;
+  const push = (tex: string, display: boolean): void => {
+    out += placeholder(nonce, math.length);
+    math.push({ tex, display });
+  };
+  while (i < src.length) {
+    const ch = src[i];
+    if (ch === "\\" && i + 1 < src.length) {
+      const nx = src[i + 1];
+      if (nx === "(" || nx === "[") {
+        const close = nx === "(" ? "\\)" : "\\]";
+        const end = src.indexOf(close, i + 2);
+        if (end !== -1) {
+          push(src.slice(i + 2, end), nx === "[");
+          i = end + 2;
+          continue;
+        }
+      }
+      out += ch + nx; // any other escape (\$ included) is Markdown's business
+      i += 2;
+      continue;
+    }
+    if (ch === "$") {
+      if (src[i + 1] === "$") {
+        const end = src.indexOf("$$", i + 2);
+        if (end !== -1 && end > i + 2) {
+          push(src.slice(i + 2, end), true);
+          i = end + 2;
+          continue;
+        }
+      } else if (i + 1 < src.length && !/\s/.test(src[i + 1])) {
+        const end = findInlineClose(src, i + 1);
+        if (end !== -1) {
+          push(src.slice(i + 1, end), false);
+          i = end + 1;
+          continue;
+        }
+      }
+    }
+    out += ch;
+    i += 1;
+  }
+  return { text: out, math };
+}
+
+function findInlineClose(src: string, from: number): number {
+  for (let j = from; j < src.length; j++) {
+    const c = src[j];
+    if (c === "\\") {
+      j += 1;
+      continue;
+    }
+    if (c === "\n" && src[j + 1] === "\n") return -1; // math never spans paragraphs
+    if (c === "$") {
+      if (/\s/.test(src[j - 1]) || /\d/.test(src[j + 1] ?? "")) continue;
+      return j;
+    }
+  }
+  return -1;
+}
+
+const katexCache = new Map<string, string>();
+
+export function renderTex(tex: string, display: boolean): string {
+  const key = (display ? "D" : "I") + tex;
+  let html = katexCache.get(key);
+  if (html === undefined) {
+    html = katex.renderToString(tex, {
+      displayMode: display,
+      throwOnError: false,
+      trust: false,
+      strict: "ignore",
+      maxSize: 20,
+      maxExpand: 500,
+      output: "htmlAndMathml",
+    });
+    if (katexCache.size > 2000) katexCache.clear();
+    katexCache.set(key, html);
+  }
+  return html;
+}
+
+function randomNonce(): string {
+  const bytes = new Uint8Array(6);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Markdown + math to HTML that is safe to assign to innerHTML. */
+export function renderMarkdown(src: string, opts: { inline?: boolean } = {}): string {
+  const nonce = randomNonce();
+  const { text, math } = extractMath(src, nonce);
+  const html = opts.inline ? md.renderInline(text) : md.render(text);
+  if (math.length === 0) return html;
+  const re = new RegExp(`MATH${nonce}X(\\d+)X`, "g");
+  return html.replace(re, (whole, n: string) => {
+    const seg = math[Number(n)];
+    return seg ? renderTex(seg.tex, seg.display) : whole;
+  });
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+
+import { backoffMs, errorMessage, newIdempotencyKey, parseTask, readCookie, submitUntilAcknowledged } from "./api";
+
+describe("submitUntilAcknowledged", () => {
+  it("retries network errors and 5xx with the same payload until a 2xx", async () => {
+    const answers: Array<() => { status: number; data: Record<string, unknown> | null }> = [
+      () => {
+        throw new TypeError("Failed to fetch");
+      },
+      () => ({ status: 502, data: null }),
+      () => ({ status: 201, data: { id: 7 } }),
+    ];
+    const sleeps: number[] = [];
+    const retries: string[] = [];
+    const out = await submitUntilAcknowledged(async () => answers.shift()!(), {
+      sleep: async (ms) => void sleeps.push(ms),
+      onRetry: (_n, why) => retries.push(why),
+    });
+    expect(out).toEqual({ ok: true, status: 201, data: { id: 7 } });
+    expect(retries).toEqual(["Failed to fetch", "server error 502"]);
+    expect(sleeps).toHaveLength(2);
+  });
+
+  it("stops at a 4xx and reports the server's message", async () => {
+    const out = await submitUntilAcknowledged(async () => ({ status: 409, data: { detail: "Lease taken." } }), {
+      sleep: async () => undefined,
+    });
+    expect(out).toMatchObject({ ok: false, status: 409, message: "Lease taken." });
+  });
+});
+
+describe("helpers", () => {
+  it("backoff doubles up to 30 s", () => {
+    expect(backoffMs(0, () => 0.5)).toBe(500);
+    expect(backoffMs(3, () => 0.5)).toBe(4000);
+    expect(backoffMs(20, () => 0.5)).toBe(30000);
+  });
+
+  it("reads cookies and error messages", () => {
+    expect(readCookie("csrftoken", "a=1; csrftoken=abc%3D; b=2")).toBe("abc=");
+    expect(readCookie("x", "a=1")).toBeNull();
+    expect(errorMessage(400, { steps: ["bad"] })).toBe('steps: ["bad"]');
+    expect(errorMessage(400, { non_field_errors: ["a", "b"] })).toBe("a b");
+    expect(errorMessage(500, null)).toBe("The server answered 500.");
+  });
+
+  it("makes v4 UUID keys", () => {
+    const k = newIdempotencyKey();
+    expect(k).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(newIdempotencyKey()).not.toBe(k);
+  });
+
+  it("parses a task with either id field", () => {
+    const t = parseTask({
+      assignment_id: 5,
+      lease_expires_at: "2026-01-01T00:00:00Z",
+      mode: "phase1",
+      problem: { text: "P", ground_truth_answer: "" },
+      steps: [{ index: 0, text: "s", alternatives: [{ text: "alt" }] }],
+      draft: { v: 1 },
+    });
+    expect(t).toMatchObject({
+      assignmentId: 5,
+      mode: "phase1",
+      problem: { text: "P", groundTruthAnswer: null },
+      steps: [{ index: 0, text: "s", alternatives: ["alt"] }],
+      draft: { v: 1 },
+    });
+    expect(parseTask({ id: 9, problem: {}, steps: [] }).mode).toBe("phase2");
+  });
+});

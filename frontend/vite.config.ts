@@ -1,0 +1,28 @@
+import { defineConfig } from "vitest/config";
+
+// Django serves frontend/dist through staticfiles: fixed names under steplabel/ let templates use
+// {% static "steplabel/workspace.js" %}; production hashes them (ManifestStaticFilesStorage).
+// More pages (the dashboard) add an entry to `input`.
+export default defineConfig({
+  base: "./",
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    cssCodeSplit: true,
+    assetsInlineLimit: 0,
+    rollupOptions: {
+      input: { workspace: "src/workspace/main.ts" },
+      output: {
+        entryFileNames: "steplabel/[name].js",
+        chunkFileNames: "steplabel/chunks/[name]-[hash].js",
+        assetFileNames: (info) =>
+          /\.(woff2?|ttf)$/.test(info.names?.[0] ?? "") ? "steplabel/fonts/[name][extname]" : "steplabel/[name][extname]",
+      },
+    },
+  },
+  test: {
+    include: ["src/**/*.test.ts"],
+    environment: "node",
+  },
+});

@@ -1,0 +1,123 @@
+"""Data and page helpers of the browser tests."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Page, expect
+
+from annotate.models import Annotation, Membership, Problem, Project, Role, Solution, Step
+
+PASSWORD = "pw-steplabel-e2e"
+_seq = itertools.count()
+
+GUIDELINES = """# How to rate
+- **Positive**: the step is correct and moves towards the answer.
+- **Neutral**: correct but unhelpful, or ambiguous.
+- **Negative**: wrong, e.g. claims $2+2=5$.
+
+Flag a step when you are unsure."""
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).hexdigest()
+
+
+def make_project(slug: str = "algebra", **fields) -> Project:
+    fields.setdefault("name", "Algebra, round 1")
+    fields.setdefault("guidelines", GUIDELINES)
+    return Project.objects.create(slug=slug, **fields)
+
+
+def make_user(name: str, project: Project | None = None, role: str = Role.ANNOTATOR):
+    user = get_user_model().objects.create_user(name, password=PASSWORD)
+    if project is not None:
+        Membership.objects.create(project=project, user=user, role=role)
+    return user
+
+
+def make_solution(
+    project: Project,
+    steps: list[str],
+    *,
+    problem: str = "If $x = 3$, what is $x^2 + 1$?",
+    answer: str = "10",
+    priority: float = 1.0,
+) -> Solution:
+    tag = next(_seq)
+    prob = Problem.objects.create(
+        project=project,
+        text=problem,
+        ground_truth_answer=answer,
+        content_hash=_hash("problem", tag, problem),
+        text_hash=_hash("text", tag, problem),
+    )
+    solution = Solution.objects.create(
+        project=project,
+        problem=prob,
+        content_hash=_hash("solution", tag),
+        n_steps=len(steps),
+        priority=priority,
+    )
+    Step.objects.bulk_create([Step(solution=solution, index=i, text=t) for i, t in enumerate(steps)])
+    return solution
+
+
+STEPS = [
+    "Substitute $x = 3$: $x^2 = 3^2$.",
+    "So $x^2 = 9$.",
+    "Adding one, $$x^2 + 1 = 10.$$ The answer is $\\boxed{10}$.",
+]
+
+
+def login(page: Page, username: str, next_path: str) -> None:
+    """Log in at /accounts/login/ with the keyboard, landing on next_path."""
+    page.goto(f"/accounts/login/?next={next_path}")
+    page.get_by_label("Username").focus()
+    page.keyboard.type(username)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**{next_path}")
+
+
+def open_workspace(page: Page, username: str, slug: str = "algebra") -> None:
+    login(page, username, f"/annotate/{slug}/")
+    wait_ready(page)
+
+
+def wait_ready(page: Page) -> None:
+    """The task is on screen (the first step shown) or the empty-queue message is."""
+    page.locator(".sl-step:visible, .sl-empty:visible").first.wait_for()
+
+
+def current_step(page: Page):
+    return page.locator(".sl-step.sl-current")
+
+
+def visible_steps(page: Page):
+    return page.locator(".sl-step:visible")
+
+
+def expect_rated(page: Page, n: int) -> None:
+    """n steps carry a rating (their pressed button)."""
+    expect(page.locator(".sl-step > .sl-rate-group .sl-rate[aria-pressed=true]")).to_have_count(n)
+
+
+def expect_empty_queue(page: Page) -> None:
+    expect(page.get_by_role("heading", name="No more solutions to label right now")).to_be_visible()
+
+
+def annotation_for(solution: Solution) -> Annotation:
+    return Annotation.objects.get(solution=solution)
+
+
+def label_steps(annotation: Annotation) -> list[dict]:
+    return json.loads(annotation.label_steps)
+
+
+def main_ratings(annotation: Annotation) -> list[int | None]:
+    return [s["completions"][0]["rating"] for s in label_steps(annotation)]
