@@ -24,6 +24,7 @@ from django.db.models import F
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services import grading
 from annotate.services.bulk_insert import insert_rows
+from annotate.services.exports import stamp_export_sequence
 from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line, validate_line
 from annotate.services.splits import math500_flag, text_sha256
 
@@ -149,6 +150,10 @@ def import_file(
         # Parsing runs in a thread while this one waits on the database, so the two overlap.
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
             _write_batch(project=project, batch=batch, result=result)
+        # Number the new labels for export now, while they are fresh in cache; the lock this
+        # takes is held only from here to the commit.
+        if result.annotations_created:
+            stamp_export_sequence(project=project)
     return result
 
 
