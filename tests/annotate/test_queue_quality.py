@@ -3,7 +3,12 @@
 import pytest
 
 from annotate.models import AnnotatorStatus, Assignment, Role, ScreeningStatus
-from annotate.services.quality import compare_with_gold, gold_agreement
+from annotate.services.quality import (
+    compare_with_gold,
+    gold_agreement,
+    krippendorff_alpha_ordinal,
+    project_agreement,
+)
 from annotate.services.queue import LeaseConflict, ScreeningFailed, claim_next, skip
 from annotate.services.submit import claim_after_submit, submit
 from tests.annotate.queue_factories import (
@@ -177,3 +182,48 @@ def test_screening_pool_exhausted_serves_nothing(screening_project):
 def test_leads_are_exempt_from_screening(screening_project):
     lead = make_user(project=screening_project, role=Role.LEAD)
     assert not claim_next(project=screening_project, user=lead).solution.is_screening
+
+
+# --- inter-annotator agreement ------------------------------------------------------------------
+
+
+def test_krippendorff_alpha_hand_checked():
+    # Two values: o11=4, o10=o01=1, o00=2; n1=5, n0=3, n=8 -> alpha = 1 - (2/8) / (2*5*3/(8*7)) = 8/15.
+    assert krippendorff_alpha_ordinal([[1, 1], [1, 1], [1, 0], [0, 0]]) == pytest.approx(8 / 15)
+    # Ordinal, three values: n(-1)=1, n(0)=2, n(1)=1; delta2(-1,0)=delta2(0,1)=2.25, delta2(-1,1)=9;
+    # D_o = (2*2.25 + 2*2.25)/4 = 2.25, D_e = (2*2*2.25 + 2*2*2.25 + 2*1*9)/12 = 3 -> alpha = 0.25.
+    assert krippendorff_alpha_ordinal([[1, 0], [0, -1]]) == pytest.approx(0.25)
+    assert krippendorff_alpha_ordinal([[1, 1], [0, 0], [-1, -1]]) == pytest.approx(1.0)
+    # Unpairable units are ignored; no variation at all leaves alpha undefined.
+    assert krippendorff_alpha_ordinal([[1], [1, 1, 1]]) is None
+    assert krippendorff_alpha_ordinal([]) is None
+
+
+def test_ordinal_metric_penalizes_distant_disagreement_more():
+    near = krippendorff_alpha_ordinal([[1, 0], [1, 1], [0, 0], [-1, -1], [-1, -1], [1, 1]])
+    far = krippendorff_alpha_ordinal([[1, -1], [1, 1], [0, 0], [-1, -1], [0, 0], [1, 1]])
+    assert near > far
+
+
+def test_project_agreement_over_overlapping_labels():
+    project = make_project(overlap=2)
+    solutions = make_solutions(project, 2)
+    first, second = make_user(project=project), make_user(project=project)
+    answers = {first.pk: [[1, 1, 1], [1, -1]], second.pk: [[1, 0, 1], [1, -1]]}
+    for user in (first, second):
+        for n in range(2):
+            assignment = claim_next(project=project, user=user)
+            ratings = answers[user.pk][solutions.index(next(s for s in solutions if s.pk == assignment.solution_id))]
+            submit(assignment=assignment, user=user, payload=payload(ratings, key=f"{user.pk}-{n}", reason="x"))
+
+    stats = project_agreement(project=project)
+
+    assert stats["solutions_with_overlap"] == 2
+    # Units: (1,1), (1,0), (1,1) on the first solution; (1,1), (-1,-1) on the second.
+    assert stats["alpha"] == pytest.approx(krippendorff_alpha_ordinal([[1, 1], [1, 0], [1, 1], [1, 1], [-1, -1]]))
+    assert stats["first_error_agreement"] == 1.0
+    rows = {row["labels"]: row for row in stats["annotators"]}
+    assert len(stats["annotators"]) == 2 and set(rows) == {2}
+    by_neutral = sorted(row["neutral_rate"] for row in stats["annotators"])
+    assert by_neutral == [0.0, pytest.approx(1 / 5)]
+    assert all(row["flag_rate"] == 0.0 and row["gold_accuracy"] is None for row in stats["annotators"])
