@@ -56,7 +56,9 @@ def generate(path: Path, records: int, seed: int = 0) -> int:
                 if first_error is not None and i == first_error:
                     completions = [{"text": text, "rating": -1, "flagged": None}]
                     completions += [{"text": _sentence(rng, 20), "rating": rng.choice([-1, 0, 1]), "flagged": None}]
-                    label_steps.append({"completions": completions, "human_completion": None, "chosen_completion": None})
+                    label_steps.append(
+                        {"completions": completions, "human_completion": None, "chosen_completion": None}
+                    )
                     break
                 rating = 1 if rng.random() < 0.85 else 0
                 label_steps.append(

@@ -66,9 +66,7 @@ class StreamedExportView(APIView):
         project = project_for_action(request, slug, "export")
         options = _options(project, dict(request.query_params.lists()))
         plan = exports.plan_export(project=project, options=options)
-        response = StreamingHttpResponse(
-            (line.encode() for line in exports.iter_lines(plan=plan)), content_type="application/x-ndjson"
-        )
+        response = StreamingHttpResponse(exports.iter_chunks(plan=plan), content_type="application/x-ndjson")
         response["X-Export-Cursor"] = plan.cursor
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'

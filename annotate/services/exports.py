@@ -19,6 +19,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.core import signing
 from django.db import connection, transaction
@@ -309,6 +310,20 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
             yield dumps_record(record) + "\n"
 
 
+def iter_chunks(*, plan: ExportPlan, chunk_bytes: int = 1 << 16) -> Iterator[bytes]:
+    """The lines of iter_lines, encoded and gathered into ~64 KB blocks for the socket."""
+    buffer: list[str] = []
+    size = 0
+    for line in iter_lines(plan=plan):
+        buffer.append(line)
+        size += len(line)
+        if size >= chunk_bytes:
+            yield "".join(buffer).encode()
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer).encode()
+
+
 def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
     steps: dict[int, list[str]] = defaultdict(list)
     rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
@@ -331,12 +346,12 @@ def _parts(row: dict[str, Any], steps: list[str]) -> RecordParts:
         steps=steps,
         final_answer=row["solution__final_answer"],
         verifier_score=row["verifier_score"],
-        label_steps=json.loads(row["label_steps"]),
+        label_steps=orjson.loads(row["label_steps"]),
         total_time_ms=row["total_time_ms"],
         finish_reason=row["finish_reason"],
         # Records labeled in the app always take the phase-2 shape (DESIGN.md).
         phase2_shape=row["solution__is_pregenerated"] or not imported,
-        shape=json.loads(row["shape"]) if imported and row["shape"] else None,
+        shape=orjson.loads(row["shape"]) if imported and row["shape"] else None,
     )
 
 
