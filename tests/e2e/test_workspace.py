@@ -343,3 +343,37 @@ def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
         "Then $y = 4$.",
         "So the answer is $4$.",
     ]
+
+
+def test_submit_survives_network_errors_with_one_key_and_one_annotation(pages):
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS[:2])
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+
+    sent: list[dict] = []
+
+    def flaky(route, request):
+        sent.append(request.post_data_json)
+        if len(sent) == 1:
+            route.abort("connectionreset")  # the network drops the first try
+        elif len(sent) == 2:
+            route.fulfill(status=503, body="")  # a proxy answers 503 to the second
+        else:
+            route.continue_()
+
+    page.route("**/api/v1/assignments/*/submit/*", flaky)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # a double press while the first is in flight
+    expect(page.locator(".sl-notice")).to_contain_text("retrying")
+    expect_empty_queue(page)
+
+    assert len(sent) == 3
+    assert len({body["idempotency_key"] for body in sent}) == 1
+    assert Annotation.objects.filter(solution=solution).count() == 1
+    annotation = annotation_for(solution)
+    assert annotation.idempotency_key == sent[0]["idempotency_key"]
+    assert main_ratings(annotation) == [1, 1]

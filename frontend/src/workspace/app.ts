@@ -227,9 +227,15 @@ export class Workspace {
         h(
           "p",
           { class: "sl-keyhint" },
-          h("kbd", {}, "1"), " Negative ", h("kbd", {}, "2"), " Neutral ", h("kbd", {}, "3"), " Positive ",
-          h("kbd", {}, "f"), " Flag ", h("kbd", {}, "⌫"), " Undo ", h("kbd", {}, "Enter"), " Submit ",
-          h("kbd", {}, "?"), " All",
+          ...[
+            ["1", "Negative"],
+            ["2", "Neutral"],
+            ["3", "Positive"],
+            ["f", "Flag"],
+            ["⌫", "Undo"],
+            ["Enter", "Submit"],
+            ["?", "All keys"],
+          ].map(([k, what]) => h("span", { class: "sl-keypair" }, h("kbd", {}, k), ` ${what}`)),
         ),
       ),
       h("section", { "aria-labelledby": "sl-guide-h" }, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
@@ -310,6 +316,9 @@ export class Workspace {
     this.key = draft?.key ?? newIdempotencyKey();
     this.rev = draft?.rev ?? 0;
     this.timer = new ActiveTimer(draft?.elapsed_ms ?? 0);
+    // Reading the new task is work: the clock runs from the moment it is shown.
+    if (document.visibilityState === "visible") this.timer.activity();
+    else this.timer.setVisible(false);
     this.state = restore(task.mode, task.steps, draft?.labels ?? null);
     this.pending = draft?.pending ?? null;
     pruneLocal(task.assignmentId);
@@ -325,6 +334,7 @@ export class Workspace {
         setRendered(h("span", { class: "sl-md" }), renderMarkdown(gta, { inline: true })),
       );
     }
+    this.tick();
     this.steps = task.steps.map((st, i) => this.buildStep(i, st.text));
     this.stepList.replaceChildren(...this.steps.map((v) => v.li));
     this.render();
@@ -419,7 +429,7 @@ export class Workspace {
         "div",
         { class: "sl-writer-open" },
         h("button", { type: "button", class: "sl-btn sl-small", "aria-keyshortcuts": "a", onclick: () => this.act((s) => focusWriter(s, "newalt"), false) }, "Write alternative (a)"),
-        h("button", { type: "button", class: "sl-btn sl-small", "aria-keyshortcuts": "c", onclick: () => this.act((s) => focusWriter(s, "human"), false) }, "Write corrected step (c)"),
+        h("button", { type: "button", class: "sl-btn sl-small sl-write-human", "aria-keyshortcuts": "c", onclick: () => this.act((s) => focusWriter(s, "human"), false) }, "Write corrected step (c)"),
       ),
       newAltForm,
       humanForm,
@@ -497,10 +507,13 @@ export class Workspace {
       }
       v.writers.hidden = !(isCur && canWrite);
       v.humanLabel.textContent = s.mode === "phase1" ? "Your own step (none here is Positive)" : "Corrected step";
+      const writeHuman = v.writers.querySelector(".sl-write-human");
+      if (writeHuman) writeHuman.textContent = s.mode === "phase1" ? "Write your own step (c)" : "Write corrected step (c)";
       v.humanForm.hidden = !(isCur && s.focus.kind === "human");
       v.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
     });
 
+    this.tick();
     const total = s.steps.length;
     this.position.textContent =
       cur === null ? `All ${total} steps rated` : `Step ${cur + 1} of ${total} · ${ratedCount(s)} rated`;
@@ -895,6 +908,7 @@ function errorText(data: unknown, fallback: string): string {
 }
 
 export function formatDuration(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   const min = Math.round(ms / 60_000);
   return min >= 60 ? `${Math.floor(min / 60)} h ${min % 60} min` : `${min} min`;
 }
