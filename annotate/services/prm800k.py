@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -40,8 +39,6 @@ STEP_KEYS = ("completions", "human_completion", "chosen_completion")
 COMPLETION_KEYS = ("text", "rating", "flagged")
 FINISH_REASONS = ("solution", "found_error", "give_up", "bad_problem")
 RATINGS = (-1, 0, 1)
-
-_TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?$")
 
 
 class RecordError(ValueError):
@@ -131,7 +128,9 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def parse_timestamp(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+    """PRM800K timestamps are UTC without a zone; one with a zone is converted to UTC."""
+    moment = datetime.fromisoformat(text)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,13 +188,14 @@ def _is_number(value: Any) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
-def _require_keys(obj: Any, path: str, required: tuple[str, ...], allowed: tuple[str, ...]) -> None:
+def _require_keys(obj: Any, path: str, required: tuple[str, ...], allowed: tuple[str, ...] | None) -> None:
+    """Required keys must be there; with `allowed`, no others. allowed=None keeps unknown keys."""
     if not isinstance(obj, dict):
         raise RecordError(path or "(line)", f"must be a JSON object, got {type(obj).__name__}")
     for key in required:
         if key not in obj:
             raise RecordError(_join(path, key), "missing")
-    for key in obj:
+    for key in obj if allowed is not None else ():
         if key not in allowed:
             raise RecordError(_join(path, key), f"unknown field (allowed: {', '.join(allowed)})")
 
@@ -232,13 +232,13 @@ def validate_label_steps(steps: Any, path: str = "label.steps") -> None:
         raise RecordError(path, f"must be a list, got {_type_name(steps)}")
     for i, step in enumerate(steps):
         step_path = f"{path}[{i}]"
-        _require_keys(step, step_path, STEP_KEYS, STEP_KEYS)
+        _require_keys(step, step_path, STEP_KEYS, None)
         completions = step["completions"]
         if completions is not None and not isinstance(completions, list):
             raise RecordError(f"{step_path}.completions", f"must be a list or null, got {_type_name(completions)}")
         for j, completion in enumerate(completions or []):
             c_path = f"{step_path}.completions[{j}]"
-            _require_keys(completion, c_path, ("text",), COMPLETION_KEYS)
+            _require_keys(completion, c_path, ("text",), None)
             _check_str(completion["text"], f"{c_path}.text")
             _check_rating(completion.get("rating"), f"{c_path}.rating")
             _check_flag(completion.get("flagged"), f"{c_path}.flagged")
@@ -272,18 +272,17 @@ def parse_prm800k_record(obj: Any, *, validate: bool = True) -> ParsedSolution:
 
 def validate_prm800k_record(obj: Any) -> None:
     """Raise RecordError naming the first wrong field of a PRM800K record."""
-    _require_keys(obj, "", RECORD_KEYS, RECORD_KEYS)
+    # Unknown keys are kept (see _shape_overrides) so a newer PRM800K variant still round-trips.
+    _require_keys(obj, "", RECORD_KEYS, None)
     _check_str(obj["labeler"], "labeler", non_empty=True)
     if len(obj["labeler"]) > 64:
         raise RecordError("labeler", "longer than 64 characters")
     timestamp = obj["timestamp"]
     _check_str(timestamp, "timestamp")
-    if not _TIMESTAMP_RE.match(timestamp):
-        raise RecordError("timestamp", f"must be ISO-8601 like 2022-11-06T03:24:46.649379, got {timestamp!r}")
     try:
         parse_timestamp(timestamp)
-    except ValueError as exc:
-        raise RecordError("timestamp", str(exc)) from None
+    except ValueError:
+        raise RecordError("timestamp", f"must be ISO-8601 like 2022-11-06T03:24:46.649379, got {timestamp!r}") from None
     generation = obj["generation"]
     if generation is not None and not _is_int(generation):
         raise RecordError("generation", f"must be an integer or null, got {generation!r}")
@@ -292,7 +291,7 @@ def validate_prm800k_record(obj: Any) -> None:
             raise RecordError(key, f"must be true or false, got {json.dumps(obj[key])}")
 
     question = obj["question"]
-    _require_keys(question, "question", ("problem", "ground_truth_answer"), QUESTION_KEYS_PHASE2)
+    _require_keys(question, "question", ("problem", "ground_truth_answer"), None)
     _check_str(question["problem"], "question.problem", non_empty=True)
     _check_str(question["ground_truth_answer"], "question.ground_truth_answer", nullable=True)
     _check_str(question.get("ground_truth_solution"), "question.ground_truth_solution", nullable=True)
@@ -308,7 +307,7 @@ def validate_prm800k_record(obj: Any) -> None:
         raise RecordError("question.pre_generated_verifier_score", f"must be a number or null, got {score!r}")
 
     label = obj["label"]
-    _require_keys(label, "label", LABEL_KEYS, LABEL_KEYS)
+    _require_keys(label, "label", LABEL_KEYS, None)
     validate_label_steps(label["steps"])
     total_time = label["total_time"]
     if total_time is not None and (not _is_int(total_time) or total_time < 0):
@@ -485,7 +484,8 @@ def build_record(parts: RecordParts) -> dict[str, Any]:
         question = {"problem": parts.problem_text, "ground_truth_answer": parts.ground_truth_answer}
     label = {"steps": parts.label_steps, "total_time": parts.total_time_ms, "finish_reason": parts.finish_reason}
     if "label_keys" in shape:
-        label = {key: label[key] for key in shape["label_keys"]}
+        extra = shape.get("label_extra", {})
+        label = {key: label[key] if key in label else extra[key] for key in shape["label_keys"]}
     record = {
         "labeler": parts.labeler,
         "timestamp": parts.timestamp,
@@ -496,7 +496,8 @@ def build_record(parts: RecordParts) -> dict[str, Any]:
         "label": label,
     }
     if "record_keys" in shape:
-        record = {key: record[key] for key in shape["record_keys"]}
+        extra = shape.get("record_extra", {})
+        record = {key: record[key] if key in record else extra[key] for key in shape["record_keys"]}
     return record
 
 
@@ -539,8 +540,14 @@ def _shape_overrides(obj: dict[str, Any], parsed: ParsedSolution) -> dict[str, A
         shape["question"] = obj["question"]
     if list(obj["label"]) != list(LABEL_KEYS):
         shape["label_keys"] = list(obj["label"])
+        extra = {key: value for key, value in obj["label"].items() if key not in LABEL_KEYS}
+        if extra:
+            shape["label_extra"] = extra
     if list(obj) != list(RECORD_KEYS):
         shape["record_keys"] = list(obj)
+        extra = {key: value for key, value in obj.items() if key not in RECORD_KEYS}
+        if extra:
+            shape["record_extra"] = extra
     return shape or None
 
 

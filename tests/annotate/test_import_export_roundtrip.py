@@ -93,6 +93,17 @@ def test_hand_made_edge_cases_round_trip(tmp_path: Path) -> None:
     assert list(records[6]["question"]) == ["ground_truth_answer", "problem"]
 
 
+def test_unknown_keys_and_zoned_timestamps_are_kept(tmp_path: Path) -> None:
+    """A PRM800K variant with extra fields at any level still round-trips exactly."""
+    source = FIXTURES / "edge_cases_extra_keys.jsonl"
+    _import(source, project="extra")
+    exported = _export("extra", tmp_path)
+    _assert_round_trip(source, exported)
+    assert exported.read_bytes() == source.read_bytes()
+    zoned = Annotation.objects.get(labeler_uuid__startswith="bbbb")
+    assert zoned.submitted_at.isoformat() == "2022-11-06T03:24:46.500000+00:00"
+
+
 def test_non_ascii_utf8_input_exports_equal_as_json(tmp_path: Path) -> None:
     source = FIXTURES / "edge_cases_utf8.jsonl"
     _import(source, project="utf8")
