@@ -104,6 +104,12 @@ class Problem(models.Model):
     is_math500 = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "content_hash"], name="uniq_problem_content")]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
     def save(self, *args, **kwargs) -> None:
         from annotate.services.splits import math500_flag, text_sha256
 
@@ -111,12 +117,6 @@ class Problem(models.Model):
             self.text_hash = text_sha256(self.text)
         self.is_math500 = math500_flag(self.text_hash)
         super().save(*args, **kwargs)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "content_hash"], name="uniq_problem_content")]
-
-    def __str__(self) -> str:
-        return self.text[:80]
 
 
 class Solution(models.Model):

@@ -27,6 +27,7 @@ from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from annotate.models import Annotation, AnnotationSource, Export, JobStatus, Project, Step
+from annotate.services import jobs
 from annotate.services.prm800k import (
     FINISH_REASONS,
     RecordParts,
@@ -478,7 +479,7 @@ def create_export_job(*, project: Project, user, options: ExportOptions, gzip_ou
         format=options.format,
         filters={**options.as_dict(), "gzip": gzip_output},
     )
-    transaction.on_commit(lambda: run_export.delay(export.pk))
+    jobs.enqueue_on_commit(run_export, export.pk)  # a broker outage leaves it `created` for the sweep
     return export
 
 

@@ -157,6 +157,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Fail fast when the broker is down (the job row stays `created` and the sweep re-sends it).
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BEAT_SCHEDULE = {
+    "sweep-jobs": {"task": "annotate.tasks.sweep_jobs", "schedule": 60.0},
+}
 
 LOGGING = {
     "version": 1,
