@@ -4,6 +4,7 @@ Configuration goes to the page as JSON in a <script type="application/json"> blo
 script, so a strict CSP can forbid inline code); the bundle talks to the HTTP API for the rest.
 """
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -33,5 +34,6 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "api_base": reverse("project-list").removesuffix("projects/"),
         "csrf_token": get_token(request),
         "username": request.user.get_username(),
+        "heartbeat_ms": int(getattr(settings, "WORKSPACE_HEARTBEAT_SECONDS", 60) * 1000),
     }
     return render(request, "annotate/workspace.html", {"project": project, "config": config})

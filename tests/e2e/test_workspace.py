@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, LabelingMode
@@ -377,3 +381,40 @@ def test_submit_survives_network_errors_with_one_key_and_one_annotation(pages):
     annotation = annotation_for(solution)
     assert annotation.idempotency_key == sent[0]["idempotency_key"]
     assert main_ratings(annotation) == [1, 1]
+
+
+def test_heartbeats_keep_the_lease_alive(pages, settings):
+    settings.WORKSPACE_HEARTBEAT_SECONDS = 0.5
+    project = make_project(lease_minutes=30)
+    user = make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    assignment = Assignment.objects.get(annotator=user)
+    soon = timezone.now() + timedelta(seconds=20)
+    Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=soon)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        assignment.refresh_from_db()
+        if assignment.lease_expires_at > soon + timedelta(minutes=10):
+            break
+        time.sleep(0.2)
+    assert assignment.lease_expires_at > timezone.now() + timedelta(minutes=29)
+    assert assignment.status == AssignmentStatus.ACTIVE
+
+
+def test_skip_releases_and_shows_the_next_solution(pages):
+    project = make_project()
+    user = make_user("ann", project)
+    first = make_solution(project, ["Alpha step."], problem="Alpha problem", priority=2)
+    second = make_solution(project, ["Beta step."], problem="Beta problem", priority=1)
+    page = pages.page()
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-problem-text")).to_have_text("Alpha problem")
+    page.keyboard.press("3")  # work on a skipped solution is dropped with it
+    page.get_by_role("button", name="Skip").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-problem-text")).to_have_text("Beta problem")
+    expect_rated(page, 0)
+    assert Assignment.objects.get(annotator=user, solution=first).status == AssignmentStatus.SKIPPED
+    assert Assignment.objects.get(annotator=user, solution=second).status == AssignmentStatus.ACTIVE

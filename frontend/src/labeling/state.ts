@@ -374,8 +374,11 @@ export interface SavedLabels {
   past: Snapshot[];
 }
 
+/** Undo depth kept in saved drafts (the server caps a draft's size). */
+export const SAVED_UNDO = 30;
+
 export function toSaved(s: LabelingState): SavedLabels {
-  return { labels: s.labels, focus: s.focus, past: s.past };
+  return { labels: s.labels, focus: s.focus, past: s.past.slice(-SAVED_UNDO) };
 }
 
 function isRating(v: unknown): v is Rating | null {

@@ -39,6 +39,8 @@ export interface WorkspaceConfig {
   api_base: string;
   csrf_token: string;
   username: string;
+  /** How often the lease is extended while the page is open. */
+  heartbeat_ms?: number;
 }
 
 const RATING_BUTTONS: { rating: Rating; name: string; key: string; symbol: string; cls: string }[] = [
@@ -61,6 +63,7 @@ export const SHORTCUTS: [string, string][] = [
   ["Enter", "Submit when the labeling is complete"],
   ["g", "Give up (asks for a reason)"],
   ["b", "Bad problem (asks for a reason)"],
+  ["Tab", "Reaches every button, Skip included (skipped solutions are not served to you again)"],
   ["?", "Show / hide this list"],
 ];
 
@@ -113,6 +116,7 @@ export class Workspace {
   private readonly submitButton: HTMLButtonElement;
   private readonly giveUpButton: HTMLButtonElement;
   private readonly badButton: HTMLButtonElement;
+  private readonly skipButton: HTMLButtonElement;
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: HTMLDialogElement;
   private readonly reasonTitle = h("h2", { id: "sl-reason-title" });
@@ -129,6 +133,7 @@ export class Workspace {
     this.submitButton = h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit");
     this.giveUpButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("give_up") }, "Give up");
     this.badButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("bad_problem") }, "Bad problem");
+    this.skipButton = h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip");
     const help = h(
       "button",
       { type: "button", class: "sl-btn sl-ghost", "aria-keyshortcuts": "?", onclick: () => this.toggleShortcuts() },
@@ -138,7 +143,7 @@ export class Workspace {
       "div",
       { class: "sl-bar" },
       h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState),
-      h("div", { class: "sl-bar-actions" }, this.giveUpButton, this.badButton, help, this.submitButton),
+      h("div", { class: "sl-bar-actions" }, this.skipButton, this.giveUpButton, this.badButton, help, this.submitButton),
     );
 
     this.empty = h(
@@ -272,7 +277,7 @@ export class Workspace {
     });
     window.addEventListener("pagehide", () => this.flushDraft(true));
     window.setInterval(() => this.tick(), 1_000);
-    window.setInterval(() => void this.heartbeat(), HEARTBEAT_MS);
+    window.setInterval(() => void this.heartbeat(), this.config.heartbeat_ms ?? HEARTBEAT_MS);
     void this.refreshProgress();
     void this.loadNext();
   }
@@ -521,6 +526,7 @@ export class Workspace {
     this.submitButton.disabled = this.submitting || reason === null;
     this.giveUpButton.disabled = this.submitting;
     this.badButton.disabled = this.submitting;
+    this.skipButton.disabled = this.submitting;
     this.footer.textContent = this.footerText(s, reason);
   }
 
@@ -854,6 +860,32 @@ export class Workspace {
       if (typeof data.detail === "string" && data.detail) this.fail(data.detail);
     } else {
       await this.loadNext();
+    }
+  }
+
+  /** Release the task without labels; the response carries the next one. */
+  private async skip(): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    this.submitting = true;
+    this.render();
+    try {
+      const r = await this.api.skip(task.assignmentId);
+      if (this.task !== task) return;
+      if (r.status === 200) {
+        clearLocal(task.assignmentId);
+        const nt = (r.data as Record<string, unknown> | null)?.next;
+        this.show(nt && typeof nt === "object" ? parseTask(nt as Record<string, unknown>) : null);
+        this.say("Skipped.");
+        return;
+      }
+      this.submitting = false;
+      this.render();
+      this.fail(`Not skipped: ${errorText(r.data, `the server answered ${r.status}`)}`);
+    } catch {
+      this.submitting = false;
+      this.render();
+      this.fail("Not skipped: the server could not be reached. Try again.");
     }
   }
 
