@@ -42,8 +42,17 @@ chromium:
 ifneq ($(HAS_FRONTEND),)
 frontend: frontend/dist/.built
 
+# npm ci refuses this lock because vite's Windows-only optional dependency is not in the registry
+# here, so npm could not record it; npm install then installs exactly the locked tree, and the
+# check after it fails if it had to change the lock (a real drift between package.json and lock).
 $(FRONTEND_NPM_STAMP): frontend/package.json frontend/package-lock.json
-	cd frontend && npm ci --no-audit --no-fund
+	cd frontend && { npm ci --no-audit --no-fund 2>/dev/null || { \
+		echo "npm ci refused the lock file; installing the locked tree with npm install"; \
+		cp package-lock.json node_modules.lock.tmp; \
+		npm install --no-audit --no-fund; \
+		cmp -s package-lock.json node_modules.lock.tmp || { mv node_modules.lock.tmp package-lock.json; \
+			echo "ERROR: package-lock.json is out of date with package.json: run npm install in frontend/ and commit it" >&2; exit 1; }; \
+		rm -f node_modules.lock.tmp; }; }
 	@touch $@
 
 frontend/dist/.built: $(FRONTEND_NPM_STAMP) $(FRONTEND_SOURCES)
