@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PG = "postgres://postgres@127.0.0.1:5432"
+SERVER_LOG = Path("/tmp/bench_queue_gunicorn.log")
 STEPS_PER_SOLUTION = 10
 SOLUTIONS_PER_PROBLEM = 10
 
@@ -271,7 +272,10 @@ def start_server(args: argparse.Namespace) -> subprocess.Popen:
         "--log-level",
         "warning",
     ]
-    server = subprocess.Popen(command, cwd=ROOT, env=server_env(args.db), start_new_session=True)
+    log = open(SERVER_LOG, "a")  # noqa: SIM115 - handed to the child process
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=server_env(args.db), start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
@@ -506,6 +510,7 @@ def main() -> None:
         modes["paced"] = args.think_ms / 1000
     began = time.perf_counter()
     loadavg = os.getloadavg()
+    SERVER_LOG.write_text("")
     print(f"recreating database {args.db} ...", flush=True)
     recreate_database(args.db)
     setup_django(args.db)
@@ -525,6 +530,8 @@ def main() -> None:
                     print(f"  {mode}: {args.clients} clients for {args.warmup + args.seconds:.0f} s ...", flush=True)
                     run["modes"][mode] = run_load(args, slug, tokens, think_s)
                     print("   ", json.dumps(run["modes"][mode]), flush=True)
+                    if run["modes"][mode]["errors"]:
+                        print(f"    server errors: see {SERVER_LOG}", flush=True)
             finally:
                 stop_server(server)
             check = check_counts(slug)
@@ -546,7 +553,7 @@ def main() -> None:
     paced = "paced" if "paced" in modes else "saturation"
 
     def p99(run: dict, mode: str) -> float:
-        return run["modes"][mode]["next"]["p99"]
+        return run["modes"][mode]["next"]["p99"] or float("nan")  # nan when every request failed
 
     ratios = {mode: round(p99(last, mode) / p99(first, mode), 2) for mode in modes} if len(runs) > 1 else {}
     best_rate = max(run["modes"]["saturation"]["submits_per_s"] for run in runs)
