@@ -844,7 +844,8 @@ export class Workspace {
       this.persist(false);
       this.render();
       this.say("");
-      this.fail(`Not submitted: ${outcome.message}`);
+      const hint = outcome.status === 409 ? " Reload the page to get the next solution." : "";
+      this.fail(`Not submitted: ${outcome.message}${hint}`);
       return;
     }
     clearLocal(task.assignmentId);
