@@ -52,8 +52,11 @@ def parse_args() -> argparse.Namespace:
         default=1000.0,
         help="pause after each submit in the paced run (mean; 0 skips the paced run)",
     )
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument(
+        "--threads", type=int, default=20, help="gunicorn threads per worker (enough for every keep-alive client)"
+    )
+    parser.add_argument("--worker-class", default="gthread", help="gthread (keep-alive) or sync")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--db", default="steplabel_bench_queue")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database at the end")
@@ -264,7 +267,7 @@ def start_server(args: argparse.Namespace) -> subprocess.Popen:
         "--workers",
         str(args.workers),
         "--worker-class",
-        "gthread",
+        args.worker_class,
         "--threads",
         str(args.threads),
         "--keep-alive",
@@ -453,9 +456,10 @@ def write_report(report: dict) -> None:
         "",
         f"{report['clients']} concurrent clients (threads over {report['client_procs']} processes, one keep-alive "
         f"connection and token each) against gunicorn ({report['workers']} workers x {report['threads']} threads, "
-        "gthread) on PostgreSQL. Each client loops GET tasks/next/ (a real claim) then POST submit/?next=false "
-        f"with 10 rated steps. {report['seconds']:.0f} s measured after {report['warmup']:.0f} s warm-up, per queue "
-        "size and mode. Overlap 1, QC rate 0. Latencies are measured by the clients (full HTTP round trip).",
+        f"{report['worker_class']}) on PostgreSQL. Each client loops GET tasks/next/ (a real claim) then "
+        f"POST submit/?next=false with 10 rated steps. {report['seconds']:.0f} s measured after "
+        f"{report['warmup']:.0f} s warm-up, per queue size and mode. Overlap 1, QC rate 0. "
+        "Latencies are measured by the clients (full HTTP round trip).",
         "",
         "- **saturation**: no pause between tasks: the server is flooded by 50 closed-loop clients; this gives "
         "the throughput (submits/s), and latencies that are mostly waiting for a CPU behind the other 49 clients.",
@@ -574,6 +578,7 @@ def main() -> None:
         "clients": args.clients,
         "client_procs": args.client_procs,
         "workers": args.workers,
+        "worker_class": args.worker_class,
         "threads": args.threads,
         "seconds": args.seconds,
         "warmup": args.warmup,
