@@ -12,7 +12,7 @@ export default defineConfig({
     cssCodeSplit: true,
     assetsInlineLimit: 0,
     rollupOptions: {
-      input: { workspace: "src/workspace/main.ts" },
+      input: { workspace: "src/workspace/main.ts", dashboard: "src/dashboard/main.ts" },
       output: {
         entryFileNames: "steplabel/[name].js",
         chunkFileNames: "steplabel/chunks/[name]-[hash].js",

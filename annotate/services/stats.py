@@ -1,0 +1,535 @@
+"""The numbers behind the lead's dashboard (`GET /api/v1/projects/{slug}/stats/`).
+
+Everything is aggregated in the database over indexed columns and the per-annotation counters
+(n_label_steps, n_positive, ...), in a fixed, small number of queries whatever the project's
+size. Only inter-annotator agreement and gold accuracy read label JSON, and they read a bounded
+sample of the most recent overlapping / gold-question labels, reported as such.
+
+"Labels" are annotations that are not gold references (`is_gold=False`): the work annotators
+did, including their answers to quality-control and screening questions. The queue counts only
+ordinary solutions (not gold, not screening).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Aggregate, Count, F, FloatField, IntegerField, Max, Q, Sum, Value
+from django.db.models.functions import Greatest, TruncDay, TruncHour
+from django.utils import timezone
+
+from annotate.models import (
+    Annotation,
+    AnnotatorStatus,
+    FinishReason,
+    Project,
+    ScreeningStatus,
+    Solution,
+)
+from annotate.services.quality import compare_with_gold, krippendorff_alpha_ordinal, main_line_ratings, summarize
+from ml.models import TrainingRun
+
+HOURLY_BUCKETS = 48
+DAILY_BUCKETS = 30
+# Agreement and gold accuracy parse label JSON: bound how many labels they read.
+AGREEMENT_SAMPLE_SOLUTIONS = 1000
+GOLD_SAMPLE_ANSWERS = 20_000
+# Medians on SQLite are computed in Python over the most recent labels.
+SQLITE_MEDIAN_SAMPLE = 20_000
+TRAINING_RUNS_SHOWN = 200
+# Held-out metrics plotted on the learning curve, when a run reports them.
+CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
+IMPORTED = "(imported)"
+
+
+class Median(Aggregate):
+    """PostgreSQL's percentile_cont(0.5) WITHIN GROUP (ORDER BY expr)."""
+
+    function = "percentile_cont"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _gen_key(generation: int | None) -> tuple[int, int]:
+    return (0, 0) if generation is None else (1, generation)
+
+
+def project_stats(*, project: Project, now: datetime | None = None) -> dict:
+    now = now or timezone.now()
+    labels = Annotation.objects.filter(project=project, is_gold=False)
+    names = _Names()
+    progress = _progress(project=project, labels=labels, now=now)
+    label_summary, per_annotator = _label_breakdown(labels=labels, progress=progress)
+    throughput = _throughput(labels=labels, now=now, names=names, per_annotator=per_annotator)
+    quality = _quality(project=project, labels=labels, per_annotator=per_annotator, names=names)
+    return {
+        "project": {
+            "slug": project.slug,
+            "name": project.name or project.slug,
+            "overlap": project.overlap,
+            "labeling_mode": project.labeling_mode,
+            "selection_strategy": project.selection_strategy,
+            "screening_threshold": project.screening_threshold,
+            "current_generation": project.current_generation,
+            "retrain_every": project.retrain_every,
+        },
+        "generated_at": now.isoformat(),
+        "progress": {k: v for k, v in progress.items() if not k.startswith("_")},
+        "throughput": throughput,
+        "labels": label_summary,
+        "quality": quality,
+        "model": _model(project=project),
+        "queue": {
+            "selection_strategy": project.selection_strategy,
+            "open_by_strategy": progress["_open_by_strategy"],
+        },
+    }
+
+
+class _Names:
+    """Usernames of annotators, fetched once for every user id any section mentions."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, str] = {}
+
+    def load(self, ids) -> None:
+        missing = {i for i in ids if i is not None and i not in self._cache}
+        if missing:
+            users = get_user_model().objects.filter(pk__in=missing).values_list("pk", "username")
+            self._cache.update(dict(users))
+
+    def __call__(self, user_id: int | None) -> str:
+        return IMPORTED if user_id is None else self._cache.get(user_id, f"user {user_id}")
+
+
+def _progress(*, project: Project, labels, now: datetime) -> dict:
+    """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
+    labeled = Q(annotation_count__gt=0)
+    groups = (
+        Solution.objects.filter(project=project, is_gold=False, is_screening=False)
+        .values("generation", "strategy")
+        .annotate(
+            total=Count("id"),
+            steps=Sum("n_steps"),
+            labeled=Count("id", filter=labeled),
+            open=Count("id", filter=Q(is_open=True)),
+            remaining=Sum(
+                Greatest(Value(project.overlap) - F("annotation_count"), Value(0), output_field=IntegerField()),
+                filter=Q(is_open=True),
+            ),
+            wrong=Count("id", filter=labeled & Q(answer_correct=False)),
+            correct=Count("id", filter=labeled & Q(answer_correct=True)),
+        )
+        .order_by()
+    )
+    by_gen: dict[int | None, dict] = {}
+    by_strategy: dict[str, int] = defaultdict(int)
+    totals = defaultdict(int)
+    for row in groups:
+        gen = by_gen.setdefault(
+            row["generation"],
+            {"generation": row["generation"], "solutions": 0, "labeled": 0, "open": 0, "labels": 0, "steps_labeled": 0},
+        )
+        for key in ("solutions", "labeled", "open"):
+            gen[key] += row["total" if key == "solutions" else key]
+        for key in ("total", "steps", "labeled", "open", "remaining", "wrong", "correct"):
+            totals[key] += row[key] or 0
+        if row["open"]:
+            by_strategy[row["strategy"] or "unscored"] += row["open"]
+    label_groups = labels.values("generation").annotate(n=Count("id"), steps=Sum("n_label_steps")).order_by()
+    labels_total = steps_labeled = 0
+    for row in label_groups:
+        gen = by_gen.setdefault(
+            row["generation"],
+            {"generation": row["generation"], "solutions": 0, "labeled": 0, "open": 0, "labels": 0, "steps_labeled": 0},
+        )
+        gen["labels"] += row["n"]
+        gen["steps_labeled"] += row["steps"] or 0
+        labels_total += row["n"]
+        steps_labeled += row["steps"] or 0
+
+    # Pace: queue labels (not gold/screening answers) over the last 24 h, else the last 7 days.
+    queue_labels = labels.filter(is_quality_control=False, is_screening=False)
+    window = queue_labels.filter(submitted_at__gt=now - timedelta(days=7), submitted_at__lte=now).aggregate(
+        day=Count("id", filter=Q(submitted_at__gt=now - timedelta(hours=24))), week=Count("id")
+    )
+    hours, recent = (24, window["day"]) if window["day"] else (24 * 7, window["week"])
+    per_hour = recent / hours if recent else 0.0
+    remaining = totals["remaining"]
+    eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
+    return {
+        "solutions_total": totals["total"],
+        "solutions_labeled": totals["labeled"],
+        "solutions_open": totals["open"],
+        "solutions_complete": totals["total"] - totals["open"],
+        "labels_remaining": remaining,
+        "steps_total": totals["steps"],
+        "steps_labeled": steps_labeled,
+        "labels": labels_total,
+        "by_generation": sorted(by_gen.values(), key=lambda g: _gen_key(g["generation"])),
+        "pace": {"window_hours": hours, "labels": recent, "labels_per_hour": per_hour},
+        "eta_hours": eta_hours,
+        "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,
+        "_open_by_strategy": [
+            {"strategy": s, "open": n} for s, n in sorted(by_strategy.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
+        "_wrong": totals["wrong"],
+        "_correct": totals["correct"],
+    }
+
+
+def _label_breakdown(*, labels, progress: dict) -> tuple[dict, dict[int | None, dict]]:
+    """Rating distribution, finish reasons, flags and per-annotator totals in one grouped scan."""
+    rows = labels.values("annotator_id", "finish_reason").annotate(
+        n=Count("id"),
+        steps=Sum("n_label_steps"),
+        positive=Sum("n_positive"),
+        neutral=Sum("n_neutral"),
+        negative=Sum("n_negative"),
+        unrated=Sum("n_unrated"),
+        flagged=Sum("n_flagged"),
+        alternatives=Sum("n_alternatives"),
+        last=Max("submitted_at"),
+    )
+    keys = ("steps", "positive", "neutral", "negative", "unrated", "flagged", "alternatives")
+    total = dict.fromkeys(keys, 0)
+    finish = dict.fromkeys(FinishReason.values, 0)
+    per_annotator: dict[int | None, dict] = {}
+    for row in rows.order_by():
+        mine = per_annotator.setdefault(row["annotator_id"], {"labels": 0, "last": None, **dict.fromkeys(keys, 0)})
+        mine["labels"] += row["n"]
+        mine["last"] = max(filter(None, (mine["last"], row["last"])), default=None)
+        for key in keys:
+            total[key] += row[key] or 0
+            mine[key] += row[key] or 0
+        finish[row["finish_reason"]] = finish.get(row["finish_reason"], 0) + row["n"]
+    labeled = progress["solutions_labeled"]
+    wrong, correct = progress["_wrong"], progress["_correct"]
+    summary = {
+        "ratings": {k: total[k] for k in ("positive", "neutral", "negative", "unrated")},
+        "steps": total["steps"],
+        "flagged": total["flagged"],
+        "flag_rate": _ratio(total["flagged"], total["steps"]),
+        "alternatives": total["alternatives"],
+        "finish_reasons": finish,
+        "wrong_answer": {
+            "labeled_solutions": labeled,
+            "wrong": wrong,
+            "correct": correct,
+            "ungraded": labeled - wrong - correct,
+            "share": _ratio(wrong, labeled),
+        },
+    }
+    return summary, per_annotator
+
+
+def _series(*, labels, trunc, start: datetime, n: int, step: timedelta, names: _Names) -> dict:
+    buckets = [start + step * i for i in range(n)]
+    index = {b: i for i, b in enumerate(buckets)}
+    overall = [0] * n
+    steps = [0] * n
+    per_user: dict[int | None, list[int]] = {}
+    rows = (
+        labels.filter(submitted_at__gte=start, submitted_at__lt=start + step * n)
+        .annotate(bucket=trunc("submitted_at", tzinfo=UTC))
+        .values("bucket", "annotator_id")
+        .annotate(n=Count("id"), steps=Sum("n_label_steps"))
+        .order_by()
+    )
+    for row in rows:
+        i = index.get(row["bucket"])
+        if i is None:
+            continue
+        overall[i] += row["n"]
+        steps[i] += row["steps"] or 0
+        per_user.setdefault(row["annotator_id"], [0] * n)[i] += row["n"]
+    names.load(per_user)
+    return {
+        "buckets": [b.isoformat() for b in buckets],
+        "labels": overall,
+        "steps": steps,
+        "by_annotator": sorted(
+            ({"annotator": names(uid), "labels": counts} for uid, counts in per_user.items()),
+            key=lambda r: (-sum(r["labels"]), r["annotator"]),
+        ),
+    }
+
+
+def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[str, float | None]]]:
+    """Median seconds per solution and per step, overall and per annotator."""
+    timed = labels.filter(total_time_ms__isnull=False, n_label_steps__gt=0)
+    per_step = F("total_time_ms") * 1.0 / F("n_label_steps")
+    if _is_postgres():
+        overall = timed.aggregate(solution=Median("total_time_ms"), step=Median(per_step))
+        per_user = {
+            row["annotator_id"]: {"solution": row["solution"], "step": row["step"]}
+            for row in timed.values("annotator_id")
+            .annotate(solution=Median("total_time_ms"), step=Median(per_step))
+            .order_by()
+        }
+    else:
+        recent = list(
+            timed.order_by("-id").values_list("annotator_id", "total_time_ms", "n_label_steps")[:SQLITE_MEDIAN_SAMPLE]
+        )
+        by_user: dict[int | None, list[tuple[int, int]]] = defaultdict(list)
+        for uid, ms, n in recent:
+            by_user[uid].append((ms, n))
+
+        def med(pairs: list[tuple[int, int]]) -> dict[str, float | None]:
+            if not pairs:
+                return {"solution": None, "step": None}
+            return {
+                "solution": statistics.median(ms for ms, _ in pairs),
+                "step": statistics.median(ms / n for ms, n in pairs),
+            }
+
+        overall = med([p for pairs in by_user.values() for p in pairs])
+        per_user = {uid: med(pairs) for uid, pairs in by_user.items()}
+
+    def seconds(ms: float | None) -> float | None:
+        return round(ms / 1000, 3) if ms is not None else None
+
+    convert = lambda m: {"solution": seconds(m["solution"]), "step": seconds(m["step"])}  # noqa: E731
+    return convert(overall), {uid: convert(m) for uid, m in per_user.items()}
+
+
+def _throughput(*, labels, now: datetime, names: _Names, per_annotator: dict[int | None, dict]) -> dict:
+    hour0 = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURLY_BUCKETS - 1)
+    day0 = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=DAILY_BUCKETS - 1)
+    hourly = _series(
+        labels=labels, trunc=TruncHour, start=hour0, n=HOURLY_BUCKETS, step=timedelta(hours=1), names=names
+    )
+    daily = _series(labels=labels, trunc=TruncDay, start=day0, n=DAILY_BUCKETS, step=timedelta(days=1), names=names)
+    overall, per_user = _medians(labels=labels)
+    for uid, row in per_annotator.items():
+        row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")
+        row["median_seconds_per_step"] = per_user.get(uid, {}).get("step")
+    last_24h = sum(hourly["labels"][-24:])
+    return {
+        "hourly": hourly,
+        "daily": daily,
+        "labels_last_24h": last_24h,
+        "median_seconds_per_solution": overall["solution"],
+        "median_seconds_per_step": overall["step"],
+    }
+
+
+def _gold_accuracy(*, project: Project) -> dict[int, dict]:
+    """Per annotator, agreement with gold over their most recent gold-question answers (batched)."""
+    answers = list(
+        Annotation.objects.filter(
+            Q(is_quality_control=True) | Q(is_screening=True), project=project, is_gold=False, annotator__isnull=False
+        )
+        .order_by("-id")
+        .values_list("annotator_id", "solution_id", "label_steps")[:GOLD_SAMPLE_ANSWERS]
+    )
+    if not answers:
+        return {}
+    gold: dict[int, list[list[dict]]] = defaultdict(list)
+    for solution_id, label_steps in Annotation.objects.filter(
+        project=project, is_gold=True, solution_id__in={sid for _, sid, _ in answers}
+    ).values_list("solution_id", "label_steps"):
+        gold[solution_id].append(json.loads(label_steps))
+    comparisons = defaultdict(list)
+    for uid, solution_id, label_steps in answers:
+        if solution_id not in gold:
+            continue
+        steps = json.loads(label_steps)
+        comparisons[uid].extend(compare_with_gold(steps=steps, gold_steps=g) for g in gold[solution_id])
+    result = {}
+    for uid, items in comparisons.items():
+        summary = summarize(items)
+        result[uid] = {
+            "accuracy": summary.accuracy,
+            "first_error_rate": summary.first_error_rate,
+            "solutions": summary.solutions_compared,
+        }
+    return result
+
+
+def _agreement(*, project: Project, labels) -> dict:
+    """Krippendorff's alpha (ordinal) and first-error agreement over recent overlapping solutions."""
+    sample = list(
+        Solution.objects.filter(project=project, annotation_count__gte=2)
+        .order_by("-id")
+        .values_list("id", flat=True)[:AGREEMENT_SAMPLE_SOLUTIONS]
+    )
+    by_solution: dict[int, list[tuple[list[int | None], int | None]]] = defaultdict(list)
+    if sample:
+        rows = labels.filter(solution_id__in=sample).values_list("solution_id", "label_steps", "first_error_index")
+        for solution_id, label_steps, first_error in rows:
+            by_solution[solution_id].append((main_line_ratings(json.loads(label_steps)), first_error))
+    units: list[list[int]] = []
+    pairs = agreeing = compared = 0
+    for items in by_solution.values():
+        if len(items) < 2:
+            continue
+        compared += 1
+        for i in range(max(len(ratings) for ratings, _ in items)):
+            units.append([r[i] for r, _ in items if i < len(r) and r[i] is not None])
+        for a in range(len(items)):
+            for b in range(a + 1, len(items)):
+                pairs += 1
+                agreeing += items[a][1] == items[b][1]
+    return {
+        "overlap": project.overlap,
+        "solutions_compared": compared,
+        "sample_limit": AGREEMENT_SAMPLE_SOLUTIONS,
+        "sampled": len(sample) >= AGREEMENT_SAMPLE_SOLUTIONS,
+        "alpha": krippendorff_alpha_ordinal(units),
+        "pairs": pairs,
+        "first_error_agreement": _ratio(agreeing, pairs),
+    }
+
+
+def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict], names: _Names) -> list[dict]:
+    statuses = {
+        s["user_id"]: s
+        for s in AnnotatorStatus.objects.filter(project=project).values(
+            "user_id", "screening_status", "screening_agreement", "screening_submitted"
+        )
+    }
+    gold = _gold_accuracy(project=project)
+    ids = set(per_annotator) | set(statuses)
+    names.load(ids)
+    threshold = project.screening_threshold
+    rows = []
+    for uid in ids:
+        mine = per_annotator.get(uid) or {"labels": 0, "steps": 0, "positive": 0, "neutral": 0, "negative": 0}
+        rated = mine.get("positive", 0) + mine.get("neutral", 0) + mine.get("negative", 0)
+        status = statuses.get(uid, {})
+        acc = gold.get(uid, {})
+        accuracy = acc.get("accuracy")
+        screening = status.get("screening_status")
+        below = (accuracy is not None and accuracy < threshold) or screening == ScreeningStatus.FAILED
+        rows.append(
+            {
+                "annotator": names(uid),
+                "labels": mine["labels"],
+                "steps": mine.get("steps", 0),
+                "positive_rate": _ratio(mine.get("positive", 0), rated),
+                "neutral_rate": _ratio(mine.get("neutral", 0), rated),
+                "negative_rate": _ratio(mine.get("negative", 0), rated),
+                "flag_rate": _ratio(mine.get("flagged", 0), mine.get("steps", 0)),
+                "median_seconds_per_solution": mine.get("median_seconds_per_solution"),
+                "median_seconds_per_step": mine.get("median_seconds_per_step"),
+                "last_label_at": _iso(mine.get("last")),
+                "gold_accuracy": accuracy,
+                "gold_first_error_rate": acc.get("first_error_rate"),
+                "gold_solutions": acc.get("solutions", 0),
+                "screening_status": screening,
+                "screening_agreement": status.get("screening_agreement"),
+                "below_threshold": below,
+            }
+        )
+    rows.sort(key=lambda r: (-r["labels"], r["annotator"]))
+    return rows
+
+
+def _quality(*, project: Project, labels, per_annotator: dict[int | None, dict], names: _Names) -> dict:
+    return {
+        "threshold": project.screening_threshold,
+        "annotators": _annotator_table(project=project, per_annotator=per_annotator, names=names),
+        "agreement": _agreement(project=project, labels=labels),
+    }
+
+
+def _heldout(metrics: dict) -> dict:
+    """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}})."""
+    source = metrics.get("heldout") if isinstance(metrics.get("heldout"), dict) else metrics
+    return {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
+
+
+def _model(*, project: Project) -> dict:
+    runs = list(
+        TrainingRun.objects.filter(project=project)
+        .order_by("-id")
+        .values(
+            "id",
+            "status",
+            "label_count",
+            "metrics",
+            "is_active",
+            "activated_at",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "error",
+        )[:TRAINING_RUNS_SHOWN]
+    )
+    runs.reverse()
+    shown = []
+    for run in runs:
+        shown.append(
+            {
+                "id": run["id"],
+                "status": run["status"],
+                "label_count": run["label_count"],
+                "heldout": _heldout(run["metrics"] or {}),
+                "is_active": run["is_active"],
+                "activated_at": _iso(run["activated_at"]),
+                "created_at": _iso(run["created_at"]),
+                "started_at": _iso(run["started_at"]),
+                "finished_at": _iso(run["finished_at"]),
+                "error": (run["error"] or "").strip().splitlines()[-1][:300] if run["error"] else "",
+            }
+        )
+    curve = sorted((r for r in shown if r["status"] == "succeeded" and r["heldout"]), key=lambda r: r["label_count"])
+    latest = shown[-1] if shown else None
+    return {
+        "active_run": next((r for r in shown if r["is_active"]), None),
+        "latest_run": latest,
+        "in_progress": any(r["status"] in ("created", "running") for r in shown),
+        "runs": shown,
+        "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
+        "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],
+    }
+
+
+ANNOTATOR_CSV_COLUMNS = (
+    "annotator",
+    "labels",
+    "steps",
+    "positive_rate",
+    "neutral_rate",
+    "negative_rate",
+    "flag_rate",
+    "median_seconds_per_solution",
+    "median_seconds_per_step",
+    "last_label_at",
+    "gold_accuracy",
+    "gold_first_error_rate",
+    "gold_solutions",
+    "screening_status",
+    "screening_agreement",
+    "below_threshold",
+)
+
+
+def annotator_rows(*, project: Project) -> list[dict]:
+    """The per-annotator table (for the CSV download)."""
+    labels = Annotation.objects.filter(project=project, is_gold=False)
+    names = _Names()
+    _, per_annotator = _label_breakdown(labels=labels, progress={"solutions_labeled": 0, "_wrong": 0, "_correct": 0})
+    _, per_user = _medians(labels=labels)
+    for uid, row in per_annotator.items():
+        row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")
+        row["median_seconds_per_step"] = per_user.get(uid, {}).get("step")
+    return _annotator_table(project=project, per_annotator=per_annotator, names=names)

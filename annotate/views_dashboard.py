@@ -1,0 +1,41 @@
+"""The lead's dashboard page: a server-rendered shell; the charts are the frontend's dashboard bundle.
+
+The bundle reads its configuration from a <script type="application/json"> block (no inline
+script, so a strict CSP can forbid inline code) and draws everything from
+`GET /api/v1/projects/{slug}/stats/`.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from annotate import selectors
+from annotate.models import Project, Role
+
+DASHBOARD_ROLES = {Role.LEAD}
+
+
+@login_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    if not request.user.is_superuser and not selectors.has_role(
+        user=request.user, project=project, roles=DASHBOARD_ROLES
+    ):
+        raise PermissionDenied("Only the leads of this project can open its dashboard.")
+    config = {
+        "project": {"slug": project.slug, "name": project.name or project.slug},
+        "urls": {
+            "stats": reverse("project-stats", args=[project.slug]),
+            "annotators_csv": reverse("project-stats-csv", args=[project.slug]),
+            "training_runs": reverse("project-list") + f"{project.slug}/training-runs/",
+            "export_prm800k": reverse("project-export", args=[project.slug]) + "?format=prm800k",
+            "export_trl": reverse("project-export", args=[project.slug]) + "?format=trl",
+            "export_jobs": reverse("project-exports", args=[project.slug]),
+            "api_docs": reverse("api-docs"),
+        },
+        "csrf_token": get_token(request),
+    }
+    return render(request, "annotate/dashboard.html", {"project": project, "config": config})

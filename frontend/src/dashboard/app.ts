@@ -1,0 +1,352 @@
+/** The lead's dashboard: fetch /stats/ and draw every section; "Retrain now" posts a training run. */
+import { barChart, curveChart, PALETTE, timeChart, watchResize } from "./charts";
+import {
+  busiest,
+  fmtEta,
+  fmtInt,
+  fmtNum,
+  fmtPct,
+  fmtSeconds,
+  generationName,
+  METRIC_NAMES,
+  shares,
+  toUnixSeconds,
+} from "./format";
+import type { AnnotatorRow, DashboardConfig, Run, Series, Stats } from "./types";
+
+type Child = Node | string | null | undefined | false;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  for (const c of children) if (c !== null && c !== undefined && c !== false) node.append(c);
+  return node;
+}
+
+/** A figure: big value, small caption. */
+function figure(label: string, value: string, note?: string): HTMLElement {
+  return el(
+    "div",
+    { class: "sl-figure" },
+    el("span", { class: "sl-figure-value" }, value),
+    el("span", { class: "sl-figure-label" }, label),
+    note ? el("span", { class: "sl-figure-note" }, note) : null,
+  );
+}
+
+/** A value list under a bar chart: label, count and share, so numbers are readable without hovering. */
+function valueLegend(labels: string[], values: number[], colors?: string[]): HTMLElement {
+  return el(
+    "ul",
+    { class: "sl-legend" },
+    ...shares(labels, values).map(([label, value, share], i) =>
+      el(
+        "li",
+        {},
+        colors ? el("span", { class: "sl-swatch", style: `background:${colors[i % colors.length]}` }) : null,
+        `${label}: ${fmtInt(value)}${share === null ? "" : ` (${fmtPct(share)})`}`,
+      ),
+    ),
+  );
+}
+
+const RATING_COLORS = ["#2da44e", "#8c959f", "#cf222e", "#d0d7de"];
+const TOP_ANNOTATORS = 6;
+
+export class Dashboard {
+  private stats: Stats | null = null;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly config: DashboardConfig,
+  ) {}
+
+  async start(): Promise<void> {
+    watchResize();
+    this.button("retrain").addEventListener("click", () => void this.retrain());
+    await this.load();
+  }
+
+  private slot(name: string): HTMLElement {
+    const node = this.root.querySelector<HTMLElement>(`[data-slot="${name}"]`);
+    if (!node) throw new Error(`missing slot ${name}`);
+    return node;
+  }
+
+  private chart(name: string): HTMLElement {
+    const node = this.root.querySelector<HTMLElement>(`[data-chart="${name}"]`);
+    if (!node) throw new Error(`missing chart ${name}`);
+    return node;
+  }
+
+  private button(name: string): HTMLButtonElement {
+    const node = this.root.querySelector<HTMLButtonElement>(`[data-action="${name}"]`);
+    if (!node) throw new Error(`missing button ${name}`);
+    return node;
+  }
+
+  async load(): Promise<void> {
+    const meta = this.slot("meta");
+    try {
+      const response = await fetch(this.config.urls.stats, {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+      if (!response.ok) throw new Error(`${response.status} ${await detail(response)}`);
+      this.stats = (await response.json()) as Stats;
+    } catch (error) {
+      meta.textContent = `Could not load the statistics: ${error instanceof Error ? error.message : String(error)}`;
+      meta.classList.add("sl-error");
+      return;
+    }
+    const s = this.stats;
+    meta.classList.remove("sl-error");
+    meta.textContent = `As of ${new Date(s.generated_at).toLocaleString()} · overlap ${s.project.overlap} · generation ${s.project.current_generation}`;
+    this.progress(s);
+    this.throughput(s);
+    this.labels(s);
+    this.quality(s);
+    this.model(s);
+    this.queue(s);
+    this.root.dataset.loaded = "true";
+  }
+
+  private progress(s: Stats): void {
+    const p = s.progress;
+    this.slot("progress-figures").replaceChildren(
+      figure(
+        "solutions labeled",
+        `${fmtInt(p.solutions_labeled)} / ${fmtInt(p.solutions_total)}`,
+        fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
+      ),
+      figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
+      figure("steps labeled", fmtInt(p.steps_labeled), `of ${fmtInt(p.steps_total)} steps`),
+      figure(
+        "queue done in",
+        fmtEta(p.eta_hours, p.labels_remaining),
+        p.eta_at ? `${new Date(p.eta_at).toLocaleString()} at ${fmtNum(p.pace.labels_per_hour, 1)} labels/h` : undefined,
+      ),
+    );
+    const gens = p.by_generation;
+    barChart(
+      this.chart("generations"),
+      gens.map((g) => generationName(g.generation)),
+      [
+        { label: "solutions", values: gens.map((g) => g.solutions), color: "#afb8c1" },
+        { label: "labeled", values: gens.map((g) => g.labeled), color: PALETTE[0] },
+      ],
+      { height: 180 },
+    );
+  }
+
+  private throughput(s: Stats): void {
+    const t = s.throughput;
+    this.slot("throughput-figures").replaceChildren(
+      figure("labels in the last 24 h", fmtInt(t.labels_last_24h)),
+      figure("median time per solution", fmtSeconds(t.median_seconds_per_solution)),
+      figure("median time per step", fmtSeconds(t.median_seconds_per_step)),
+    );
+    this.timeSeries("hourly", t.hourly);
+    this.timeSeries("daily", t.daily);
+  }
+
+  private timeSeries(name: string, series: Series): void {
+    const lines = [
+      { label: "all annotators", values: series.labels, color: "#24292f", width: 2.5 },
+      ...busiest(series.by_annotator, TOP_ANNOTATORS).map((a, i) => ({
+        label: a.annotator,
+        values: a.labels,
+        color: PALETTE[i % PALETTE.length],
+      })),
+    ];
+    timeChart(this.chart(name), toUnixSeconds(series.buckets), lines, { y: "labels" });
+  }
+
+  private labels(s: Stats): void {
+    const l = s.labels;
+    this.slot("labels-figures").replaceChildren(
+      figure("steps rated", fmtInt(l.steps)),
+      figure("flag rate", fmtPct(l.flag_rate), `${fmtInt(l.flagged)} flagged steps`),
+      figure(
+        "wrong final answer",
+        fmtPct(l.wrong_answer.share),
+        `${fmtInt(l.wrong_answer.wrong)} of ${fmtInt(l.wrong_answer.labeled_solutions)} labeled solutions`,
+      ),
+      figure("alternatives written", fmtInt(l.alternatives)),
+    );
+    const ratingNames = ["positive (+1)", "neutral (0)", "negative (−1)", "unrated"];
+    const ratings = [l.ratings.positive, l.ratings.neutral, l.ratings.negative, l.ratings.unrated];
+    const ratingsEl = this.chart("ratings");
+    barChart(ratingsEl, ratingNames, [{ label: "steps", values: ratings }], { colorEach: RATING_COLORS });
+    ratingsEl.append(valueLegend(ratingNames, ratings, RATING_COLORS));
+    const reasons = Object.keys(l.finish_reasons);
+    const counts = reasons.map((r) => l.finish_reasons[r] ?? 0);
+    const finishEl = this.chart("finish");
+    barChart(finishEl, reasons.map(humanize), [{ label: "labels", values: counts, color: PALETTE[2] }]);
+    finishEl.append(valueLegend(reasons.map(humanize), counts));
+  }
+
+  private quality(s: Stats): void {
+    const q = s.quality;
+    this.slot("quality-note").textContent =
+      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening.`;
+    const header = [
+      "Annotator",
+      "Labels",
+      "Steps",
+      "+1 / 0 / −1",
+      "Flag rate",
+      "Median / solution",
+      "Median / step",
+      "Gold accuracy",
+      "Gold solutions",
+      "Screening",
+      "Last label",
+    ];
+    const table = this.slot("annotators");
+    table.replaceChildren(
+      el("thead", {}, el("tr", {}, ...header.map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...q.annotators.map(annotatorRow)),
+    );
+    if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
+    const a = q.agreement;
+    const sample = a.sampled ? ` (latest ${fmtInt(a.sample_limit)} overlapping solutions)` : "";
+    this.slot("agreement").replaceChildren(
+      figure("Krippendorff's α (ordinal)", fmtNum(a.alpha), `over ${fmtInt(a.solutions_compared)} solutions${sample}`),
+      figure("first-error agreement", fmtPct(a.first_error_agreement), `${fmtInt(a.pairs)} annotation pairs`),
+      figure("overlap", String(a.overlap), a.solutions_compared ? "labels per solution" : "no solution labeled twice yet"),
+    );
+  }
+
+  private model(s: Stats): void {
+    const m = s.model;
+    const active = m.active_run;
+    const latest = m.latest_run;
+    this.slot("model-figures").replaceChildren(
+      figure("active model", active ? `run #${active.id}` : "none", active ? `${fmtInt(active.label_count)} step labels` : undefined),
+      figure(
+        "latest run",
+        latest ? `#${latest.id} ${latest.status}` : "none yet",
+        latest?.error ? latest.error : m.in_progress ? "training in progress" : undefined,
+      ),
+      figure("runs", fmtInt(m.runs.length)),
+    );
+    const curve = m.learning_curve;
+    const curveEl = this.chart("curve");
+    if (curve.length) {
+      curveChart(
+        curveEl,
+        curve.map((c) => c.label_count),
+        m.curve_metrics.map((k, i) => ({
+          label: METRIC_NAMES[k] ?? k,
+          values: curve.map((c) => c[k] ?? null),
+          color: PALETTE[i % PALETTE.length],
+          dash: k === "ece" ? [5, 4] : undefined,
+        })),
+        "step labels",
+      );
+    } else {
+      curveEl.replaceChildren(el("p", { class: "sl-empty" }, "No finished training run with held-out metrics yet."));
+    }
+    const runs = [...m.runs].reverse().slice(0, 20);
+    this.slot("runs").replaceChildren(
+      el(
+        "thead",
+        {},
+        el("tr", {}, ...["Run", "Status", "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Finished"].map((h) => el("th", { scope: "col" }, h))),
+      ),
+      el("tbody", {}, ...runs.map((r) => runRow(r, m.curve_metrics))),
+    );
+  }
+
+  private queue(s: Stats): void {
+    const rows = s.queue.open_by_strategy;
+    const strategiesEl = this.chart("strategies");
+    if (!rows.length) {
+      strategiesEl.replaceChildren(el("p", { class: "sl-empty" }, "No open solutions."));
+      return;
+    }
+    const names = rows.map((r) => humanize(r.strategy));
+    const counts = rows.map((r) => r.open);
+    barChart(strategiesEl, names, [{ label: "open solutions", values: counts, color: PALETTE[3] }]);
+    strategiesEl.append(valueLegend(names, counts));
+  }
+
+  async retrain(): Promise<void> {
+    const button = this.button("retrain");
+    const message = this.slot("retrain-message");
+    button.disabled = true;
+    message.classList.remove("sl-error");
+    message.textContent = "Starting a training run…";
+    try {
+      const response = await fetch(this.config.urls.training_runs, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": this.config.csrf_token },
+        body: "{}",
+      });
+      if (!response.ok) throw new Error(`${response.status}: ${await detail(response)}`);
+      const run = (await response.json()) as Partial<Run>;
+      message.textContent = run.id ? `Training run #${run.id} ${run.status ?? "queued"}.` : "Retrain requested.";
+      await this.load();
+    } catch (error) {
+      message.textContent = `Retrain failed: ${error instanceof Error ? error.message : String(error)}`;
+      message.classList.add("sl-error");
+    } finally {
+      button.disabled = false;
+    }
+  }
+}
+
+function humanize(key: string): string {
+  return key.replaceAll("_", " ");
+}
+
+async function detail(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (body && typeof body === "object" && "detail" in body) return String((body as { detail: unknown }).detail);
+    return JSON.stringify(body).slice(0, 300);
+  } catch {
+    return response.statusText || text.slice(0, 200);
+  }
+}
+
+function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
+  const screening = r.screening_status
+    ? `${r.screening_status}${r.screening_agreement === null ? "" : ` (${fmtPct(r.screening_agreement)})`}`
+    : "—";
+  const row = el(
+    "tr",
+    r.below_threshold ? { class: "sl-below", title: "Below the project's threshold" } : {},
+    el("th", { scope: "row" }, r.annotator),
+    el("td", { class: "sl-num" }, fmtInt(r.labels)),
+    el("td", { class: "sl-num" }, fmtInt(r.steps)),
+    el("td", { class: "sl-num" }, `${fmtPct(r.positive_rate, 0)} / ${fmtPct(r.neutral_rate, 0)} / ${fmtPct(r.negative_rate, 0)}`),
+    el("td", { class: "sl-num" }, fmtPct(r.flag_rate)),
+    el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_solution)),
+    el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_step)),
+    el("td", { class: "sl-num" }, fmtPct(r.gold_accuracy)),
+    el("td", { class: "sl-num" }, fmtInt(r.gold_solutions)),
+    el("td", {}, screening),
+    el("td", {}, r.last_label_at ? new Date(r.last_label_at).toLocaleString() : "—"),
+  );
+  return row;
+}
+
+function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
+  return el(
+    "tr",
+    r.is_active ? { class: "sl-active" } : {},
+    el("th", { scope: "row" }, `#${r.id}${r.is_active ? " (active)" : ""}`),
+    el("td", { class: r.status === "failed" ? "sl-error" : "" }, r.status, r.error ? el("small", {}, ` ${r.error}`) : null),
+    el("td", { class: "sl-num" }, fmtInt(r.label_count)),
+    ...metrics.map((k) => el("td", { class: "sl-num" }, fmtNum(r.heldout[k] ?? null, 3))),
+    el("td", {}, r.finished_at ? new Date(r.finished_at).toLocaleString() : "—"),
+  );
+}

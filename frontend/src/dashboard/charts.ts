@@ -1,0 +1,151 @@
+/** Thin wrappers over uPlot: time-series lines, an x-y curve and categorical bars. */
+import uPlot from "uplot";
+
+export const PALETTE = ["#1f6feb", "#d97706", "#7c3aed", "#059669", "#db2777", "#0891b2", "#65a30d", "#9f1239"];
+
+const charts = new Map<HTMLElement, uPlot>();
+
+function width(el: HTMLElement): number {
+  return Math.max(240, Math.floor(el.clientWidth || el.getBoundingClientRect().width));
+}
+
+function mount(el: HTMLElement, opts: uPlot.Options, data: uPlot.AlignedData): uPlot {
+  charts.get(el)?.destroy();
+  el.replaceChildren();
+  const plot = new uPlot(opts, data, el);
+  charts.set(el, plot);
+  el.dataset.drawn = "true";
+  return plot;
+}
+
+/** Keep every chart as wide as its box. */
+export function watchResize(): void {
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(() => {
+      for (const [el, plot] of charts) plot.setSize({ width: width(el), height: plot.height });
+    });
+  });
+}
+
+export interface Line {
+  label: string;
+  values: (number | null)[];
+  color?: string;
+  width?: number;
+  dash?: number[];
+}
+
+/** Lines over time (x in Unix seconds). */
+export function timeChart(el: HTMLElement, x: number[], lines: Line[], opts: { height?: number; y?: string } = {}): uPlot {
+  return mount(
+    el,
+    {
+      width: width(el),
+      height: opts.height ?? 220,
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      axes: [{}, { label: opts.y, size: 56 }],
+      series: [
+        {},
+        ...lines.map((line, i) => ({
+          label: line.label,
+          stroke: line.color ?? PALETTE[i % PALETTE.length],
+          width: line.width ?? 1.5,
+          dash: line.dash,
+          points: { show: false },
+        })),
+      ],
+    },
+    [x, ...lines.map((l) => l.values)] as uPlot.AlignedData,
+  );
+}
+
+/** An x-y curve with points (the learning curve: metrics against step labels). */
+export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: string): uPlot {
+  return mount(
+    el,
+    {
+      width: width(el),
+      height: 240,
+      scales: { x: { time: false }, y: { range: [0, 1] } },
+      axes: [{ label: xLabel }, { size: 48 }],
+      series: [
+        { label: xLabel },
+        ...lines.map((line, i) => ({
+          label: line.label,
+          stroke: line.color ?? PALETTE[i % PALETTE.length],
+          width: 2,
+          dash: line.dash,
+          points: { show: true, size: 7 },
+        })),
+      ],
+    },
+    [x, ...lines.map((l) => l.values)] as uPlot.AlignedData,
+  );
+}
+
+export interface Bars {
+  label: string;
+  values: number[];
+  color?: string;
+}
+
+/**
+ * Categorical bars: one bar per category, or two side by side. With one series and `colorEach`,
+ * each category gets its own color (drawn as one series per category).
+ */
+export function barChart(
+  el: HTMLElement,
+  categories: string[],
+  bars: Bars[],
+  opts: { height?: number; colorEach?: string[] } = {},
+): uPlot {
+  const n = categories.length;
+  const x = categories.map((_, i) => i);
+  let series: Bars[] = bars;
+  if (opts.colorEach && bars.length === 1) {
+    const only = bars[0]!;
+    series = categories.map((c, i) => ({
+      label: c,
+      color: opts.colorEach![i % opts.colorEach!.length],
+      values: only.values.map((v, j) => (j === i ? v : (null as unknown as number))),
+    }));
+  }
+  // Two series side by side: one bar left of each category's tick, one right of it.
+  const grouped = series.length === 2 && !opts.colorEach;
+  const size = grouped ? 0.35 : 0.6;
+  const barPaths = uPlot.paths.bars!;
+  return mount(
+    el,
+    {
+      width: width(el),
+      height: opts.height ?? 200,
+      legend: { show: grouped },
+      scales: {
+        x: { time: false, range: [-0.5, n - 0.5] },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
+      },
+      axes: [
+        {
+          splits: () => x,
+          values: (_u, splits) => splits.map((i) => categories[i] ?? ""),
+          grid: { show: false },
+        },
+        { size: 56 },
+      ],
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: s.color ?? PALETTE[i % PALETTE.length],
+          fill: s.color ?? PALETTE[i % PALETTE.length],
+          width: 0,
+          points: { show: false },
+          paths: barPaths({ size: [size, 90], align: grouped ? (i === 0 ? -1 : 1) : 0 }),
+        })),
+      ],
+    },
+    [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
+  );
+}

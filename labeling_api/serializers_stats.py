@@ -1,0 +1,198 @@
+"""The shape of `GET /api/v1/projects/{slug}/stats/`, for OpenAPI (annotate.services.stats builds it)."""
+
+from rest_framework import serializers
+
+F = serializers.FloatField
+I = serializers.IntegerField  # noqa: E741
+S = serializers.CharField
+
+
+def _nullable(field_class, **kwargs):
+    return field_class(allow_null=True, **kwargs)
+
+
+class StatsProjectSerializer(serializers.Serializer):
+    slug = S()
+    name = S()
+    overlap = I()
+    labeling_mode = S()
+    selection_strategy = S()
+    screening_threshold = F()
+    current_generation = I()
+    retrain_every = I()
+
+
+class GenerationProgressSerializer(serializers.Serializer):
+    generation = _nullable(I, help_text="Active-learning round; null for solutions with none (e.g. imported).")
+    solutions = I()
+    labeled = I(help_text="Solutions with at least one label.")
+    open = I(help_text="Solutions still needing labels.")
+    labels = I()
+    steps_labeled = I()
+
+
+class PaceSerializer(serializers.Serializer):
+    window_hours = I(help_text="24, or 168 when nothing was labeled in the last 24 hours.")
+    labels = I()
+    labels_per_hour = F()
+
+
+class ProgressSerializer(serializers.Serializer):
+    solutions_total = I(help_text="Ordinary solutions (not gold, not screening).")
+    solutions_labeled = I()
+    solutions_open = I()
+    solutions_complete = I()
+    labels_remaining = I(help_text="Labels still needed by open solutions (overlap minus labels so far).")
+    steps_total = I()
+    steps_labeled = I()
+    labels = I()
+    by_generation = GenerationProgressSerializer(many=True)
+    pace = PaceSerializer()
+    eta_hours = _nullable(F, help_text="labels_remaining / labels_per_hour; null when nothing was labeled lately.")
+    eta_at = _nullable(serializers.DateTimeField)
+
+
+class AnnotatorSeriesSerializer(serializers.Serializer):
+    annotator = S(help_text="Username (leads may see names; exports never carry them).")
+    labels = serializers.ListField(child=I())
+
+
+class SeriesSerializer(serializers.Serializer):
+    buckets = serializers.ListField(child=serializers.DateTimeField(), help_text="Bucket starts (UTC).")
+    labels = serializers.ListField(child=I())
+    steps = serializers.ListField(child=I())
+    by_annotator = AnnotatorSeriesSerializer(many=True)
+
+
+class ThroughputSerializer(serializers.Serializer):
+    hourly = SeriesSerializer(help_text="The last 48 hours.")
+    daily = SeriesSerializer(help_text="The last 30 days.")
+    labels_last_24h = I()
+    median_seconds_per_solution = _nullable(F)
+    median_seconds_per_step = _nullable(F)
+
+
+class RatingsSerializer(serializers.Serializer):
+    positive = I()
+    neutral = I()
+    negative = I()
+    unrated = I()
+
+
+class FinishReasonsSerializer(serializers.Serializer):
+    solution = I()
+    found_error = I()
+    give_up = I()
+    bad_problem = I()
+
+
+class WrongAnswerSerializer(serializers.Serializer):
+    labeled_solutions = I()
+    wrong = I()
+    correct = I()
+    ungraded = I()
+    share = _nullable(F, help_text="Wrong final answers among labeled solutions.")
+
+
+class LabelsSerializer(serializers.Serializer):
+    ratings = RatingsSerializer(help_text="Main-line step ratings.")
+    steps = I()
+    flagged = I()
+    flag_rate = _nullable(F)
+    alternatives = I()
+    finish_reasons = FinishReasonsSerializer()
+    wrong_answer = WrongAnswerSerializer()
+
+
+class AnnotatorRowSerializer(serializers.Serializer):
+    annotator = S()
+    labels = I()
+    steps = I()
+    positive_rate = _nullable(F)
+    neutral_rate = _nullable(F)
+    negative_rate = _nullable(F)
+    flag_rate = _nullable(F)
+    median_seconds_per_solution = _nullable(F)
+    median_seconds_per_step = _nullable(F)
+    last_label_at = _nullable(serializers.DateTimeField)
+    gold_accuracy = _nullable(F, help_text="Step agreement with gold on gold and screening questions.")
+    gold_first_error_rate = _nullable(F)
+    gold_solutions = I()
+    screening_status = _nullable(S)
+    screening_agreement = _nullable(F)
+    below_threshold = serializers.BooleanField()
+
+
+class AgreementSerializer(serializers.Serializer):
+    overlap = I()
+    solutions_compared = I()
+    sample_limit = I(help_text="Most recent overlapping solutions read.")
+    sampled = serializers.BooleanField()
+    alpha = _nullable(F, help_text="Krippendorff's alpha, ordinal metric, over main-line step ratings.")
+    pairs = I()
+    first_error_agreement = _nullable(F)
+
+
+class QualitySerializer(serializers.Serializer):
+    threshold = F()
+    annotators = AnnotatorRowSerializer(many=True)
+    agreement = AgreementSerializer()
+
+
+class HeldoutSerializer(serializers.Serializer):
+    auroc_negative = F(required=False)
+    accuracy = F(required=False)
+    first_error_f1 = F(required=False)
+    ece = F(required=False)
+
+
+class RunSerializer(serializers.Serializer):
+    id = I()
+    status = S()
+    label_count = I()
+    heldout = HeldoutSerializer()
+    is_active = serializers.BooleanField()
+    activated_at = _nullable(serializers.DateTimeField)
+    created_at = _nullable(serializers.DateTimeField)
+    started_at = _nullable(serializers.DateTimeField)
+    finished_at = _nullable(serializers.DateTimeField)
+    error = S(allow_blank=True)
+
+
+class CurvePointSerializer(serializers.Serializer):
+    run = I()
+    label_count = I()
+    auroc_negative = F(required=False)
+    accuracy = F(required=False)
+    first_error_f1 = F(required=False)
+    ece = F(required=False)
+
+
+class ModelSerializer(serializers.Serializer):
+    active_run = RunSerializer(allow_null=True)
+    latest_run = RunSerializer(allow_null=True)
+    in_progress = serializers.BooleanField()
+    runs = RunSerializer(many=True)
+    curve_metrics = serializers.ListField(child=S())
+    learning_curve = CurvePointSerializer(many=True, help_text="Held-out metrics of succeeded runs by label count.")
+
+
+class StrategyCountSerializer(serializers.Serializer):
+    strategy = S()
+    open = I()
+
+
+class QueueSerializer(serializers.Serializer):
+    selection_strategy = S()
+    open_by_strategy = StrategyCountSerializer(many=True)
+
+
+class ProjectStatsSerializer(serializers.Serializer):
+    project = StatsProjectSerializer()
+    generated_at = serializers.DateTimeField()
+    progress = ProgressSerializer()
+    throughput = ThroughputSerializer()
+    labels = LabelsSerializer()
+    quality = QualitySerializer()
+    model = ModelSerializer()
+    queue = QueueSerializer()

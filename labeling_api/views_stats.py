@@ -1,0 +1,81 @@
+"""The dashboard's numbers: project statistics as JSON and the per-annotator table as CSV (leads only)."""
+
+import csv
+import io
+
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.services import stats
+from labeling_api.access import project_for_action
+from labeling_api.serializers_stats import ProjectStatsSerializer
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
+DENIED = {
+    401: OpenApiResponse(description="No or bad token."),
+    403: OpenApiResponse(description="A member without the lead role."),
+    404: OpenApiResponse(description="No such project, or not a member."),
+}
+
+
+class ProjectStatsView(APIView):
+    @extend_schema(
+        operation_id="projects_stats",
+        summary="Dashboard statistics of a project",
+        description=(
+            "Progress and ETA, throughput, rating distribution, per-annotator quality, agreement, the model's "
+            "learning curve and the queue's composition. Aggregated in the database; agreement and gold accuracy "
+            "read a bounded sample of recent labels."
+        ),
+        parameters=[SLUG],
+        responses={200: ProjectStatsSerializer, **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "stats")
+        response = Response(stats.project_stats(project=project))
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class CSVRenderer(BaseRenderer):
+    """Lets `Accept: text/csv` through content negotiation; errors are written as their message."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and "detail" in data:
+            data = data["detail"]
+        return str(data).encode()
+
+
+class AnnotatorCsvView(APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        operation_id="projects_stats_annotators_csv",
+        summary="The per-annotator table as CSV",
+        parameters=[SLUG],
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header row."),
+            **DENIED,
+        },
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        project = project_for_action(request, slug, "stats")
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=stats.ANNOTATOR_CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(stats.annotator_rows(project=project))
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotators-{stamp}.csv"'
+        response["Cache-Control"] = "no-store"
+        return response
