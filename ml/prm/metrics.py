@@ -1,0 +1,101 @@
+"""Held-out metrics: AUROC for Negative steps, accuracy, ECE, ProcessBench first-error F1 (numpy only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def auroc(y_true, scores) -> float | None:
+    """Area under the ROC curve (Mann-Whitney U with average ranks for ties). None if one class is absent."""
+    y = np.asarray(y_true, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    order = np.argsort(s, kind="mergesort")
+    ss = s[order]
+    ranks = np.empty(len(s), dtype=np.float64)
+    # average rank for each run of tied scores
+    bounds = np.flatnonzero(np.diff(ss)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [len(ss)]])
+    avg = (starts + ends + 1) / 2.0  # 1-based ranks
+    ranks[order] = np.repeat(avg, ends - starts)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def accuracy(y_class, probs) -> float | None:
+    y = np.asarray(y_class)
+    if len(y) == 0:
+        return None
+    return float((np.asarray(probs).argmax(1) == y).mean())
+
+
+def ece(y_class, probs, n_bins: int = 15) -> float | None:
+    """Expected calibration error of the top-label confidence, equal-width bins."""
+    y = np.asarray(y_class)
+    p = np.asarray(probs, dtype=np.float64)
+    if len(y) == 0:
+        return None
+    conf = p.max(1)
+    correct = (p.argmax(1) == y).astype(np.float64)
+    bins = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    cnt = np.bincount(bins, minlength=n_bins)
+    s_conf = np.bincount(bins, weights=conf, minlength=n_bins)
+    s_corr = np.bincount(bins, weights=correct, minlength=n_bins)
+    nz = cnt > 0
+    return float(np.abs(s_conf[nz] - s_corr[nz]).sum() / len(y))
+
+
+def first_error_predictions(p_negative_per_solution: Sequence[Sequence[float]], threshold: float) -> np.ndarray:
+    """Index of the first step with P(-1) > threshold, or -1 when there is none."""
+    out = np.full(len(p_negative_per_solution), -1, dtype=np.int64)
+    for i, p in enumerate(p_negative_per_solution):
+        hit = np.flatnonzero(np.asarray(p) > threshold)
+        if len(hit):
+            out[i] = hit[0]
+    return out
+
+
+def first_error_f1(predicted, true) -> dict:
+    """ProcessBench F1: harmonic mean of accuracy on erroneous solutions (exact first-error index)
+    and accuracy on error-free ones (no step flagged). Missing groups count as None."""
+    pred = np.asarray(predicted)
+    true = np.asarray(true)
+    err = true >= 0
+    acc_err = float((pred[err] == true[err]).mean()) if err.any() else None
+    acc_ok = float((pred[~err] == -1).mean()) if (~err).any() else None
+    if acc_err is None or acc_ok is None:
+        f1 = acc_err if acc_ok is None else acc_ok
+    else:
+        f1 = 0.0 if acc_err + acc_ok == 0 else 2 * acc_err * acc_ok / (acc_err + acc_ok)
+    return {"first_error_f1": f1, "acc_erroneous": acc_err, "acc_correct": acc_ok, "n_solutions": int(len(true))}
+
+
+def choose_threshold(p_negative_per_solution, true, grid=None) -> float:
+    """The P(-1) threshold that maximises first-error F1 on the given (training) solutions."""
+    if grid is None:
+        grid = np.linspace(0.05, 0.95, 19)
+    best, best_t = -1.0, 0.5
+    for t in grid:
+        f = first_error_f1(first_error_predictions(p_negative_per_solution, t), true)["first_error_f1"] or 0.0
+        if f > best + 1e-12:
+            best, best_t = f, float(t)
+    return best_t
+
+
+def step_metrics(y_class, probs) -> dict:
+    """AUROC of P(-1) for Negative steps, 3-way accuracy, ECE, and the NLL (for early stopping)."""
+    y = np.asarray(y_class)
+    p = np.asarray(probs, dtype=np.float64)
+    nll = float(-np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1)).mean()) if len(y) else None
+    return {
+        "auroc_negative": auroc(y == 0, p[:, 0]) if len(y) else None,
+        "accuracy": accuracy(y, p),
+        "ece": ece(y, p),
+        "nll": nll,
+        "n_steps": int(len(y)),
+        "n_negative": int((y == 0).sum()),
+    }

@@ -1,0 +1,179 @@
+"""The PRM head: an ensemble of K small MLPs over step features -> P(-1), P(0), P(+1).
+
+All K heads run in one module: the first layer is one EmbeddingBag (sparse features) or Linear
+(dense features) with K*hidden outputs, the second a batched matmul. Class order everywhere:
+index 0 = rating -1, 1 = rating 0, 2 = rating +1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from ml.prm.featurizers import FeatureCache, Rows
+
+RATINGS = (-1, 0, 1)
+NEG, NEU, POS = 0, 1, 2
+
+
+def rating_to_class(r: int) -> int:
+    return int(r) + 1
+
+
+class EnsembleHead(nn.Module):
+    def __init__(self, input_dim: int, *, hidden: int, k: int, sparse: bool, dropout: float = 0.0):
+        super().__init__()
+        self.input_dim, self.hidden, self.k, self.sparse = input_dim, hidden, k, sparse
+        # one first layer for all heads: K*hidden units for the MLPs plus K*3 "wide" linear logits
+        # (a linear path learns n-gram indicators from few labels; the MLP adds interactions)
+        width = (hidden + 3) * k
+        if sparse:
+            self.first = nn.EmbeddingBag(input_dim, width, mode="sum")
+            nn.init.normal_(self.first.weight, std=0.3)  # rows are ~unit norm per block, 3-4 blocks
+            with torch.no_grad():
+                self.first.weight[:, hidden * k :].mul_(0.1)
+        else:
+            self.first = nn.Linear(input_dim, width, bias=False)
+        self.bias1 = nn.Parameter(torch.zeros(hidden * k))
+        self.drop = nn.Dropout(dropout)
+        self.w2 = nn.Parameter(torch.randn(k, hidden, 3) / hidden**0.5)
+        self.b2 = nn.Parameter(torch.zeros(k, 1, 3))
+
+    def forward(self, *, indices=None, offsets=None, weights=None, dense=None) -> torch.Tensor:
+        """Logits of shape (K, batch, 3)."""
+        if self.sparse:
+            h = self.first(indices, offsets, per_sample_weights=weights)
+        else:
+            h = self.first(dense)
+        n = h.shape[0]
+        hk = self.hidden * self.k
+        wide = h[:, hk:].reshape(n, self.k, 3).transpose(0, 1)  # (K, n, 3)
+        h = self.drop(torch.relu(h[:, :hk] + self.bias1))
+        h = h.reshape(n, self.k, self.hidden).transpose(0, 1)  # (K, n, hidden)
+        return torch.baddbmm(self.b2, h, self.w2) + wide
+
+
+@dataclass
+class StepScores:
+    """Per-step outputs, numpy arrays of length n (probs: n x 3 in class order -1, 0, +1)."""
+
+    probs: np.ndarray
+    entropy: np.ndarray  # entropy of the mean distribution (total uncertainty), nats
+    margin: np.ndarray  # top-1 minus top-2 probability (small = uncertain)
+    disagreement: np.ndarray  # mean KL(head || mean): the ensemble's epistemic part (BALD)
+    var_negative: np.ndarray  # variance of P(-1) across heads
+
+    @property
+    def p_negative(self) -> np.ndarray:
+        return self.probs[:, NEG]
+
+    def uncertainty(self, kind: str = "entropy") -> np.ndarray:
+        if kind == "entropy":
+            return self.entropy
+        if kind == "margin":
+            return 1.0 - self.margin
+        if kind == "disagreement":
+            return self.disagreement
+        raise ValueError(f"unknown uncertainty {kind!r}")
+
+
+def scores_from_head_probs(p: torch.Tensor) -> StepScores:
+    """p: (K, n, 3) per-head probabilities."""
+    mean = p.mean(0)
+    eps = 1e-12
+    ent = -(mean * (mean + eps).log()).sum(-1)
+    top2 = mean.topk(2, dim=-1).values
+    kl = (p * ((p + eps).log() - (mean + eps).log())).sum(-1).mean(0)
+    return StepScores(
+        probs=mean.numpy(),
+        entropy=ent.numpy(),
+        margin=(top2[:, 0] - top2[:, 1]).numpy(),
+        disagreement=kl.clamp(min=0).numpy(),
+        var_negative=p[:, :, NEG].var(0, unbiased=False).numpy(),
+    )
+
+
+def solution_scores(p_negative: np.ndarray, lengths) -> tuple[np.ndarray, np.ndarray]:
+    """Per solution: product of P(not -1) over its steps (PRM800K) and the minimum.
+
+    `p_negative` is the concatenation of the solutions' steps; `lengths` their step counts. A
+    solution with no steps scores 1.0 on both.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ok = np.clip(1.0 - np.asarray(p_negative, dtype=np.float64), 1e-12, 1.0)
+    sol = np.repeat(np.arange(len(lengths)), lengths)
+    prod = np.exp(np.bincount(sol, weights=np.log(ok), minlength=len(lengths)))
+    mins = np.ones(len(lengths))
+    if len(ok):
+        np.minimum.at(mins, sol, ok)
+    return prod, mins
+
+
+def roll_up(values: np.ndarray, lengths, how: str = "max") -> np.ndarray:
+    """Per-solution max or mean of per-step values (solutions concatenated, `lengths` step counts)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    sol = np.repeat(np.arange(len(lengths)), lengths)
+    if how == "mean":
+        return np.bincount(sol, weights=values, minlength=len(lengths)) / np.maximum(lengths, 1)
+    if how == "max":
+        out = np.zeros(len(lengths))
+        if len(values):
+            np.maximum.at(out, sol, values)
+        return out
+    raise ValueError(f"unknown roll-up {how!r}")
+
+
+class PRM:
+    """A trained PRM: featurizer + ensemble head + temperature. Scores steps and solutions."""
+
+    def __init__(
+        self, *, featurizer, head: EnsembleHead, temperature: float = 1.0, threshold: float = 0.5, config=None
+    ):
+        self.featurizer = featurizer
+        self.head = head.eval()
+        self.temperature = float(temperature)
+        self.threshold = float(threshold)  # P(-1) above which a step is called the first error
+        self.config = config
+        self.cache = FeatureCache(featurizer)
+
+    @torch.no_grad()
+    def head_probs(self, rows: Rows, batch_size: int = 8192) -> torch.Tensor:
+        """(K, n, 3) per-head probabilities for precomputed feature rows."""
+        self.head.eval()
+        out = []
+        for i in range(0, len(rows), batch_size):
+            idx = np.arange(i, min(i + batch_size, len(rows)))
+            logits = self.head(**rows.take(idx).torch_inputs())
+            out.append(torch.softmax(logits / self.temperature, dim=-1))
+        if not out:
+            return torch.zeros((self.head.k, 0, 3))
+        return torch.cat(out, dim=1)
+
+    def score_rows(self, rows: Rows, batch_size: int = 8192) -> StepScores:
+        return scores_from_head_probs(self.head_probs(rows, batch_size))
+
+    def score_steps(self, items, keys=None) -> StepScores:
+        """items: StepExamples or (problem, previous steps, step) tuples; features are cached by key."""
+        return self.score_rows(self.cache.get(items, keys))
+
+    def score_solution(self, problem: str, steps: list[str]) -> dict:
+        """Per-step probabilities and both solution scores for one candidate solution."""
+        items = [(problem, tuple(steps[:i]), s) for i, s in enumerate(steps)]
+        sc = self.score_steps(items)
+        prod, mins = solution_scores(sc.p_negative, [len(steps)])
+        return {
+            "steps": [
+                {
+                    "p_negative": float(p[NEG]),
+                    "p_neutral": float(p[NEU]),
+                    "p_positive": float(p[POS]),
+                    "uncertainty": float(u),
+                }
+                for p, u in zip(sc.probs, sc.entropy, strict=True)
+            ],
+            "score_product": float(prod[0]),
+            "score_min": float(mins[0]),
+        }

@@ -1,0 +1,249 @@
+"""Training loop for the PRM (nanoGPT `train.py` style): split by problem, train, early-stop, checkpoint.
+
+ckpt = train_prm(examples, PRMConfig())      # examples: list[StepExample] with targets
+save_checkpoint(ckpt, "var/models/run-12.pt")  # atomic: tmp file + os.replace
+prm = load_checkpoint("var/models/run-12.pt")  # -> PRM; prm.score_solution(problem, steps)
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ml.prm.config import PRMConfig
+from ml.prm.examples import StepExample, path_first_error
+from ml.prm.featurizers import FeatureCache, Rows, make_featurizer
+from ml.prm.metrics import choose_threshold, first_error_f1, first_error_predictions, step_metrics
+from ml.prm.model import PRM, EnsembleHead, scores_from_head_probs
+
+CHECKPOINT_VERSION = 1
+
+
+def split_by_problem(examples: Sequence[StepExample], fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """Indices of train and held-out examples; a problem's examples all land on one side."""
+    problems = sorted({e.problem_id for e in examples})
+    rng = np.random.default_rng(seed)
+    rng.shuffle(problems)
+    n_held = int(round(fraction * len(problems))) if len(problems) >= 4 else 0
+    held = set(problems[:n_held])
+    tr = [i for i, e in enumerate(examples) if e.problem_id not in held]
+    he = [i for i, e in enumerate(examples) if e.problem_id in held]
+    return tr, he
+
+
+@torch.no_grad()
+def _logits(head: EnsembleHead, rows: Rows, device: str, batch_size: int = 8192) -> torch.Tensor:
+    head.eval()
+    out = [
+        head(**rows.take(np.arange(i, min(i + batch_size, len(rows)))).torch_inputs(device)).cpu()
+        for i in range(0, len(rows), batch_size)
+    ]
+    return torch.cat(out, dim=1) if out else torch.zeros((head.k, 0, 3))
+
+
+def _mean_nll(logits: torch.Tensor, y: torch.Tensor, temperature: float = 1.0) -> float:
+    p = torch.softmax(logits / temperature, dim=-1).mean(0)
+    return float(-torch.log(p[torch.arange(len(y)), y].clamp(min=1e-12)).mean())
+
+
+def _fit_temperature(logits: torch.Tensor, y: torch.Tensor) -> float:
+    """Temperature scaling on held-out: the T (grid, log-spaced) that minimises the ensemble's NLL."""
+    grid = np.exp(np.linspace(np.log(0.5), np.log(4.0), 25))
+    nll = [_mean_nll(logits, y, float(t)) for t in grid]
+    return float(grid[int(np.argmin(nll))])
+
+
+def _path_eval(examples: Sequence[StepExample], p_negative: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per-solution path P(-1) sequences and true first-error indices (see `path_first_error`)."""
+    pos = {id(e): i for i, e in enumerate(examples)}
+    seqs, truth = [], []
+    for path, fe in path_first_error(examples).values():
+        seqs.append(p_negative[[pos[id(e)] for e in path]])
+        truth.append(fe)
+    return seqs, np.asarray(truth, dtype=np.int64)
+
+
+def evaluate(examples: Sequence[StepExample], head_probs: torch.Tensor, threshold: float) -> dict:
+    """Step metrics and first-error F1 for examples (with targets) given (K, n, 3) head probabilities."""
+    sc = scores_from_head_probs(head_probs)
+    y = np.asarray([e.target + 1 for e in examples], dtype=np.int64)
+    m = step_metrics(y, sc.probs)
+    seqs, truth = _path_eval(examples, sc.p_negative)
+    if len(truth):
+        m.update(first_error_f1(first_error_predictions(seqs, threshold), truth))
+    return m
+
+
+def train_prm(
+    examples: Sequence[StepExample],
+    config: PRMConfig | None = None,
+    *,
+    cache: FeatureCache | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Train an ensemble PRM on rated step examples; return a checkpoint dict.
+
+    Split by problem into train / held-out (`config.heldout_fraction`; no held-out below 4
+    problems), train with Adam and per-head bootstrap weights, stop when the held-out NLL has not
+    improved for `config.patience` epochs and keep the best epoch, fit a temperature on the
+    held-out set, choose the first-error threshold on the training solutions, and record held-out
+    metrics. Pass a `FeatureCache` to reuse features across runs (steps never change).
+    """
+    cfg = config or PRMConfig()
+    t0 = time.perf_counter()
+    if cfg.num_threads > 0:
+        torch.set_num_threads(cfg.num_threads)
+    torch.manual_seed(cfg.seed)
+    examples = [e for e in examples if e.target is not None]
+    if not examples:
+        raise ValueError("no rated examples to train on")
+    cache = cache if cache is not None else FeatureCache(make_featurizer(cfg))
+    featurizer = cache.featurizer
+    tr_idx, he_idx = split_by_problem(examples, cfg.heldout_fraction, cfg.seed)
+    train_ex = [examples[i] for i in tr_idx]
+    held_ex = [examples[i] for i in he_idx]
+    x_tr = cache.get(train_ex)
+    x_he = cache.get(held_ex) if held_ex else None
+    y_tr = torch.tensor([e.target + 1 for e in train_ex], dtype=torch.long)
+    y_he = torch.tensor([e.target + 1 for e in held_ex], dtype=torch.long)
+    t_feat = time.perf_counter() - t0
+
+    dev = cfg.device
+    head = EnsembleHead(
+        featurizer.dim, hidden=cfg.hidden_size, k=cfg.ensemble_size, sparse=featurizer.sparse, dropout=cfg.dropout
+    ).to(dev)
+    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    n = len(train_ex)
+    k = cfg.ensemble_size
+    boot = torch.poisson(torch.ones(k, n), generator=gen) if cfg.bootstrap and k > 1 else torch.ones(k, n)
+    bs = max(32, min(cfg.batch_size, math.ceil(n / max(1, cfg.min_batches_per_epoch))))
+    best_loss, best_state, best_epoch, bad = math.inf, None, -1, 0
+    history = []
+    for epoch in range(cfg.max_epochs):
+        head.train()
+        perm = torch.randperm(n, generator=gen).numpy()
+        total = 0.0
+        for i in range(0, n, bs):
+            b = perm[i : i + bs]
+            logits = head(**x_tr.take(b).torch_inputs(dev))  # (K, B, 3)
+            yb = y_tr[b].to(dev)
+            ce = F.cross_entropy(logits.reshape(-1, 3), yb.repeat(k), reduction="none").view(k, -1)
+            loss = (ce * boot[:, b].to(dev)).sum() / len(b)  # summed over heads: each gets a full gradient
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(b)
+        rec = {"epoch": epoch, "train_loss": total / n / k}
+        if x_he is not None:
+            rec["heldout_nll"] = _mean_nll(_logits(head, x_he, dev), y_he)
+            if rec["heldout_nll"] < best_loss - 1e-4:
+                best_loss, best_state, best_epoch, bad = rec["heldout_nll"], copy.deepcopy(head.state_dict()), epoch, 0
+            else:
+                bad += 1
+        history.append(rec)
+        if log:
+            log(" ".join(f"{k_}={v:.4f}" if isinstance(v, float) else f"{k_}={v}" for k_, v in rec.items()))
+        if x_he is not None and bad >= cfg.patience:
+            break
+    if best_state is not None:
+        head.load_state_dict(best_state)
+    else:
+        best_epoch = len(history) - 1
+
+    temperature = 1.0
+    metrics: dict = {}
+    if x_he is not None:
+        he_logits = _logits(head, x_he, dev)
+        if cfg.calibrate:
+            temperature = _fit_temperature(he_logits, y_he)
+    # first-error threshold: from the config, or the best one on the training solutions
+    tr_probs = torch.softmax(_logits(head, x_tr, dev) / temperature, dim=-1)
+    threshold = cfg.first_error_threshold
+    if threshold is None:
+        seqs, truth = _path_eval(train_ex, tr_probs.mean(0)[:, 0].numpy())
+        threshold = choose_threshold(seqs, truth) if len(truth) else 0.5
+    metrics["train"] = evaluate(train_ex, tr_probs, threshold)
+    if x_he is not None:
+        metrics["heldout"] = evaluate(held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold)
+    label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)
+    return {
+        "version": CHECKPOINT_VERSION,
+        "config": cfg.to_dict(),
+        "featurizer": featurizer.spec(),
+        "input_dim": int(featurizer.dim),
+        "sparse": bool(featurizer.sparse),
+        "state_dict": {k_: v.detach().cpu() for k_, v in head.state_dict().items()},
+        "temperature": float(temperature),
+        "threshold": float(threshold),
+        "metrics": metrics,
+        "history": history,
+        "best_epoch": int(best_epoch),
+        "label_count": len(examples),
+        "label_counts": {"-1": int(label_counts[0]), "0": int(label_counts[1]), "1": int(label_counts[2])},
+        "n_train": len(train_ex),
+        "n_heldout": len(held_ex),
+        "n_problems": len({e.problem_id for e in examples}),
+        "seconds": {"features": round(t_feat, 3), "total": round(time.perf_counter() - t0, 3)},
+    }
+
+
+def build_prm(checkpoint: dict, *, featurizer=None, cache: FeatureCache | None = None) -> PRM:
+    """A PRM from a checkpoint dict; pass the featurizer (or a cache) to reuse one already loaded."""
+    cfg = PRMConfig.from_dict(checkpoint["config"])
+    if cache is not None:
+        featurizer = cache.featurizer
+    featurizer = featurizer or make_featurizer(spec=checkpoint["featurizer"])
+    head = EnsembleHead(
+        checkpoint["input_dim"],
+        hidden=cfg.hidden_size,
+        k=cfg.ensemble_size,
+        sparse=checkpoint["sparse"],
+        dropout=cfg.dropout,
+    )
+    head.load_state_dict(checkpoint["state_dict"])
+    prm = PRM(
+        featurizer=featurizer,
+        head=head,
+        temperature=checkpoint["temperature"],
+        threshold=checkpoint["threshold"],
+        config=cfg,
+    )
+    if cache is not None:
+        prm.cache = cache
+    return prm
+
+
+def save_checkpoint(checkpoint: dict, path: str | os.PathLike) -> str:
+    """Write atomically: a temp file in the same directory, fsync, then os.replace (a crash leaves the old file)."""
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(checkpoint, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_checkpoint(path: str | os.PathLike) -> dict:
+    return torch.load(os.fspath(path), map_location="cpu", weights_only=True)
+
+
+def load_checkpoint(path: str | os.PathLike, *, featurizer=None) -> PRM:
+    return build_prm(read_checkpoint(path), featurizer=featurizer)

@@ -1,0 +1,48 @@
+"""Metrics on hand-made cases."""
+
+import numpy as np
+import pytest
+
+from ml.prm.metrics import auroc, choose_threshold, ece, first_error_f1, first_error_predictions, step_metrics
+
+
+def test_auroc_hand_cases():
+    # positives 0.35, 0.8 vs negatives 0.1, 0.4: pairs won 1 + 2 of 4
+    assert auroc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]) == pytest.approx(0.75)
+    assert auroc([0, 1], [0.2, 0.9]) == 1.0
+    assert auroc([1, 0], [0.2, 0.9]) == 0.0
+    assert auroc([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]) == 0.5  # ties count half
+    assert auroc([0, 0, 1], [0.1, 0.3, 0.3]) == pytest.approx(0.75)
+    assert auroc([1, 1], [0.1, 0.2]) is None
+
+
+def test_ece_hand_case():
+    # every prediction 80% confident, half of them right: ECE = |0.8 - 0.5| = 0.3
+    probs = np.array([[0.8, 0.1, 0.1]] * 4)
+    assert ece([0, 0, 1, 2], probs) == pytest.approx(0.3)
+    # perfectly calibrated two-bin case
+    probs = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    assert ece([0, 2], probs) == pytest.approx(0.0)
+
+
+def test_first_error_f1_hand_case():
+    p = [[0.1, 0.9, 0.2], [0.1, 0.2], [0.7, 0.1], [0.2, 0.3, 0.6]]
+    pred = first_error_predictions(p, 0.5)
+    assert pred.tolist() == [1, -1, 0, 2]
+    true = [1, -1, -1, 1]
+    # erroneous: solution 0 right, solution 3 wrong -> 0.5; correct ones: 1 right, 2 wrong -> 0.5
+    m = first_error_f1(pred, true)
+    assert m["acc_erroneous"] == 0.5 and m["acc_correct"] == 0.5 and m["first_error_f1"] == pytest.approx(0.5)
+    m = first_error_f1([1, -1, -1, 1], true)
+    assert m["first_error_f1"] == 1.0
+    m = first_error_f1([-1, -1, -1, -1], true)  # never flags: all correct ones right, no errors found
+    assert m["acc_correct"] == 1.0 and m["acc_erroneous"] == 0.0 and m["first_error_f1"] == 0.0
+    assert 0.2 <= choose_threshold(p, true) < 0.9
+
+
+def test_step_metrics():
+    y = np.array([0, 2, 2, 1])
+    probs = np.array([[0.7, 0.1, 0.2], [0.2, 0.1, 0.7], [0.1, 0.1, 0.8], [0.3, 0.4, 0.3]])
+    m = step_metrics(y, probs)
+    assert m["auroc_negative"] == 1.0 and m["accuracy"] == 1.0 and m["n_negative"] == 1
+    assert m["nll"] == pytest.approx(-np.mean(np.log([0.7, 0.7, 0.8, 0.4])))

@@ -1,0 +1,98 @@
+"""The training loop learns a planted pattern; checkpoints round-trip exactly and are written atomically."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from ml.prm.config import PRMConfig
+from ml.prm.featurizers import FeatureCache, HashedNgramFeaturizer
+from ml.prm.synthetic import planted_examples, planted_oracle_examples, planted_solutions
+from ml.prm.train import load_checkpoint, read_checkpoint, save_checkpoint, split_by_problem, train_prm
+
+
+@pytest.fixture(scope="module")
+def planted():
+    # 2% label noise: noisy "negatives" cap the reachable AUROC (5% noise caps it near 0.88)
+    examples = planted_examples(5000, seed=3, noise=0.02)
+    cache = FeatureCache(HashedNgramFeaturizer())
+    ckpt = train_prm(examples, PRMConfig(seed=1, ensemble_size=2, max_epochs=12), cache=cache)
+    return examples, cache, ckpt
+
+
+def test_learns_planted_pattern_on_heldout_problems(planted):
+    examples, _cache, ckpt = planted
+    held = ckpt["metrics"]["heldout"]
+    assert held["n_steps"] > 500 and held["n_negative"] > 50
+    assert held["auroc_negative"] > 0.85, held
+    assert held["accuracy"] > 0.8
+    assert held["first_error_f1"] > 0.6
+    assert held["ece"] < 0.1
+    assert ckpt["label_count"] == len(examples) == ckpt["n_train"] + ckpt["n_heldout"]
+    assert ckpt["best_epoch"] >= 0 and ckpt["history"]
+
+
+def test_split_is_by_problem():
+    examples = planted_examples(2000, seed=5)
+    tr, he = split_by_problem(examples, 0.2, seed=0)
+    assert len(tr) + len(he) == len(examples) and he
+    assert not {examples[i].problem_id for i in tr} & {examples[i].problem_id for i in he}
+
+
+def test_checkpoint_round_trip_identical_predictions(planted, tmp_path):
+    examples, cache, ckpt = planted
+    path = tmp_path / "models" / "prm.pt"
+    save_checkpoint(ckpt, path)
+    assert os.listdir(path.parent) == ["prm.pt"]  # no temp file left behind
+    prm = load_checkpoint(path)
+    from ml.prm.train import build_prm
+
+    same = build_prm(ckpt, cache=cache)
+    probe = examples[:300]
+    a = prm.score_steps(probe)
+    b = same.score_steps(probe)
+    assert np.array_equal(a.probs, b.probs)
+    assert np.array_equal(a.disagreement, b.disagreement)
+    assert prm.threshold == ckpt["threshold"] and prm.temperature == ckpt["temperature"]
+    # the file is a plain dict of tensors and primitives: loads with weights_only=True
+    assert read_checkpoint(path)["metrics"] == ckpt["metrics"]
+    # atomic overwrite keeps a single file
+    save_checkpoint({**ckpt, "label_count": 1}, path)
+    assert torch.load(path, weights_only=True)["label_count"] == 1 and os.listdir(path.parent) == ["prm.pt"]
+
+
+def test_scores_and_uncertainty_shapes(planted):
+    _examples, cache, ckpt = planted
+    from ml.prm.train import build_prm
+
+    prm = build_prm(ckpt, cache=cache)
+    sols = [s for s in planted_solutions(200, seed=9) if s[3] >= 1]
+    hits = 0
+    for _pid, problem, steps, fe, _ok in sols:
+        p_neg = prm.score_steps([(problem, tuple(steps[:i]), st) for i, st in enumerate(steps)]).p_negative
+        hits += int(np.argmax(p_neg)) == fe
+    # the planted error step is usually the most suspicious step of its solution
+    assert hits / len(sols) > 0.6, (hits, len(sols))
+    _pid, problem, steps, fe, _ok = sols[0]
+    out = prm.score_solution(problem, steps)
+    assert len(out["steps"]) == len(steps)
+    for s in out["steps"]:
+        assert s["p_negative"] + s["p_neutral"] + s["p_positive"] == pytest.approx(1.0, abs=1e-5)
+    p_not_neg = [1 - s["p_negative"] for s in out["steps"]]
+    assert out["score_product"] == pytest.approx(float(np.prod(p_not_neg)), rel=1e-5)
+    assert out["score_min"] == pytest.approx(min(p_not_neg), rel=1e-5)
+    sc = prm.score_steps([(problem, tuple(steps[:i]), st) for i, st in enumerate(steps)])
+    assert (sc.entropy >= 0).all() and (sc.disagreement >= 0).all() and ((sc.margin >= 0) & (sc.margin <= 1)).all()
+
+
+def test_oracle_examples_without_neutral_and_tiny_sets_train():
+    sols = planted_solutions(40, seed=2)
+    ex = planted_oracle_examples(sols)
+    ckpt = train_prm(ex, PRMConfig(max_epochs=3, ensemble_size=2))
+    assert ckpt["label_counts"]["0"] == 0 and ckpt["n_heldout"] > 0
+    # fewer than 4 problems: no held-out split, still a usable model
+    ckpt = train_prm(ex[:6], PRMConfig(max_epochs=2, ensemble_size=1))
+    assert ckpt["n_heldout"] == 0 and "heldout" not in ckpt["metrics"]
+    with pytest.raises(ValueError):
+        train_prm([], PRMConfig())
