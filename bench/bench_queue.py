@@ -149,7 +149,8 @@ def load_queue(*, size: int, users: list[tuple[int, str]]) -> tuple[str, float]:
     from annotate.models import Membership, Problem, Project, Role, Solution, Step
 
     slug = f"bench-{size}"
-    project = Project.objects.create(slug=slug, overlap=1, qc_rate=0.0, lease_minutes=30)
+    # retrain_every=0: the queue alone is measured, not the ML app's post-submit retrain check.
+    project = Project.objects.create(slug=slug, overlap=1, qc_rate=0.0, lease_minutes=30, retrain_every=0)
     Membership.objects.bulk_create([Membership(project=project, user_id=pk, role=Role.ANNOTATOR) for pk, _ in users])
     n_problems = -(-size // SOLUTIONS_PER_PROBLEM)
     started = time.perf_counter()
@@ -495,7 +496,8 @@ def write_report(report: dict) -> None:
         f"connection and token each) against gunicorn ({report['workers']} workers x {report['threads']} threads, "
         f"{report['worker_class']}) on PostgreSQL. Each client loops GET tasks/next/ (a real claim) then "
         f"POST submit/?next=false with 10 rated steps. {report['seconds']:.0f} s measured after "
-        f"{report['warmup']:.0f} s warm-up, per queue size and mode. Overlap 1, QC rate 0. "
+        f"{report['warmup']:.0f} s warm-up, per queue size and mode. Overlap 1, QC rate 0, automatic "
+        "retraining off (its post-submit check belongs to the ML app). "
         "Latencies are measured by the clients (full HTTP round trip).",
         "",
         "- **saturation**: no pause between tasks: the server is flooded by 50 closed-loop clients; this gives "
