@@ -17,6 +17,11 @@ PROJECT_ACTIONS: dict[str, frozenset[str]] = {
     "export": frozenset({Role.LEAD, Role.ML_ENGINEER}),
     "import": frozenset({Role.LEAD}),
     "stats": frozenset({Role.LEAD}),
+    # the model loop (labeling_api.views_ml)
+    "retrain": frozenset({Role.LEAD, Role.ML_ENGINEER}),
+    "view_models": frozenset({Role.LEAD, Role.ML_ENGINEER}),
+    "activate_model": frozenset({Role.LEAD}),
+    "score": frozenset({Role.LEAD, Role.ML_ENGINEER}),
 }
 
 

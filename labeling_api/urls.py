@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from labeling_api import views, views_export, views_queue, views_stats
+from labeling_api import views, views_export, views_ml, views_queue, views_stats
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -23,4 +23,12 @@ urlpatterns = [
     # Dashboard numbers (annotate.services.stats)
     path("projects/<slug:slug>/stats/", views_stats.ProjectStatsView.as_view(), name="project-stats"),
     path("projects/<slug:slug>/stats/annotators.csv", views_stats.AnnotatorCsvView.as_view(), name="project-stats-csv"),
+    # The model loop (ml.services)
+    path("projects/<slug:slug>/training-runs/", views_ml.TrainingRunListView.as_view(), name="project-training-runs"),
+    path(
+        "projects/<slug:slug>/training-runs/<int:id>/activate/",
+        views_ml.TrainingRunActivateView.as_view(),
+        name="training-run-activate",
+    ),
+    path("prm/score/", views_ml.ScoreView.as_view(), name="prm-score"),
 ]

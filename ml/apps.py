@@ -5,3 +5,8 @@ class MlConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "ml"
     verbose_name = "PRM models"
+
+    def ready(self) -> None:
+        from ml import services_auto
+
+        services_auto.connect()  # retrain after every N new labels

@@ -1,0 +1,102 @@
+"""Serializers of the model-loop endpoints: training runs and PRM scoring."""
+
+from rest_framework import serializers
+
+from ml.models import TrainingRun
+from ml.services import CONFIG_KEYS
+
+MAX_SOLUTIONS = 64
+MAX_STEPS = 200
+MAX_TEXT = 20_000
+
+
+class TrainingRunSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug", read_only=True)
+    duration_seconds = serializers.SerializerMethodField(help_text="Wall time of the run (training and scoring).")
+
+    class Meta:
+        model = TrainingRun
+        fields = [
+            "id",
+            "project",
+            "status",
+            "is_active",
+            "label_count",
+            "metrics",
+            "config",
+            "duration_seconds",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "activated_at",
+        ]
+        read_only_fields = fields
+
+    def get_duration_seconds(self, run: TrainingRun) -> float | None:
+        if run.started_at is None or run.finished_at is None:
+            return None
+        return round((run.finished_at - run.started_at).total_seconds(), 3)
+
+
+class TrainingRunRequestSerializer(serializers.Serializer):
+    config = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Training settings to override for this run (PRMConfig fields, e.g. max_epochs, ensemble_size).",
+    )
+
+    def validate_config(self, value: dict) -> dict:
+        unknown = set(value) - CONFIG_KEYS
+        if unknown:
+            raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")
+        return value
+
+
+class TrainingRunRequestedSerializer(TrainingRunSerializer):
+    merged = serializers.BooleanField(
+        read_only=True,
+        help_text="True when the request joined a run that was already waiting (it trains on every label so far).",
+    )
+
+    class Meta(TrainingRunSerializer.Meta):
+        fields = [*TrainingRunSerializer.Meta.fields, "merged"]
+        read_only_fields = fields
+
+
+class ScoreRequestSerializer(serializers.Serializer):
+    project = serializers.SlugField(help_text="Project slug: its active PRM scores the steps.")
+    problem = serializers.CharField(max_length=MAX_TEXT, trim_whitespace=False)
+    solutions = serializers.ListField(
+        child=serializers.ListField(
+            child=serializers.CharField(max_length=MAX_TEXT, trim_whitespace=False, allow_blank=True),
+            min_length=1,
+            max_length=MAX_STEPS,
+        ),
+        min_length=1,
+        max_length=MAX_SOLUTIONS,
+        help_text="Candidate solutions, each a list of step texts in order.",
+    )
+
+
+class StepScoreSerializer(serializers.Serializer):
+    p_positive = serializers.FloatField(help_text="P(+1)")
+    p_neutral = serializers.FloatField(help_text="P(0)")
+    p_negative = serializers.FloatField(help_text="P(-1)")
+    uncertainty = serializers.FloatField(help_text="Entropy of the step's distribution, nats.")
+
+
+class SolutionScoreSerializer(serializers.Serializer):
+    steps = StepScoreSerializer(many=True)
+    score_product = serializers.FloatField(help_text="Product over steps of P(not -1) (PRM800K's solution score).")
+    score_min = serializers.FloatField(help_text="Minimum over steps of P(not -1).")
+
+
+class ScoreModelSerializer(serializers.Serializer):
+    training_run = serializers.IntegerField()
+    generation = serializers.IntegerField()
+
+
+class ScoreResponseSerializer(serializers.Serializer):
+    model = ScoreModelSerializer()
+    solutions = SolutionScoreSerializer(many=True)

@@ -1,0 +1,136 @@
+"""The model loop over HTTP: start and list training runs, activate (roll back), score steps.
+
+Thin views over ml.services; who may call them is in labeling_api.access.
+"""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling_api.access import project_for_action
+from labeling_api.serializers_ml import (
+    ScoreRequestSerializer,
+    ScoreResponseSerializer,
+    TrainingRunRequestedSerializer,
+    TrainingRunRequestSerializer,
+    TrainingRunSerializer,
+)
+from ml import services
+from ml.models import TrainingRun
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
+RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Training run id.")
+DENIED = {
+    401: OpenApiResponse(description="No or bad token."),
+    403: OpenApiResponse(description="A member without the required role."),
+    404: OpenApiResponse(description="No such project (or run), or not a member."),
+}
+
+
+class TrainingRunListView(APIView):
+    throttle_scope = "retrain"
+
+    def get_throttles(self):
+        return super().get_throttles() if self.request.method == "POST" else []  # listing is cheap
+
+    throttle_scope = {"POST": "retrain"}  # labeling_api.throttling: per-token rate limit
+
+    @extend_schema(
+        operation_id="projects_training_runs_create",
+        summary="Retrain the project's PRM",
+        description=(
+            "Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: "
+            "a request while a run waits joins it (`merged: true`); a request while one is running creates the "
+            "next run, which starts when the running one ends. When it succeeds the new model is activated, the "
+            "generation advances and the queue is reordered by the project's selection strategy."
+        ),
+        parameters=[SLUG],
+        request=TrainingRunRequestSerializer,
+        responses={
+            202: TrainingRunRequestedSerializer,
+            400: OpenApiResponse(description="Unknown training settings."),
+            **DENIED,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "retrain")
+        body = TrainingRunRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        run = services.request_retrain(
+            project=project, user=request.user, config=body.validated_data["config"], trigger="api"
+        )
+        return Response(TrainingRunRequestedSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="projects_training_runs_list",
+        summary="The project's training runs, newest first",
+        description="Status, label count, held-out metrics (AUROC for Negative steps, accuracy, ECE, first-error F1).",
+        parameters=[SLUG],
+        responses={200: TrainingRunSerializer(many=True), **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "view_models")
+        runs = TrainingRun.objects.filter(project=project).select_related("project").order_by("-id")[:200]
+        return Response(TrainingRunSerializer(runs, many=True).data)
+
+
+class TrainingRunActivateView(APIView):
+    @extend_schema(
+        operation_id="projects_training_runs_activate",
+        summary="Activate a training run (roll back)",
+        description=(
+            "Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the "
+            "queue with it."
+        ),
+        parameters=[SLUG, RUN_ID],
+        request=None,
+        responses={
+            200: TrainingRunSerializer,
+            409: OpenApiResponse(description="The run did not succeed or its model file is missing."),
+            **DENIED,
+        },
+    )
+    def post(self, request: Request, slug: str, id: int) -> Response:
+        project = project_for_action(request, slug, "activate_model")
+        run = get_object_or_404(TrainingRun.objects.select_related("project"), pk=id, project=project)
+        try:
+            run = services.rollback(project=project, run=run)
+        except services.RunNotActivatable as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(TrainingRunSerializer(run).data)
+
+
+class ScoreView(APIView):
+    throttle_scope = "score"
+
+    throttle_scope = "score"  # labeling_api.throttling: per-token rate limit
+
+    @extend_schema(
+        operation_id="prm_score",
+        summary="Score candidate solutions with a project's active PRM",
+        description=(
+            "Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps "
+            "(PRM800K) and the minimum. For reranking best-of-N samples. Lead or ml_engineer of the project."
+        ),
+        request=ScoreRequestSerializer,
+        responses={
+            200: ScoreResponseSerializer,
+            400: OpenApiResponse(description="A malformed request, named by field."),
+            409: OpenApiResponse(description="The project has no active model yet."),
+            **DENIED,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = ScoreRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        project = project_for_action(request, data["project"], "score")
+        try:
+            result = services.score_steps(project=project, problem=data["problem"], solutions=data["solutions"])
+        except services.NoActiveModel as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(ScoreResponseSerializer(result).data)

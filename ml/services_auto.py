@@ -1,0 +1,71 @@
+"""Retrain after every N new step labels (Project.retrain_every; 0 turns it off).
+
+A submitted annotation triggers a cheap check after its transaction commits: the step labels
+(main-line steps plus alternatives) in annotations newer than the watermark of the project's
+latest started run are summed over the (project, id) index, so the check reads only the new rows.
+Reaching N requests a retrain; single flight merges it into the waiting run if there is one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.db.models import F, Sum
+from django.db.models.signals import post_save
+
+from annotate.models import Annotation, AnnotationSource, JobStatus, Project
+from ml.models import TrainingRun
+
+logger = logging.getLogger(__name__)
+
+
+def label_total(*, project: Project, after_annotation_id: int = 0, up_to_annotation_id: int | None = None) -> int:
+    """Step labels (main-line steps plus alternatives) in the annotations with ids in a range."""
+    qs = Annotation.objects.filter(project=project, id__gt=after_annotation_id)
+    if up_to_annotation_id is not None:
+        qs = qs.filter(id__lte=up_to_annotation_id)
+    return int(qs.aggregate(n=Sum(F("n_label_steps") + F("n_alternatives")))["n"] or 0)
+
+
+def labels_since_last_run(*, project: Project) -> int:
+    last = (
+        TrainingRun.objects.filter(project=project, started_at__isnull=False)
+        .order_by("-id")
+        .values_list("metrics", flat=True)
+        .first()
+    )
+    watermark = int((last or {}).get("annotation_watermark") or 0)
+    return label_total(project=project, after_annotation_id=watermark)
+
+
+def maybe_retrain(*, project_id: int) -> TrainingRun | None:
+    """Request a retrain when the project has N new step labels and no run is waiting."""
+    from ml.services import request_retrain  # imports torch: only once a retrain is due
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None or not project.retrain_every:
+        return None
+    if TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).exists():
+        return None  # the waiting run will train on these labels too
+    if labels_since_last_run(project=project) < project.retrain_every:
+        return None
+    return request_retrain(project=project, trigger="auto")
+
+
+def _on_annotation_saved(sender, instance: Annotation, created: bool, **kwargs) -> None:
+    if not created or instance.source != AnnotationSource.APP:
+        return
+    project_id = instance.project_id
+
+    def check() -> None:
+        try:
+            maybe_retrain(project_id=project_id)
+        except Exception:  # never let the check break a submit that already committed
+            logger.exception("auto-retrain check failed for project %s", project_id)
+
+    transaction.on_commit(check)
+
+
+def connect() -> None:
+    post_save.connect(_on_annotation_saved, sender=Annotation, dispatch_uid="ml.auto_retrain")

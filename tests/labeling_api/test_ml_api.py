@@ -1,0 +1,171 @@
+"""The model-loop API: training runs (start, list, activate) and PRM scoring, with permissions.
+
+Runs on PostgreSQL; models are trained for real (tiny config) in the test process.
+"""
+
+import math
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotate.models import JobStatus, Membership, Project, Role, Solution
+from ml import services
+from ml.models import TrainingRun
+from tests.ml.test_loop import TINY, planted_project
+
+User = get_user_model()
+
+
+def _member(project: Project, name: str, role: str | None) -> APIClient:
+    user = User.objects.create_user(name, password="pw-steplabel-test")
+    if role:
+        Membership.objects.create(project=project, user=user, role=role)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+@pytest.fixture
+def media(tmp_path):
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        yield tmp_path
+
+
+@pytest.fixture
+def project(db, media) -> Project:
+    return planted_project("api", labeled=60, open_=10)
+
+
+@pytest.fixture
+def clients(project):
+    other = Project.objects.create(slug="other")
+    return {
+        "lead": _member(project, "lead", Role.LEAD),
+        "ml": _member(project, "ml", Role.ML_ENGINEER),
+        "annotator": _member(project, "annotator", Role.ANNOTATOR),
+        "outsider": _member(other, "outsider", Role.LEAD),
+        "none": APIClient(),
+    }
+
+
+def _train(project: Project) -> TrainingRun:
+    run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.SUCCEEDED, run.error
+    return run
+
+
+SCORE_BODY = {
+    "project": "api",
+    "problem": "What is $2+3$?",
+    "solutions": [
+        ["We add the numbers.", "So we divide both sides by zero.", "# Answer\n\n5"],
+        ["The sum is 5.", "# Answer\n\n5"],
+    ],
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("who", "list_", "start", "activate", "score"),
+    [
+        ("none", 401, 401, 401, 401),
+        ("annotator", 403, 403, 403, 403),
+        ("outsider", 404, 404, 404, 404),
+        ("ml", 200, 202, 403, 200),
+        ("lead", 200, 202, 200, 200),
+    ],
+)
+def test_permissions(clients, project, who, list_, start, activate, score):
+    run = _train(project)
+    client = clients[who]
+    assert client.get("/api/v1/projects/api/training-runs/").status_code == list_
+    assert client.post("/api/v1/projects/api/training-runs/", {}, format="json").status_code == start
+    assert client.post(f"/api/v1/projects/api/training-runs/{run.pk}/activate/").status_code == activate
+    assert client.post("/api/v1/prm/score/", SCORE_BODY, format="json").status_code == score
+
+
+@pytest.mark.django_db
+def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        first = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"max_epochs": 3}}, format="json")
+        second = clients["lead"].post("/api/v1/projects/api/training-runs/", {}, format="json")
+    assert first.status_code == second.status_code == 202
+    assert first.data["status"] == "created" and first.data["merged"] is False
+    assert second.data["id"] == first.data["id"] and second.data["merged"] is True
+    assert len(callbacks) == 1, "one task enqueued for one run"
+    assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"]["requested_by"] == "ml"
+    bad = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"lr": 1, "nope": 2}}, format="json")
+    assert bad.status_code == 400 and "nope" in str(bad.data["config"])
+
+    run = services.run_training(run_id=first.data["id"])
+    listed = clients["ml"].get("/api/v1/projects/api/training-runs/").data
+    assert [r["id"] for r in listed] == [run.pk]
+    row = listed[0]
+    assert row["status"] == "succeeded" and row["is_active"] and row["label_count"] > 0
+    assert row["duration_seconds"] > 0 and row["finished_at"] and row["created_at"]
+    for key in ("auroc_negative", "accuracy", "ece", "first_error_f1"):
+        assert 0 <= row["metrics"][key] <= 1
+    assert row["config"]["max_epochs"] == 3
+
+
+@pytest.mark.django_db
+def test_activate_rolls_back_to_an_earlier_run(clients, project):
+    first, second = _train(project), _train(project)
+    response = clients["lead"].post(f"/api/v1/projects/api/training-runs/{first.pk}/activate/")
+    assert response.status_code == 200 and response.data["is_active"] and response.data["id"] == first.pk
+    second.refresh_from_db()
+    project.refresh_from_db()
+    assert not second.is_active and project.current_generation == 3
+    assert set(Solution.objects.filter(project=project, is_open=True).values_list("model_version", flat=True)) == {
+        first.pk
+    }
+    failed = TrainingRun.objects.create(project=project, status=JobStatus.FAILED)
+    assert clients["lead"].post(f"/api/v1/projects/api/training-runs/{failed.pk}/activate/").status_code == 409
+    other = TrainingRun.objects.create(project=Project.objects.get(slug="other"), status=JobStatus.SUCCEEDED)
+    assert clients["lead"].post(f"/api/v1/projects/api/training-runs/{other.pk}/activate/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_score_returns_probabilities_and_both_solution_scores(clients, project):
+    assert clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json").status_code == 409  # no model yet
+    run = _train(project)
+
+    response = clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json")
+
+    assert response.status_code == 200, response.data
+    body = response.data
+    assert body["model"] == {"training_run": run.pk, "generation": 1}
+    assert [len(s["steps"]) for s in body["solutions"]] == [3, 2]
+    for solution in body["solutions"]:
+        p_ok = []
+        for step in solution["steps"]:
+            probs = (step["p_positive"], step["p_neutral"], step["p_negative"])
+            assert all(0 <= p <= 1 for p in probs) and math.isclose(sum(probs), 1, abs_tol=1e-5)
+            assert 0 <= step["uncertainty"] <= math.log(3) + 1e-6
+            p_ok.append(1 - step["p_negative"])
+        assert solution["score_product"] == pytest.approx(math.prod(p_ok), rel=1e-5)
+        assert solution["score_min"] == pytest.approx(min(p_ok), rel=1e-5)
+        assert solution["score_product"] <= solution["score_min"] + 1e-9
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"problem": "x", "solutions": [["a"]]},
+        {"project": "api", "problem": "x", "solutions": []},
+        {"project": "api", "problem": "x", "solutions": [[]]},
+        {"project": "api", "problem": "x", "solutions": "a"},
+        {"project": "api", "problem": "x", "solutions": [["a"]] * 65},
+    ],
+)
+def test_score_validation(clients, body):
+    assert clients["ml"].post("/api/v1/prm/score/", body, format="json").status_code == 400
+
+
+@pytest.mark.django_db
+def test_unknown_project_in_score_is_404(clients):
+    assert clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "project": "nope"}, format="json").status_code == 404
