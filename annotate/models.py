@@ -162,6 +162,17 @@ class Solution(models.Model):
                 name="solution_screening_idx",
                 condition=models.Q(is_screening=True),
             ),
+            # Dashboard (annotate.services.stats): progress by generation/strategy as an index-only scan,
+            # and the most recent overlapping solutions for agreement.
+            models.Index(
+                fields=["project"],
+                name="solution_stats_idx",
+                include=["generation", "strategy", "is_gold", "is_screening", "is_open", "annotation_count"]
+                + ["answer_correct", "n_steps"],
+            ),
+            models.Index(
+                fields=["project", "-id"], name="solution_overlap_idx", condition=models.Q(annotation_count__gte=2)
+            ),
         ]
 
     def __str__(self) -> str:
@@ -285,6 +296,20 @@ class Annotation(models.Model):
             models.Index(fields=["project", "export_seq"], name="annotation_export_seq_idx"),
             # The workspace side panel: one annotator's labels today.
             models.Index(fields=["annotator", "project", "submitted_at"], name="annotation_annotator_day_idx"),
+            # Dashboard (annotate.services.stats): every aggregate reads the counters from this index
+            # (index-only scans, never the wide label JSON rows); time windows are ranges on it.
+            models.Index(
+                fields=["project", "submitted_at"],
+                name="annotation_stats_idx",
+                include=["annotator", "generation", "finish_reason", "is_gold", "is_quality_control", "is_screening"]
+                + ["n_label_steps", "n_positive", "n_neutral", "n_negative", "n_unrated", "n_flagged"]
+                + ["n_alternatives", "total_time_ms"],
+            ),
+            models.Index(
+                fields=["project", "-id"],
+                name="annotation_gold_answers_idx",
+                condition=models.Q(is_quality_control=True) | models.Q(is_screening=True),
+            ),
         ]
 
     def __str__(self) -> str:

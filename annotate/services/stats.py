@@ -12,14 +12,15 @@ ordinary solutions (not gold, not screening).
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import Aggregate, Count, F, FloatField, IntegerField, Max, Q, Sum, Value
+from django.db import connection, transaction
+from django.db.models import Count, F, IntegerField, Max, Q, Sum, Value
 from django.db.models.functions import Greatest, TruncDay, TruncHour
 from django.utils import timezone
 
@@ -37,22 +38,14 @@ from ml.models import TrainingRun
 HOURLY_BUCKETS = 48
 DAILY_BUCKETS = 30
 # Agreement and gold accuracy parse label JSON: bound how many labels they read.
-AGREEMENT_SAMPLE_SOLUTIONS = 1000
+AGREEMENT_SAMPLE_SOLUTIONS = 500
 GOLD_SAMPLE_ANSWERS = 20_000
-# Medians on SQLite are computed in Python over the most recent labels.
-SQLITE_MEDIAN_SAMPLE = 20_000
+# Median times are taken over the most recent labels (the current pace, and a bounded sort).
+MEDIAN_SAMPLE = 20_000
 TRAINING_RUNS_SHOWN = 200
 # Held-out metrics plotted on the learning curve, when a run reports them.
 CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
 IMPORTED = "(imported)"
-
-
-class Median(Aggregate):
-    """PostgreSQL's percentile_cont(0.5) WITHIN GROUP (ORDER BY expr)."""
-
-    function = "percentile_cont"
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
 
 
 def _is_postgres() -> bool:
@@ -75,9 +68,11 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
     now = now or timezone.now()
     labels = Annotation.objects.filter(project=project, is_gold=False)
     names = _Names()
-    progress = _progress(project=project, labels=labels, now=now)
-    label_summary, per_annotator = _label_breakdown(labels=labels, progress=progress)
-    throughput = _throughput(labels=labels, now=now, names=names, per_annotator=per_annotator)
+    windows = _Windows(now)
+    scan = _scan(project=project, labels=labels, windows=windows)
+    progress = _progress(project=project, rollup=scan["rollup"], now=now)
+    label_summary, per_annotator = _label_breakdown(rollup=scan["rollup"], progress=progress)
+    throughput = _throughput(scan=scan, windows=windows, labels=labels, names=names, per_annotator=per_annotator)
     quality = _quality(project=project, labels=labels, per_annotator=per_annotator, names=names)
     return {
         "project": {
@@ -119,7 +114,123 @@ class _Names:
         return IMPORTED if user_id is None else self._cache.get(user_id, f"user {user_id}")
 
 
-def _progress(*, project: Project, labels, now: datetime) -> dict:
+class _Windows:
+    """The time windows of one stats call: pace (24 h, 7 days), 48 hourly and 30 daily buckets (UTC)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.day_ago = now - timedelta(hours=24)
+        self.week_ago = now - timedelta(days=7)
+        self.hour0 = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURLY_BUCKETS - 1)
+        self.hour_end = self.hour0 + timedelta(hours=HOURLY_BUCKETS)
+        self.day0 = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=DAILY_BUCKETS - 1)
+        self.day_end = self.day0 + timedelta(days=DAILY_BUCKETS)
+
+
+_SUMS = (
+    ("steps", "n_label_steps"),
+    ("positive", "n_positive"),
+    ("neutral", "n_neutral"),
+    ("negative", "n_negative"),
+    ("unrated", "n_unrated"),
+    ("flagged", "n_flagged"),
+    ("alternatives", "n_alternatives"),
+)
+
+
+_COUNTERS = tuple(name for name, _ in _SUMS)
+
+
+def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict]]:
+    """Every label aggregate the dashboard needs, by grouping:
+
+    - rollup: counters per (annotator, generation, finish reason), the last label, and the recent
+      queue labels that set the pace (gold and screening answers do not move the queue);
+    - daily / hourly: labels and steps per (bucket, annotator) within the 30-day / 48-hour windows.
+
+    On PostgreSQL one pass with GROUPING SETS over annotation_stats_idx (index-only: the counters
+    are included columns, the wide label JSON rows are never read); elsewhere three queries.
+    """
+    w = windows
+    if _is_postgres():
+        sums = ", ".join(f"SUM({column}) AS {name}" for name, column in _SUMS)
+        sql = f"""
+            SELECT GROUPING(annotator_id, generation, finish_reason, day, hour) AS grouping,
+                annotator_id, generation, finish_reason, day, hour, COUNT(*) AS n, {sums},
+                MAX(submitted_at) AS last,
+                COUNT(*) FILTER (WHERE queue AND submitted_at > %(day_ago)s) AS queue_day,
+                COUNT(*) FILTER (WHERE queue AND submitted_at > %(week_ago)s) AS queue_week
+            FROM (
+                SELECT annotator_id, generation, finish_reason, submitted_at,
+                    {", ".join(column for _, column in _SUMS)},
+                    (NOT is_quality_control AND NOT is_screening AND submitted_at <= %(now)s) AS queue,
+                    CASE WHEN submitted_at >= %(day0)s AND submitted_at < %(day_end)s
+                        THEN date_trunc('day', submitted_at AT TIME ZONE 'UTC') END AS day,
+                    CASE WHEN submitted_at >= %(hour0)s AND submitted_at < %(hour_end)s
+                        THEN date_trunc('hour', submitted_at AT TIME ZONE 'UTC') END AS hour
+                FROM {Annotation._meta.db_table}
+                WHERE project_id = %(project)s AND NOT is_gold
+            ) AS labels
+            GROUP BY GROUPING SETS (
+                (annotator_id, generation, finish_reason), (day, annotator_id), (hour, annotator_id)
+            )
+        """
+        params = {
+            "project": project.pk,
+            "now": w.now,
+            "day_ago": w.day_ago,
+            "week_ago": w.week_ago,
+            "day0": w.day0,
+            "day_end": w.day_end,
+            "hour0": w.hour0,
+            "hour_end": w.hour_end,
+        }
+        out: dict[str, list[dict]] = {"rollup": [], "daily": [], "hourly": []}
+        with transaction.atomic(), connection.cursor() as cursor:
+            # Room to hash all three groupings in memory (a few MB) instead of sorting on disk.
+            cursor.execute("SET LOCAL work_mem = '32MB'")
+            cursor.execute(sql, params)
+            columns = [c.name for c in cursor.description]
+            for values in cursor.fetchall():
+                row = dict(zip(columns, values, strict=True))
+                # GROUPING bits (annotator, generation, finish, day, hour): 1 = not in this grouping.
+                if row["grouping"] == 0b00011:
+                    out["rollup"].append(row)
+                elif row["grouping"] == 0b01101 and row["day"] is not None:
+                    out["daily"].append({**row, "bucket": row["day"].replace(tzinfo=UTC)})
+                elif row["grouping"] == 0b01110 and row["hour"] is not None:
+                    out["hourly"].append({**row, "bucket": row["hour"].replace(tzinfo=UTC)})
+        return out
+    queue = Q(is_quality_control=False, is_screening=False, submitted_at__lte=w.now)
+    rollup = (
+        labels.values("annotator_id", "generation", "finish_reason")
+        .annotate(
+            n=Count("id"),
+            **{name: Sum(column) for name, column in _SUMS},
+            last=Max("submitted_at"),
+            queue_day=Count("id", filter=queue & Q(submitted_at__gt=w.day_ago)),
+            queue_week=Count("id", filter=queue & Q(submitted_at__gt=w.week_ago)),
+        )
+        .order_by()
+    )
+
+    def series(trunc, start: datetime, end: datetime) -> list[dict]:
+        return list(
+            labels.filter(submitted_at__gte=start, submitted_at__lt=end)
+            .annotate(bucket=trunc("submitted_at", tzinfo=UTC))
+            .values("bucket", "annotator_id")
+            .annotate(n=Count("id"), steps=Sum("n_label_steps"))
+            .order_by()
+        )
+
+    return {
+        "rollup": list(rollup),
+        "daily": series(TruncDay, w.day0, w.day_end),
+        "hourly": series(TruncHour, w.hour0, w.hour_end),
+    }
+
+
+def _progress(*, project: Project, rollup: list[dict], now: datetime) -> dict:
     """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
     labeled = Q(annotation_count__gt=0)
     groups = (
@@ -153,9 +264,8 @@ def _progress(*, project: Project, labels, now: datetime) -> dict:
             totals[key] += row[key] or 0
         if row["open"]:
             by_strategy[row["strategy"] or "unscored"] += row["open"]
-    label_groups = labels.values("generation").annotate(n=Count("id"), steps=Sum("n_label_steps")).order_by()
-    labels_total = steps_labeled = 0
-    for row in label_groups:
+    labels_total = steps_labeled = day = week = 0
+    for row in rollup:
         gen = by_gen.setdefault(
             row["generation"],
             {"generation": row["generation"], "solutions": 0, "labeled": 0, "open": 0, "labels": 0, "steps_labeled": 0},
@@ -164,13 +274,11 @@ def _progress(*, project: Project, labels, now: datetime) -> dict:
         gen["steps_labeled"] += row["steps"] or 0
         labels_total += row["n"]
         steps_labeled += row["steps"] or 0
+        day += row["queue_day"]
+        week += row["queue_week"]
 
-    # Pace: queue labels (not gold/screening answers) over the last 24 h, else the last 7 days.
-    queue_labels = labels.filter(is_quality_control=False, is_screening=False)
-    window = queue_labels.filter(submitted_at__gt=now - timedelta(days=7), submitted_at__lte=now).aggregate(
-        day=Count("id", filter=Q(submitted_at__gt=now - timedelta(hours=24))), week=Count("id")
-    )
-    hours, recent = (24, window["day"]) if window["day"] else (24 * 7, window["week"])
+    # Pace: queue labels over the last 24 h, else over the last 7 days.
+    hours, recent = (24, day) if day else (24 * 7, week)
     per_hour = recent / hours if recent else 0.0
     remaining = totals["remaining"]
     eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
@@ -195,28 +303,16 @@ def _progress(*, project: Project, labels, now: datetime) -> dict:
     }
 
 
-def _label_breakdown(*, labels, progress: dict) -> tuple[dict, dict[int | None, dict]]:
-    """Rating distribution, finish reasons, flags and per-annotator totals in one grouped scan."""
-    rows = labels.values("annotator_id", "finish_reason").annotate(
-        n=Count("id"),
-        steps=Sum("n_label_steps"),
-        positive=Sum("n_positive"),
-        neutral=Sum("n_neutral"),
-        negative=Sum("n_negative"),
-        unrated=Sum("n_unrated"),
-        flagged=Sum("n_flagged"),
-        alternatives=Sum("n_alternatives"),
-        last=Max("submitted_at"),
-    )
-    keys = ("steps", "positive", "neutral", "negative", "unrated", "flagged", "alternatives")
-    total = dict.fromkeys(keys, 0)
+def _label_breakdown(*, rollup: list[dict], progress: dict) -> tuple[dict, dict[int | None, dict]]:
+    """Rating distribution, finish reasons, flags and per-annotator totals from the rollup."""
+    total = dict.fromkeys(_COUNTERS, 0)
     finish = dict.fromkeys(FinishReason.values, 0)
     per_annotator: dict[int | None, dict] = {}
-    for row in rows.order_by():
-        mine = per_annotator.setdefault(row["annotator_id"], {"labels": 0, "last": None, **dict.fromkeys(keys, 0)})
+    for row in rollup:
+        mine = per_annotator.setdefault(row["annotator_id"], {"labels": 0, "last": None, **dict.fromkeys(_COUNTERS, 0)})
         mine["labels"] += row["n"]
         mine["last"] = max(filter(None, (mine["last"], row["last"])), default=None)
-        for key in keys:
+        for key in _COUNTERS:
             total[key] += row[key] or 0
             mine[key] += row[key] or 0
         finish[row["finish_reason"]] = finish.get(row["finish_reason"], 0) + row["n"]
@@ -240,19 +336,12 @@ def _label_breakdown(*, labels, progress: dict) -> tuple[dict, dict[int | None, 
     return summary, per_annotator
 
 
-def _series(*, labels, trunc, start: datetime, n: int, step: timedelta, names: _Names) -> dict:
+def _series(*, rows: list[dict], start: datetime, n: int, step: timedelta, names: _Names) -> dict:
     buckets = [start + step * i for i in range(n)]
     index = {b: i for i, b in enumerate(buckets)}
     overall = [0] * n
     steps = [0] * n
     per_user: dict[int | None, list[int]] = {}
-    rows = (
-        labels.filter(submitted_at__gte=start, submitted_at__lt=start + step * n)
-        .annotate(bucket=trunc("submitted_at", tzinfo=UTC))
-        .values("bucket", "annotator_id")
-        .annotate(n=Count("id"), steps=Sum("n_label_steps"))
-        .order_by()
-    )
     for row in rows:
         i = index.get(row["bucket"])
         if i is None:
@@ -273,21 +362,33 @@ def _series(*, labels, trunc, start: datetime, n: int, step: timedelta, names: _
 
 
 def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[str, float | None]]]:
-    """Median seconds per solution and per step, overall and per annotator."""
-    timed = labels.filter(total_time_ms__isnull=False, n_label_steps__gt=0)
-    per_step = F("total_time_ms") * 1.0 / F("n_label_steps")
+    """Median seconds per solution and per step over the latest MEDIAN_SAMPLE labels, overall and
+    per annotator (an annotator with no label among them has none)."""
+    recent = (
+        labels.filter(total_time_ms__isnull=False, n_label_steps__gt=0)
+        .order_by("-submitted_at")
+        .values_list("annotator_id", "total_time_ms", "n_label_steps")[:MEDIAN_SAMPLE]
+    )
     if _is_postgres():
-        overall = timed.aggregate(solution=Median("total_time_ms"), step=Median(per_step))
-        per_user = {
-            row["annotator_id"]: {"solution": row["solution"], "step": row["step"]}
-            for row in timed.values("annotator_id")
-            .annotate(solution=Median("total_time_ms"), step=Median(per_step))
-            .order_by()
-        }
+        # One pass over the sample, both groupings: per annotator, and () for everyone.
+        sql, params = recent.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT annotator_id, GROUPING(annotator_id) = 1,
+                        percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms),
+                        percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms::float8 / n_label_steps)
+                    FROM ({sql}) AS timed GROUP BY GROUPING SETS ((annotator_id), ())""",
+                params,
+            )
+            rows = cursor.fetchall()
+        overall = {"solution": None, "step": None}
+        per_user = {}
+        for uid, is_total, solution, step in rows:
+            if is_total:
+                overall = {"solution": solution, "step": step}
+            else:
+                per_user[uid] = {"solution": solution, "step": step}
     else:
-        recent = list(
-            timed.order_by("-id").values_list("annotator_id", "total_time_ms", "n_label_steps")[:SQLITE_MEDIAN_SAMPLE]
-        )
         by_user: dict[int | None, list[tuple[int, int]]] = defaultdict(list)
         for uid, ms, n in recent:
             by_user[uid].append((ms, n))
@@ -310,13 +411,11 @@ def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[
     return convert(overall), {uid: convert(m) for uid, m in per_user.items()}
 
 
-def _throughput(*, labels, now: datetime, names: _Names, per_annotator: dict[int | None, dict]) -> dict:
-    hour0 = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURLY_BUCKETS - 1)
-    day0 = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=DAILY_BUCKETS - 1)
-    hourly = _series(
-        labels=labels, trunc=TruncHour, start=hour0, n=HOURLY_BUCKETS, step=timedelta(hours=1), names=names
-    )
-    daily = _series(labels=labels, trunc=TruncDay, start=day0, n=DAILY_BUCKETS, step=timedelta(days=1), names=names)
+def _throughput(
+    *, scan: dict[str, list[dict]], windows: _Windows, labels, names: _Names, per_annotator: dict[int | None, dict]
+) -> dict:
+    hourly = _series(rows=scan["hourly"], start=windows.hour0, n=HOURLY_BUCKETS, step=timedelta(hours=1), names=names)
+    daily = _series(rows=scan["daily"], start=windows.day0, n=DAILY_BUCKETS, step=timedelta(days=1), names=names)
     overall, per_user = _medians(labels=labels)
     for uid, row in per_annotator.items():
         row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")
@@ -382,8 +481,9 @@ def _agreement(*, project: Project, labels) -> dict:
         if len(items) < 2:
             continue
         compared += 1
-        for i in range(max(len(ratings) for ratings, _ in items)):
-            units.append([r[i] for r, _ in items if i < len(r) and r[i] is not None])
+        # One unit per step index: the ratings the solution's annotators gave it.
+        for column in itertools.zip_longest(*(ratings for ratings, _ in items)):
+            units.append([r for r in column if r is not None])
         for a in range(len(items)):
             for b in range(a + 1, len(items)):
                 pairs += 1
@@ -527,7 +627,8 @@ def annotator_rows(*, project: Project) -> list[dict]:
     """The per-annotator table (for the CSV download)."""
     labels = Annotation.objects.filter(project=project, is_gold=False)
     names = _Names()
-    _, per_annotator = _label_breakdown(labels=labels, progress={"solutions_labeled": 0, "_wrong": 0, "_correct": 0})
+    rollup = _scan(project=project, labels=labels, windows=_Windows(timezone.now()))["rollup"]
+    _, per_annotator = _label_breakdown(rollup=rollup, progress={"solutions_labeled": 0, "_wrong": 0, "_correct": 0})
     _, per_user = _medians(labels=labels)
     for uid, row in per_annotator.items():
         row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")

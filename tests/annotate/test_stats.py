@@ -246,7 +246,7 @@ def test_quality_table_and_agreement(campaign):
     assert quality["agreement"] == {
         "overlap": 2,
         "solutions_compared": 2,
-        "sample_limit": 1000,
+        "sample_limit": 500,
         "sampled": False,
         "alpha": pytest.approx(11 / 28),  # hand-computed, coincidence matrix n = (3, 1, 6)
         "pairs": 2,

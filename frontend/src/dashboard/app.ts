@@ -47,13 +47,26 @@ function valueLegend(labels: string[], values: number[], colors?: string[]): HTM
       el(
         "li",
         {},
-        colors ? el("span", { class: "sl-swatch", style: `background:${colors[i % colors.length]}` }) : null,
+        colors ? swatch(colors[i % colors.length]!) : null,
         `${label}: ${fmtInt(value)}${share === null ? "" : ` (${fmtPct(share)})`}`,
       ),
     ),
   );
 }
 
+function swatch(color: string): HTMLElement {
+  const node = el("span", { class: "sl-swatch" });
+  node.style.background = color;
+  return node;
+}
+
+/** Short local date and time: "Nov 30, 23:35". */
+function when(iso: string | null): string {
+  if (!iso) return "—";
+  return new Date(iso).toLocaleString("en-GB", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+const GEN_COLORS = ["#afb8c1", "#1f6feb"] as const;
 const RATING_COLORS = ["#2da44e", "#8c959f", "#cf222e", "#d0d7de"];
 const TOP_ANNOTATORS = 6;
 
@@ -131,15 +144,32 @@ export class Dashboard {
         p.eta_at ? `${new Date(p.eta_at).toLocaleString()} at ${fmtNum(p.pace.labels_per_hour, 1)} labels/h` : undefined,
       ),
     );
-    const gens = p.by_generation;
+    // Generations with queue solutions (gold and screening answers carry no generation).
+    const gens = p.by_generation.filter((g) => g.solutions > 0);
+    const gensEl = this.chart("generations");
     barChart(
-      this.chart("generations"),
+      gensEl,
       gens.map((g) => generationName(g.generation)),
       [
-        { label: "solutions", values: gens.map((g) => g.solutions), color: "#afb8c1" },
-        { label: "labeled", values: gens.map((g) => g.labeled), color: PALETTE[0] },
+        { label: "solutions", values: gens.map((g) => g.solutions), color: GEN_COLORS[0] },
+        { label: "labeled", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
       ],
       { height: 180 },
+    );
+    gensEl.append(
+      el(
+        "ul",
+        { class: "sl-legend" },
+        el("li", {}, swatch(GEN_COLORS[0]), "solutions"),
+        el("li", {}, swatch(GEN_COLORS[1]), "labeled"),
+        ...gens.map((g) =>
+          el(
+            "li",
+            {},
+            `${generationName(g.generation)}: ${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} labeled, ${fmtInt(g.steps_labeled)} steps`,
+          ),
+        ),
+      ),
     );
   }
 
@@ -202,8 +232,7 @@ export class Dashboard {
       "Flag rate",
       "Median / solution",
       "Median / step",
-      "Gold accuracy",
-      "Gold solutions",
+      "Gold accuracy (n)",
       "Screening",
       "Last label",
     ];
@@ -331,10 +360,9 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
     el("td", { class: "sl-num" }, fmtPct(r.flag_rate)),
     el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_solution)),
     el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_step)),
-    el("td", { class: "sl-num" }, fmtPct(r.gold_accuracy)),
-    el("td", { class: "sl-num" }, fmtInt(r.gold_solutions)),
+    el("td", { class: "sl-num" }, r.gold_solutions ? `${fmtPct(r.gold_accuracy)} (${fmtInt(r.gold_solutions)})` : "—"),
     el("td", {}, screening),
-    el("td", {}, r.last_label_at ? new Date(r.last_label_at).toLocaleString() : "—"),
+    el("td", {}, when(r.last_label_at)),
   );
   return row;
 }
@@ -347,6 +375,6 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
     el("td", { class: r.status === "failed" ? "sl-error" : "" }, r.status, r.error ? el("small", {}, ` ${r.error}`) : null),
     el("td", { class: "sl-num" }, fmtInt(r.label_count)),
     ...metrics.map((k) => el("td", { class: "sl-num" }, fmtNum(r.heldout[k] ?? null, 3))),
-    el("td", {}, r.finished_at ? new Date(r.finished_at).toLocaleString() : "—"),
+    el("td", {}, when(r.finished_at)),
   );
 }

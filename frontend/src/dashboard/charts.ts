@@ -121,7 +121,7 @@ export function barChart(
     {
       width: width(el),
       height: opts.height ?? 200,
-      legend: { show: grouped },
+      legend: { show: false },
       scales: {
         x: { time: false, range: [-0.5, n - 0.5] },
         y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
