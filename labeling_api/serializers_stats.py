@@ -190,6 +190,10 @@ class QueueSerializer(serializers.Serializer):
 class ProjectStatsSerializer(serializers.Serializer):
     project = StatsProjectSerializer()
     generated_at = serializers.DateTimeField()
+    snapshot_at = serializers.DateTimeField(
+        help_text="Label counts are live; solution counts (progress, queue) and median times are as of this time "
+        "(a cached snapshot, rebuilt every 5 minutes)."
+    )
     progress = ProgressSerializer()
     throughput = ThroughputSerializer()
     labels = LabelsSerializer()

@@ -19,6 +19,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, Max, Q, Sum, Value
 from django.db.models.functions import Greatest, TruncDay, TruncHour
@@ -65,12 +66,16 @@ def _gen_key(generation: int | None) -> tuple[int, int]:
 
 
 def project_stats(*, project: Project, now: datetime | None = None) -> dict:
+    """The dashboard's numbers. With `now` omitted (the API), label aggregates come from a cached
+    snapshot plus the labels submitted since (see _label_aggregates); with `now` given, everything
+    is computed afresh as of that moment."""
+    use_snapshot = now is None
     now = now or timezone.now()
     labels = Annotation.objects.filter(project=project, is_gold=False)
     names = _Names()
     windows = _Windows(now)
-    scan = _scan(project=project, labels=labels, windows=windows)
-    progress = _progress(project=project, rollup=scan["rollup"], now=now)
+    scan = _label_aggregates(project=project, labels=labels, windows=windows, use_snapshot=use_snapshot)
+    progress = _progress(project=project, rollup=scan["rollup"], groups=scan["solutions"], now=now)
     label_summary, per_annotator = _label_breakdown(rollup=scan["rollup"], progress=progress)
     throughput = _throughput(scan=scan, windows=windows, labels=labels, names=names, per_annotator=per_annotator)
     quality = _quality(project=project, labels=labels, per_annotator=per_annotator, names=names)
@@ -86,6 +91,7 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
             "retrain_every": project.retrain_every,
         },
         "generated_at": now.isoformat(),
+        "snapshot_at": _iso(scan.get("at")) or now.isoformat(),
         "progress": {k: v for k, v in progress.items() if not k.startswith("_")},
         "throughput": throughput,
         "labels": label_summary,
@@ -141,7 +147,18 @@ _SUMS = (
 _COUNTERS = tuple(name for name, _ in _SUMS)
 
 
-def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict]]:
+def _bucket_row(row: dict, bucket: datetime) -> dict:
+    return {
+        "bucket": bucket.replace(tzinfo=UTC),
+        "annotator_id": row["annotator_id"],
+        "n": row["n"],
+        "steps": row["steps"],
+    }
+
+
+def _scan(
+    *, project: Project, labels, windows: _Windows, after: int | None = None, upto: int | None = None
+) -> dict[str, list[dict]]:
     """Every label aggregate the dashboard needs, by grouping:
 
     - rollup: counters per (annotator, generation, finish reason), the last label, and the recent
@@ -169,7 +186,7 @@ def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict
                     CASE WHEN submitted_at >= %(hour0)s AND submitted_at < %(hour_end)s
                         THEN date_trunc('hour', submitted_at AT TIME ZONE 'UTC') END AS hour
                 FROM {Annotation._meta.db_table}
-                WHERE project_id = %(project)s AND NOT is_gold
+                WHERE project_id = %(project)s AND NOT is_gold AND id > %(after)s AND id <= %(upto)s
             ) AS labels
             GROUP BY GROUPING SETS (
                 (annotator_id, generation, finish_reason), (day, annotator_id), (hour, annotator_id)
@@ -177,6 +194,8 @@ def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict
         """
         params = {
             "project": project.pk,
+            "after": -1 if after is None else after,
+            "upto": 2**62 if upto is None else upto,
             "now": w.now,
             "day_ago": w.day_ago,
             "week_ago": w.week_ago,
@@ -195,12 +214,17 @@ def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict
                 row = dict(zip(columns, values, strict=True))
                 # GROUPING bits (annotator, generation, finish, day, hour): 1 = not in this grouping.
                 if row["grouping"] == 0b00011:
+                    del row["grouping"], row["day"], row["hour"]
                     out["rollup"].append(row)
                 elif row["grouping"] == 0b01101 and row["day"] is not None:
-                    out["daily"].append({**row, "bucket": row["day"].replace(tzinfo=UTC)})
+                    out["daily"].append(_bucket_row(row, row["day"]))
                 elif row["grouping"] == 0b01110 and row["hour"] is not None:
-                    out["hourly"].append({**row, "bucket": row["hour"].replace(tzinfo=UTC)})
+                    out["hourly"].append(_bucket_row(row, row["hour"]))
         return out
+    if after is not None:
+        labels = labels.filter(id__gt=after)
+    if upto is not None:
+        labels = labels.filter(id__lte=upto)
     queue = Q(is_quality_control=False, is_screening=False, submitted_at__lte=w.now)
     rollup = (
         labels.values("annotator_id", "generation", "finish_reason")
@@ -230,10 +254,69 @@ def _scan(*, project: Project, labels, windows: _Windows) -> dict[str, list[dict
     }
 
 
-def _progress(*, project: Project, rollup: list[dict], now: datetime) -> dict:
-    """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
+SNAPSHOT_SECONDS = 300
+
+
+def _label_aggregates(*, project: Project, labels, windows: _Windows, use_snapshot: bool) -> dict:
+    """Label aggregates as a cached snapshot (all labels up to an id watermark, rebuilt every
+    SNAPSHOT_SECONDS) merged with a scan of the labels added since, which an index range on
+    (project, id) finds at once. New labels show immediately; a change to an older label (a lead's
+    edit, a deletion) shows once the snapshot is rebuilt, as does a label whose transaction
+    committed after the snapshot under a lower id. Median times and the solution counts (progress
+    by generation, queue composition) are those of the snapshot (`snapshot_at` in the answer)."""
+    if not use_snapshot:
+        return {
+            **_scan(project=project, labels=labels, windows=windows),
+            "solutions": _solution_groups(project=project),
+        }
+    key = f"stats-snapshot:v1:{project.pk}:{project.created_at.timestamp()}"
+    snapshot = cache.get(key)
+    if snapshot is None:
+        watermark = Annotation.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
+        snapshot = _scan(project=project, labels=labels, windows=windows, upto=watermark)
+        snapshot["medians"] = _medians(labels=labels.filter(id__lte=watermark))
+        snapshot["solutions"] = _solution_groups(project=project)
+        snapshot["at"] = windows.now
+        snapshot["watermark"] = watermark
+        cache.set(key, snapshot, SNAPSHOT_SECONDS)
+    delta = _scan(project=project, labels=labels, windows=windows, after=snapshot["watermark"])
+    merged = {name: _merge(snapshot[name], delta[name], keys) for name, keys in _MERGE_KEYS.items()}
+    return {**merged, "medians": snapshot["medians"], "solutions": snapshot["solutions"], "at": snapshot["at"]}
+
+
+_MERGE_KEYS = {
+    "rollup": ("annotator_id", "generation", "finish_reason"),
+    "daily": ("bucket", "annotator_id"),
+    "hourly": ("bucket", "annotator_id"),
+}
+
+
+def _merge(base: list[dict], extra: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """Add grouped rows of the same grouping: counts and sums add up, `last` is the latest."""
+    if not extra:
+        return base
+    rows = {tuple(row[k] for k in keys): dict(row) for row in base}
+    for row in extra:
+        key = tuple(row[k] for k in keys)
+        if key not in rows:
+            rows[key] = dict(row)
+            continue
+        mine = rows[key]
+        for name, value in row.items():
+            if name in keys or value is None:
+                continue
+            if name == "last":
+                mine["last"] = max(filter(None, (mine.get("last"), value)))
+            elif isinstance(value, int):
+                mine[name] = (mine.get(name) or 0) + value
+    return list(rows.values())
+
+
+def _solution_groups(*, project: Project) -> list[dict]:
+    """Queue solutions (not gold, not screening) per (generation, strategy): an index-only scan of
+    solution_stats_idx."""
     labeled = Q(annotation_count__gt=0)
-    groups = (
+    return list(
         Solution.objects.filter(project=project, is_gold=False, is_screening=False)
         .values("generation", "strategy")
         .annotate(
@@ -250,6 +333,10 @@ def _progress(*, project: Project, rollup: list[dict], now: datetime) -> dict:
         )
         .order_by()
     )
+
+
+def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: datetime) -> dict:
+    """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
     by_gen: dict[int | None, dict] = {}
     by_strategy: dict[str, int] = defaultdict(int)
     totals = defaultdict(int)
@@ -416,7 +503,7 @@ def _throughput(
 ) -> dict:
     hourly = _series(rows=scan["hourly"], start=windows.hour0, n=HOURLY_BUCKETS, step=timedelta(hours=1), names=names)
     daily = _series(rows=scan["daily"], start=windows.day0, n=DAILY_BUCKETS, step=timedelta(days=1), names=names)
-    overall, per_user = _medians(labels=labels)
+    overall, per_user = scan.get("medians") or _medians(labels=labels)
     for uid, row in per_annotator.items():
         row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")
         row["median_seconds_per_step"] = per_user.get(uid, {}).get("step")
@@ -624,13 +711,14 @@ ANNOTATOR_CSV_COLUMNS = (
 
 
 def annotator_rows(*, project: Project) -> list[dict]:
-    """The per-annotator table (for the CSV download)."""
+    """The per-annotator table (for the CSV download), from the same snapshot as the API."""
     labels = Annotation.objects.filter(project=project, is_gold=False)
-    names = _Names()
-    rollup = _scan(project=project, labels=labels, windows=_Windows(timezone.now()))["rollup"]
-    _, per_annotator = _label_breakdown(rollup=rollup, progress={"solutions_labeled": 0, "_wrong": 0, "_correct": 0})
-    _, per_user = _medians(labels=labels)
+    scan = _label_aggregates(project=project, labels=labels, windows=_Windows(timezone.now()), use_snapshot=True)
+    _, per_annotator = _label_breakdown(
+        rollup=scan["rollup"], progress={"solutions_labeled": 0, "_wrong": 0, "_correct": 0}
+    )
+    _, per_user = scan["medians"]
     for uid, row in per_annotator.items():
         row["median_seconds_per_solution"] = per_user.get(uid, {}).get("solution")
         row["median_seconds_per_step"] = per_user.get(uid, {}).get("step")
-    return _annotator_table(project=project, per_annotator=per_annotator, names=names)
+    return _annotator_table(project=project, per_annotator=per_annotator, names=_Names())

@@ -409,3 +409,27 @@ def test_api_numbers_use_the_current_time(campaign):
     body = _api(campaign["lead"]).get("/api/v1/projects/algebra/stats/").json()
     assert sum(body["throughput"]["hourly"]["labels"][-2:]) >= 1
     assert body["progress"]["pace"]["window_hours"] == 24
+
+
+def test_snapshot_plus_new_labels_matches_a_fresh_computation(campaign):
+    """The API path caches label aggregates up to an id watermark and adds labels submitted since."""
+    project = campaign["project"]
+    before = project_stats(project=project)  # builds the snapshot
+    solution = Solution.objects.get(project=project, strategy="uncertainty")
+    now = timezone.now()
+    _label(solution, campaign["bob"], [1, 0, 1, -1], at=now - timedelta(minutes=5), ms=12_000, flagged={0})
+    _label(solution, campaign["cy"], [1, 1], at=now - timedelta(days=2), ms=9_000, finish="give_up")
+    cached = project_stats(project=project)  # snapshot + the two new labels
+    fresh = project_stats(project=project, now=timezone.now())
+    assert cached["labels"] == fresh["labels"]
+    assert cached["labels"]["steps"] == before["labels"]["steps"] + 6
+    assert cached["labels"]["finish_reasons"]["give_up"] == 1
+    assert cached["progress"]["labels"] == fresh["progress"]["labels"] == before["progress"]["labels"] + 2
+    assert cached["progress"]["by_generation"] == fresh["progress"]["by_generation"]
+    assert cached["progress"]["pace"] == fresh["progress"]["pace"]
+    assert cached["throughput"]["hourly"]["labels"] == fresh["throughput"]["hourly"]["labels"]
+    assert cached["throughput"]["daily"]["labels"] == fresh["throughput"]["daily"]["labels"]
+    assert cached["throughput"]["daily"]["by_annotator"] == fresh["throughput"]["daily"]["by_annotator"]
+    strip = lambda rows: [{k: v for k, v in r.items() if not k.startswith("median")} for r in rows]  # noqa: E731
+    assert strip(cached["quality"]["annotators"]) == strip(fresh["quality"]["annotators"])
+    assert {r["annotator"]: r["labels"] for r in cached["quality"]["annotators"]}["cy"] == 1
