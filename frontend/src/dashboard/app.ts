@@ -118,7 +118,9 @@ export class Dashboard {
     }
     const s = this.stats;
     meta.classList.remove("sl-error");
-    meta.textContent = `As of ${new Date(s.generated_at).toLocaleString()} · overlap ${s.project.overlap} · generation ${s.project.current_generation}`;
+    meta.textContent =
+      `As of ${when(s.generated_at)} (solution counts and medians as of ${when(s.snapshot_at)}) · ` +
+      `overlap ${s.project.overlap} · generation ${s.project.current_generation}`;
     this.progress(s);
     this.throughput(s);
     this.labels(s);

@@ -55,6 +55,7 @@ export interface Run {
 export interface Stats {
   project: { slug: string; name: string; overlap: number; screening_threshold: number; current_generation: number };
   generated_at: string;
+  snapshot_at: string;
   progress: {
     solutions_total: number;
     solutions_labeled: number;
