@@ -36,6 +36,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from annotate.models import Annotation, JobStatus, Problem, Project, Solution, Step, Strategy
+from annotate.services import jobs
 from annotate.services.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
@@ -112,9 +113,10 @@ def _lock_project(project_id: int) -> Project:
 
 
 def _enqueue(run_id: int) -> None:
+    """Send the task after commit; a broker outage leaves the run waiting for the sweeper."""
     from ml.tasks import train_model
 
-    transaction.on_commit(lambda: train_model.delay(run_id))
+    jobs.enqueue_on_commit(train_model, run_id)
 
 
 @transaction.atomic
@@ -166,11 +168,13 @@ def _fail_stale(*, project_id: int | None = None, older_than: timedelta = STALE_
     return ids
 
 
-def sweep_stale_runs(*, older_than: timedelta = STALE_AFTER) -> list[TrainingRun]:
+def sweep_stale_runs(
+    *, older_than: timedelta = STALE_AFTER, waiting_after: timedelta = timedelta(minutes=2)
+) -> list[TrainingRun]:
     """Fail runs stuck in `running` and request a fresh run for each of their projects.
 
-    Also re-enqueues waiting runs whose task was lost (nothing running in their project), so a
-    broker hiccup never leaves a project without retraining. Returns the runs requested.
+    Also re-sends runs waiting longer than `waiting_after` with nothing running in their project
+    (their message was lost: a broker outage), so a project never stalls. Returns those runs.
     """
     requested: list[TrainingRun] = []
     stale_projects = set(
@@ -183,15 +187,13 @@ def sweep_stale_runs(*, older_than: timedelta = STALE_AFTER) -> list[TrainingRun
             _lock_project(project_id)
             _fail_stale(project_id=project_id, older_than=older_than)
         requested.append(request_retrain(project=Project.objects.get(pk=project_id), trigger="sweeper"))
-    lost_before = timezone.now() - older_than
-    just_requested = [run.pk for run in requested]
-    for run in TrainingRun.objects.filter(status=JobStatus.CREATED, created_at__lt=lost_before).exclude(
-        pk__in=just_requested
-    ):
-        if not TrainingRun.objects.filter(project_id=run.project_id, status=JobStatus.RUNNING).exists():
-            from ml.tasks import train_model
+    from ml.tasks import train_model
 
-            train_model.delay(run.pk)
+    just_requested = [run.pk for run in requested]
+    waiting = TrainingRun.objects.filter(status=JobStatus.CREATED, created_at__lt=timezone.now() - waiting_after)
+    for run in waiting.exclude(pk__in=just_requested):
+        if not TrainingRun.objects.filter(project_id=run.project_id, status=JobStatus.RUNNING).exists():
+            jobs.send_task(train_model, run.pk)
             requested.append(run)
     return requested
 
@@ -328,7 +330,7 @@ def _enqueue_waiting(*, project_id: int) -> None:
     if waiting is not None:
         from ml.tasks import train_model
 
-        train_model.delay(waiting.pk)
+        jobs.send_task(train_model, waiting.pk)
 
 
 def _activate(*, run: TrainingRun, project: Project) -> int:

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from config.celery import app
+
+# Beat runs the sweeper; added here (beat imports the tasks modules before it reads its schedule).
+app.conf.beat_schedule.setdefault(
+    "ml-sweep-stale-runs", {"task": "ml.tasks.sweep_stale_runs", "schedule": 300.0, "options": {"queue": "ml"}}
+)
+
 # ml.services imports torch: loaded inside the tasks, so web processes that only send tasks stay light.
 
 

@@ -34,6 +34,8 @@ TINY = {
     "hidden_size": 8,
     "max_epochs": 6,
     "patience": 2,
+    "min_batches_per_epoch": 4,
+    "num_threads": 1,  # the test machine is small and shared
 }
 
 

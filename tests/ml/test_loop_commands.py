@@ -1,0 +1,71 @@
+"""Management commands of the model loop: `retrain` (queued or --wait) and `simulate_active_learning`."""
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from annotate.models import JobStatus
+from ml.models import TrainingRun
+from tests.ml.test_loop import TINY, planted_project
+
+# ../shared/data beside the checkout (DESIGN.md); STEPLABEL_SHARED_DATA points elsewhere.
+SHARED = Path(os.environ.get("STEPLABEL_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+PROCESSBENCH = SHARED / "processbench" / "math.json"
+
+
+@pytest.mark.django_db
+def test_retrain_queues_a_run_then_wait_trains_it_here(tmp_path, django_capture_on_commit_callbacks):
+    project = planted_project("cmd", labeled=50, open_=10)
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=False) as enqueued:
+        call_command("retrain", project="cmd", stdout=out)
+    run = TrainingRun.objects.get(project=project)
+    assert run.status == JobStatus.CREATED and len(enqueued) == 1
+    assert f"Training run {run.pk} queued" in out.getvalue()
+
+    out = io.StringIO()
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        call_command("retrain", project="cmd", wait=True, stdout=out)
+    text = out.getvalue()
+    run.refresh_from_db()
+    assert run.status == JobStatus.SUCCEEDED and run.is_active, run.error
+    assert "joined the waiting run" in text and "epoch=" in text and "generation 1" in text
+    assert TrainingRun.objects.filter(project=project).count() == 1
+
+    with pytest.raises(CommandError, match="No project"):
+        call_command("retrain", project="nope")
+    with pytest.raises(CommandError, match="unknown training config"):
+        call_command("retrain", project="cmd", config='{"bogus": 1}')
+
+
+@pytest.mark.skipif(not PROCESSBENCH.exists(), reason="shared data not present")
+def test_simulate_writes_curves_efficiency_and_a_png(tmp_path):
+    out = tmp_path / "sim" / "results.json"
+    call_command(
+        "simulate_active_learning",
+        data=PROCESSBENCH,
+        strategies="random,uncertainty,convincing_wrong",
+        rounds=1,
+        batch=15,
+        seed_size=15,
+        seeds=1,
+        limit=80,
+        config=json.dumps({"max_epochs": 3, "num_threads": 1, "step_hash_dim": 4096, "ensemble_size": 2}),
+        out=out,
+        quiet=True,
+        stdout=io.StringIO(),
+    )
+    results = json.loads(out.read_text())
+    assert set(results["strategies"]) == {"random", "uncertainty", "convincing_wrong"}
+    for r in results["strategies"].values():
+        assert len(r["curve"]) == 2 and r["curve"][0]["labels"] > 0
+        assert "first_error_f1" in r["curve"][-1]["metrics"] and "label_efficiency_vs_random" in r
+    assert results["strategies"]["random"]["label_efficiency_vs_random"] == 1.0
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(CommandError, match="Unknown strategies"):
+        call_command("simulate_active_learning", data=PROCESSBENCH, strategies="best", out=out)
