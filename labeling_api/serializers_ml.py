@@ -3,8 +3,10 @@
 from rest_framework import serializers
 
 from ml.models import TrainingRun
-from ml.services import CONFIG_KEYS
+from ml.services import CONFIG_KEYS, validate_config
 
+# Not over HTTP: which model directory the server loads is the deployment's choice (settings / command).
+API_CONFIG_KEYS = CONFIG_KEYS - {"hf_model_path"}
 MAX_SOLUTIONS = 64
 MAX_STEPS = 200
 MAX_TEXT = 20_000
@@ -47,10 +49,13 @@ class TrainingRunRequestSerializer(serializers.Serializer):
     )
 
     def validate_config(self, value: dict) -> dict:
-        unknown = set(value) - CONFIG_KEYS
+        unknown = set(value) - API_CONFIG_KEYS
         if unknown:
             raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")
-        return value
+        try:
+            return validate_config(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 class TrainingRunRequestedSerializer(TrainingRunSerializer):

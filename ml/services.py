@@ -70,17 +70,43 @@ class RunNotActivatable(Exception):
 # ---------------------------------------------------------------------------------------------
 
 
+def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Check per-run training overrides against PRMConfig's fields and their types; ValueError names the key."""
+    defaults = {f.name: f.default for f in fields(PRMConfig)}
+    for key, value in overrides.items():
+        if key == "extra":
+            if not isinstance(value, dict):
+                raise ValueError("extra: must be an object")
+            continue
+        if key not in CONFIG_KEYS:
+            raise ValueError(f"unknown training config keys: {key}")
+        default = defaults[key]
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        elif isinstance(default, float) or default is None:
+            ok = (value is None and default is None) or (
+                isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            )
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, tuple):
+            ok = isinstance(value, list | tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        else:
+            ok = True
+        if not ok:
+            raise ValueError(f"{key}: expected a value like {default!r}, got {value!r}")
+    return overrides
+
+
 def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:
     """PRMConfig defaults, then the deployment's defaults (settings.ML_TRAINING_CONFIG, else the
     ML_TRAINING_CONFIG environment variable as JSON), then the run's own overrides."""
     defaults = getattr(settings, "ML_TRAINING_CONFIG", None)
     if defaults is None:
         defaults = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
-    merged = {**defaults, **(overrides or {})}
-    unknown = set(merged) - CONFIG_KEYS - {"extra"}
-    if unknown:
-        raise ValueError(f"unknown training config keys: {', '.join(sorted(unknown))}")
-    return PRMConfig.from_dict(merged)
+    return PRMConfig.from_dict(validate_config({**defaults, **(overrides or {})}))
 
 
 def build_examples(*, project: Project, up_to_annotation_id: int | None = None) -> list[StepExample]:

@@ -99,6 +99,9 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"]["requested_by"] == "ml"
     bad = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"lr": 1, "nope": 2}}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.data["config"])
+    for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, {"hf_model_path": "/etc"}, {"extra": {}}):
+        response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
+        assert response.status_code == 400, config
 
     run = services.run_training(run_id=first.data["id"])
     listed = clients["ml"].get("/api/v1/projects/api/training-runs/").data
