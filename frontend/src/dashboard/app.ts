@@ -143,7 +143,7 @@ export class Dashboard {
       figure(
         "queue done in",
         fmtEta(p.eta_hours, p.labels_remaining),
-        p.eta_at ? `${new Date(p.eta_at).toLocaleString()} at ${fmtNum(p.pace.labels_per_hour, 1)} labels/h` : undefined,
+        p.eta_at ? `${when(p.eta_at)} at ${fmtNum(p.pace.labels_per_hour, 1)} labels/h` : undefined,
       ),
     );
     // Generations with queue solutions (gold and screening answers carry no generation).
