@@ -40,8 +40,8 @@ from annotate.services import jobs
 from annotate.services.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
-from ml.prm.examples import StepExample, examples_from_record, step_key
-from ml.prm.featurizers import FeatureCache, make_featurizer
+from ml.prm.examples import StepExample, examples_from_record
+from ml.prm.featurizers import FeatureCache, featurize, make_featurizer
 from ml.prm.model import PRM, roll_up, solution_scores
 from ml.prm.selection import priorities
 from ml.prm.train import build_prm, read_checkpoint, save_checkpoint, train_prm
@@ -403,7 +403,7 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
         chunk = ids[start : start + SCORE_BATCH_SOLUTIONS]
         problems = dict(Solution.objects.filter(pk__in=chunk).values_list("id", "problem__text"))
         rows = Step.objects.filter(solution_id__in=chunk).order_by("solution_id", "index")
-        items, keys, step_ids, lengths = [], [], [], {sid: 0 for sid in chunk}
+        items, step_ids, lengths = [], [], {sid: 0 for sid in chunk}
         previous: list[str] = []
         current = None
         for step_id, solution_id, text in rows.values_list("id", "solution_id", "text").iterator(chunk_size=5000):
@@ -411,11 +411,11 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
                 current, previous = solution_id, []
             prev = tuple(previous)
             items.append((problems[solution_id], prev, text))
-            keys.append(step_key(problems[solution_id], prev, text))
             step_ids.append(step_id)
             lengths[solution_id] += 1
             previous.append(text)
-        scores = prm.score_rows(prm.cache.get(items, keys)) if items else None
+        # Features straight from the featurizer, not the cache: a million open steps would not fit.
+        scores = prm.score_rows(featurize(prm.featurizer, items)) if items else None
         yield chunk, [lengths[sid] for sid in chunk], step_ids, scores
 
 
@@ -571,8 +571,7 @@ def load_prm(*, run: TrainingRun) -> PRM:
         prm = _prms.get(run.pk)
     if prm is None:
         checkpoint = read_checkpoint(artifact_abspath(run.artifact_path))
-        config = PRMConfig.from_dict(checkpoint["config"])
-        prm = build_prm(checkpoint, cache=feature_cache(config))
+        prm = build_prm(checkpoint)
         _remember_prm(run.pk, prm)
     return prm
 
@@ -588,6 +587,18 @@ def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -
     if run is None:
         raise NoActiveModel(f"Project {project.slug} has no active model yet: train one first.")
     prm = load_prm(run=run)
-    with _score_lock:  # the feature cache is shared by the web process's threads
-        scored = [prm.score_solution(problem, list(steps)) for steps in solutions]
+    items = [(problem, tuple(steps[:i]), step) for steps in solutions for i, step in enumerate(steps)]
+    lengths = [len(steps) for steps in solutions]
+    with _score_lock:  # one scoring at a time per process: torch already uses every core
+        sc = prm.score_rows(featurize(prm.featurizer, items))
+    prod, mins = solution_scores(sc.p_negative, lengths)
+    unc = sc.uncertainty("entropy")
+    scored, o = [], 0
+    for j, n in enumerate(lengths):
+        steps = [
+            {"p_positive": float(p[2]), "p_neutral": float(p[1]), "p_negative": float(p[0]), "uncertainty": float(u)}
+            for p, u in zip(sc.probs[o : o + n], unc[o : o + n], strict=True)
+        ]
+        scored.append({"steps": steps, "score_product": float(prod[j]), "score_min": float(mins[j])})
+        o += n
     return {"model": {"training_run": run.pk, "generation": project.current_generation}, "solutions": scored}
