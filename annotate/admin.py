@@ -9,13 +9,14 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
+from annotate.admin_scope import ProjectScopedAdmin
 from annotate.models import (
     Annotation,
+    AnnotationRevision,
     AnnotatorStatus,
     Assignment,
     Export,
@@ -27,6 +28,7 @@ from annotate.models import (
     Solution,
     Step,
 )
+from annotate.services import audit
 from annotate.services.prm800k import label_counters
 
 
@@ -47,7 +49,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectScopedAdmin):
     list_display = [
         "slug",
         "name",
@@ -66,7 +68,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ProjectScopedAdmin):
     list_display = ["user", "project", "role", "created_at"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "user__email", "project__slug"]
@@ -76,7 +78,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(LabelerProfile)
-class LabelerProfileAdmin(admin.ModelAdmin):
+class LabelerProfileAdmin(ProjectScopedAdmin):
     list_display = ["user", "labeler_uuid"]
     search_fields = ["user__username", "labeler_uuid"]
     autocomplete_fields = ["user"]
@@ -85,7 +87,7 @@ class LabelerProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(AnnotatorStatus)
-class AnnotatorStatusAdmin(admin.ModelAdmin):
+class AnnotatorStatusAdmin(ProjectScopedAdmin):
     """Screening outcome per annotator and project; a lead may pass or fail someone by hand."""
 
     list_display = [
@@ -111,7 +113,7 @@ class AnnotatorStatusAdmin(admin.ModelAdmin):
 
 
 @admin.register(Problem)
-class ProblemAdmin(admin.ModelAdmin):
+class ProblemAdmin(ProjectScopedAdmin):
     list_display = ["id", "short_text", "project", "ground_truth_answer", "subject", "level", "source_id", "created_at"]
     list_filter = ["project", "subject", "level"]
     search_fields = ["text", "source_id", "ground_truth_answer", "=content_hash"]
@@ -143,7 +145,7 @@ class StepInline(admin.TabularInline):
 
 
 @admin.register(Solution)
-class SolutionAdmin(admin.ModelAdmin):
+class SolutionAdmin(ProjectScopedAdmin):
     list_display = [
         "id",
         "short_problem",
@@ -185,12 +187,12 @@ class SolutionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Reopen for relabeling")
     def reopen_for_relabeling(self, request: HttpRequest, queryset: QuerySet[Solution]) -> None:
-        count = queryset.update(is_open=True)
+        count = audit.reopen_for_relabeling(solutions=queryset, user=request.user, reason="Reopened for relabeling")
         self.message_user(request, f"Reopened {count} solution(s) for relabeling.", messages.SUCCESS)
 
 
 @admin.register(Step)
-class StepAdmin(admin.ModelAdmin):
+class StepAdmin(ProjectScopedAdmin):
     list_display = ["id", "solution", "index", "short_text"]
     list_filter = ["solution__project"]
     search_fields = ["text", "=solution__id"]
@@ -212,7 +214,7 @@ class StepAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProjectScopedAdmin):
     list_display = [
         "id",
         "project",
@@ -234,6 +236,13 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 class AnnotationForm(forms.ModelForm):
+    change_reason = forms.CharField(
+        required=False,
+        max_length=audit.MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why you change this annotation: kept with the previous version in its audit trail.",
+    )
+
     class Meta:
         model = Annotation
         fields = ["label_steps"]  # the admin adds the other fields itself
@@ -253,7 +262,7 @@ class AnnotationForm(forms.ModelForm):
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(ProjectScopedAdmin):
     form = AnnotationForm
     list_display = [
         "id",
@@ -296,17 +305,41 @@ class AnnotationAdmin(admin.ModelAdmin):
     show_full_result_count = False
 
     def save_model(self, request: HttpRequest, obj: Annotation, form: forms.ModelForm, change: bool) -> None:
+        if change:  # the previous version is kept, with who, when and why (annotate.services.audit)
+            names = [Annotation._meta.get_field(f).attname for f in form.changed_data if f != "change_reason"]
+            reason = form.cleaned_data.get("change_reason") or "Edited in the admin"
+            audit.revise_annotation(
+                annotation=obj, user=request.user, reason=reason, **{n: getattr(obj, n) for n in names}
+            )
+            return
         for name, value in label_counters(json.loads(obj.label_steps)).items():
             setattr(obj, name, value)
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Mark as gold (annotation and its solution)")
     def mark_as_gold(self, request: HttpRequest, queryset: QuerySet[Annotation]) -> None:
-        with transaction.atomic():
-            solution_ids = list(queryset.values_list("solution_id", flat=True))
-            count = queryset.update(is_gold=True)
-            Solution.objects.filter(pk__in=solution_ids).update(is_gold=True)
+        count = audit.mark_gold(annotations=queryset, user=request.user, reason="Marked as gold in the admin")
         self.message_user(request, f"Marked {count} annotation(s) and their solutions as gold.", messages.SUCCESS)
+
+
+@admin.register(AnnotationRevision)
+class AnnotationRevisionAdmin(ProjectScopedAdmin):
+    """The audit trail (annotate.services.audit): read-only, never deleted by hand."""
+
+    list_display = ["annotation", "version", "changed_by", "changed_at", "reason"]
+    list_filter = ["annotation__project"]
+    search_fields = ["=annotation__id", "changed_by__username", "reason"]
+    list_select_related = ["changed_by"]
+    raw_id_fields = ["annotation"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,7 +347,7 @@ class AnnotationAdmin(admin.ModelAdmin):
 # ---------------------------------------------------------------------------------------------
 
 
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ProjectScopedAdmin):
     list_select_related = ["project", "requested_by"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -376,3 +376,29 @@ class AnnotatorStatus(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project}: screening {self.screening_status}"
+
+
+class AnnotationRevision(models.Model):
+    """The state of a submitted annotation before one change: who changed it, when and why.
+
+    Written by annotate.services.audit.revise_annotation, the only path that changes a submitted
+    annotation; on PostgreSQL a trigger (migration 0006_audit_trail) refuses an UPDATE of the
+    audited columns unless the same transaction wrote the revision that keeps the old values.
+    """
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField(help_text="1 is the state as submitted or imported.")
+    label_steps = models.TextField(help_text="label_steps before the change.")
+    fields = models.JSONField(default=dict, help_text="The other audited fields before the change.")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["annotation_id", "version"]
+        constraints = [models.UniqueConstraint(fields=["annotation", "version"], name="uniq_annotation_revision")]
+
+    def __str__(self) -> str:
+        return f"revision {self.version} of annotation {self.annotation_id}"

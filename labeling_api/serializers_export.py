@@ -43,6 +43,10 @@ class ExportOptionsSerializer(serializers.Serializer):
         default="branch",
         help_text="trl: each rated alternative becomes its own row ending at that step, or is dropped.",
     )
+    include_history = serializers.BooleanField(
+        default=False,
+        help_text="prm800k: add a top-level `history` key with each record's earlier versions (who, when, why).",
+    )
 
 
 class ExportJobRequestSerializer(ExportOptionsSerializer):

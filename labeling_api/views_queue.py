@@ -43,11 +43,11 @@ CONFLICT = OpenApiResponse(DetailSerializer, description="The assignment is fini
 
 def _project_for(request: Request, slug: str) -> tuple[Project, set[str]]:
     """The project and the caller's roles in it, in one query; 404 unless the caller belongs to it
-    (or is staff), so slugs do not leak."""
+    (or is a superuser: staff status grants nothing, leads are staff), so slugs do not leak."""
     memberships = list(Membership.objects.filter(user=request.user, project__slug=slug).select_related("project"))
     if memberships:
         return memberships[0].project, {m.role for m in memberships}
-    if request.user.is_staff:
+    if request.user.is_superuser:
         return get_object_or_404(Project, slug=slug), set()
     raise Http404("No such project.")
 

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from annotate.admin_scope import ProjectScopedAdmin
 from annotate.models import JobStatus
 from ml.models import StepScore, TrainingRun
 
@@ -27,7 +28,7 @@ def activate_training_run(*, run: TrainingRun) -> TrainingRun:
 
 
 @admin.register(TrainingRun)
-class TrainingRunAdmin(admin.ModelAdmin):
+class TrainingRunAdmin(ProjectScopedAdmin):
     list_display = [
         "id",
         "project",
@@ -76,7 +77,7 @@ class TrainingRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(StepScore)
-class StepScoreAdmin(admin.ModelAdmin):
+class StepScoreAdmin(ProjectScopedAdmin):
     list_display = ["id", "step", "training_run", "p_positive", "p_neutral", "p_negative", "uncertainty"]
     list_filter = ["training_run__project", "training_run"]
     search_fields = ["=step__id", "=step__solution__id"]

@@ -89,6 +89,7 @@ class ExportOptions:
     min_agreement: float | None = None
     neutral: str = "positive"  # trl: how a neutral (0) rating maps
     alternatives: str = "branch"  # trl: rated alternatives as their own rows, or dropped
+    include_history: bool = False  # prm800k: a top-level "history" key (annotate.services.audit)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +104,7 @@ class ExportOptions:
             "min_agreement": self.min_agreement,
             "neutral": self.neutral,
             "alternatives": self.alternatives,
+            "include_history": self.include_history,
         }
 
     @classmethod
@@ -168,6 +170,12 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         if item not in FINISH_REASONS:
             raise ExportOptionError("finish_reason", f"must be among {', '.join(FINISH_REASONS)}, got {item!r}")
         options.finish_reason.append(item)
+    history = (one("include_history") or "false").lower()
+    if history not in ("true", "false", "1", "0"):
+        raise ExportOptionError("include_history", f"must be true or false, got {history!r}")
+    options.include_history = history in ("true", "1")
+    if options.include_history and options.format != "prm800k":
+        raise ExportOptionError("include_history", "only the prm800k format carries the history")
     split = one("split")
     if split is not None and split not in ("train", "test"):
         raise ExportOptionError("split", f"must be train or test, got {split!r}")
@@ -306,6 +314,13 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
         for _, record in records:
             for row in trl_rows(record, neutral=plan.options.neutral, alternatives=plan.options.alternatives):
                 yield json.dumps(row, ensure_ascii=False) + "\n"
+    elif plan.options.include_history:
+        from annotate.services.audit import history_by_annotation
+
+        for annotation_id, record in records:
+            # Only on request, so the default export stays byte-exact PRM800K.
+            record["history"] = history_by_annotation([annotation_id]).get(annotation_id, [])
+            yield dumps_record(record) + "\n"
     else:
         for _, record in records:
             yield dumps_record(record) + "\n"

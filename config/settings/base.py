@@ -5,9 +5,11 @@ so `make run` needs no server. The real stack sets DATABASE_URL and CELERY_BROKE
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("STEPLABEL_VAR_DIR", BASE_DIR / "var"))
@@ -41,6 +43,9 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI files served from here, not a CDN (CSP: 'self' only)
+    "axes",
+    "csp",
     "annotate",
     "ml",
     "labeling_api",
@@ -48,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -55,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its lockout response
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -88,6 +95,52 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one username from one
+# IP address, that pair is locked out for AXES_COOLOFF_MINUTES; a successful login resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind a proxy set AXES_IPWARE_META_PRECEDENCE_ORDER (see django-axes docs) so the client IP is used.
+
+# Content-Security-Policy (django-csp): every script and asset from this origin; KaTeX needs inline
+# styles. Pages pass configuration as <script type="application/json">, never inline code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "frame-ancestors": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+    }
+}
+
+# A cache shared by web processes (DRF throttling). Redis when CACHE_URL is set (the real stack and
+# tests); a per-process memory cache for the embedded default.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "steplabel",
+            # Fail fast when Redis is down: throttling then lets requests through (labeling_api.throttling).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -119,6 +172,13 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # `?format=` is the export format (prm800k|trl), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
+    # Per-user (so per-token) limits on expensive endpoints, by their `throttle_scope`.
+    "DEFAULT_THROTTLE_CLASSES": ["labeling_api.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "export": os.environ.get("THROTTLE_EXPORT", "60/hour"),
+        "retrain": os.environ.get("THROTTLE_RETRAIN", "20/hour"),
+        "score": os.environ.get("THROTTLE_SCORE", "120/minute"),
+    },
 }
 
 # Uploads to the import API larger than this are refused with 413 before any parsing.
@@ -129,6 +189,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Step labels for process reward models (PRM800K format).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from the drf-spectacular-sidecar package: self-hosted, allowed by the CSP.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "annotate.models.JobStatus",
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus",

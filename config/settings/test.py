@@ -4,6 +4,13 @@ import os
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steplabel")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+# The throttle cache shares the test Redis db; tests that check a limit set a low rate themselves.
+os.environ.setdefault("CACHE_URL", os.environ["CELERY_BROKER_URL"])
+os.environ.setdefault("THROTTLE_EXPORT", "100000/minute")
+os.environ.setdefault("THROTTLE_RETRAIN", "100000/minute")
+os.environ.setdefault("THROTTLE_SCORE", "100000/minute")
+# Tests log in many times; tests/security/test_web_hardening.py checks the lockout at its real limit.
+os.environ.setdefault("AXES_FAILURE_LIMIT", "1000")
 
 from .base import *  # noqa: E402,F403
 

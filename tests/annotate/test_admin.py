@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotate.models import (
     Annotation,
+    AnnotationRevision,
     AnnotatorStatus,
     Assignment,
     Export,
@@ -24,6 +25,7 @@ from annotate.models import (
     Solution,
     Step,
 )
+from annotate.services import audit
 from ml.models import StepScore, TrainingRun
 
 pytestmark = pytest.mark.django_db
@@ -118,6 +120,7 @@ def data():
         Step: steps[1],
         Assignment: assignment,
         Annotation: annotation,
+        AnnotationRevision: audit.record_event(annotation=annotation, user=None, reason="audit trail row"),
         ImportJob: import_job,
         Export: export,
         TrainingRun: run_new,

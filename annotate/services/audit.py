@@ -1,0 +1,169 @@
+"""The audit trail of submitted annotations: nothing is changed in place without a trace.
+
+Every change to a submitted annotation (a lead's correction in the admin, a gold mark, a reopen
+for relabeling) goes through `revise_annotation` (or `record_event` when the annotation itself
+stays as it is), which first writes an AnnotationRevision holding the state before the change,
+who changed it, when and why. On PostgreSQL a trigger (migration 0006_audit_trail) refuses an
+UPDATE of the label columns that did not write such a revision in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max, QuerySet
+
+from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
+from annotate.services.members import labeler_uuid_for
+from annotate.services.prm800k import format_timestamp, label_counters
+
+# Fields a revision keeps (besides label_steps): everything a person could change; counters are
+# derived from label_steps and recomputed, export_seq and hashes are bookkeeping.
+AUDITED_FIELDS = (
+    "finish_reason",
+    "finish_note",
+    "total_time_ms",
+    "is_gold",
+    "is_quality_control",
+    "is_screening",
+    "generation",
+    "verifier_score",
+    "labeler_uuid",
+    "annotator_id",
+    "submitted_at",
+    "project_id",
+    "solution_id",
+    "assignment_id",
+    "source",
+)
+CHANGEABLE = frozenset(("label_steps", *AUDITED_FIELDS))
+MAX_REASON = 2000
+
+
+class AuditError(ValueError):
+    pass
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def _snapshot(annotation: Annotation) -> dict[str, Any]:
+    return {name: _jsonable(getattr(annotation, name)) for name in AUDITED_FIELDS}
+
+
+def _clean_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise AuditError("A change to a submitted annotation needs a reason.")
+    return reason[:MAX_REASON]
+
+
+def _write_revision(*, locked: Annotation, user: AbstractBaseUser | None, reason: str) -> AnnotationRevision:
+    if user is not None and user.is_authenticated:
+        labeler_uuid_for(user=user)  # the changer's pseudonym, for exports with history
+    last = AnnotationRevision.objects.filter(annotation=locked).aggregate(v=Max("version"))["v"] or 0
+    return AnnotationRevision.objects.create(
+        annotation=locked,
+        version=last + 1,
+        label_steps=locked.label_steps,
+        fields=_snapshot(locked),
+        changed_by=user if user is not None and user.is_authenticated else None,
+        reason=reason,
+    )
+
+
+@transaction.atomic
+def revise_annotation(
+    *, annotation: Annotation, user: AbstractBaseUser | None, reason: str, **changes: Any
+) -> AnnotationRevision | None:
+    """Change a submitted annotation, keeping its previous state as a revision.
+
+    `changes` are field values (label_steps as JSON text, or a list that is serialized); counters
+    are recomputed when label_steps changes. Returns the revision, or None when nothing changed.
+    """
+    reason = _clean_reason(reason)
+    unknown = set(changes) - CHANGEABLE
+    if unknown:
+        raise AuditError(f"Not a changeable annotation field: {', '.join(sorted(unknown))}")
+    if isinstance(changes.get("label_steps"), list):
+        changes["label_steps"] = json.dumps(changes["label_steps"], ensure_ascii=False)
+    locked = Annotation.objects.select_for_update().get(pk=annotation.pk)
+    changed = {name: value for name, value in changes.items() if getattr(locked, name) != value}
+    if not changed:
+        return None
+    revision = _write_revision(locked=locked, user=user, reason=reason)
+    for name, value in changed.items():
+        setattr(locked, name, value)
+    update_fields = list(changed)
+    if "label_steps" in changed:
+        counters = label_counters(json.loads(locked.label_steps))
+        for name, value in counters.items():
+            setattr(locked, name, value)
+        update_fields += list(counters)
+    locked.save(update_fields=update_fields)
+    for name in update_fields:  # the caller's object shows the new state
+        setattr(annotation, name, getattr(locked, name))
+    return revision
+
+
+@transaction.atomic
+def record_event(*, annotation: Annotation, user: AbstractBaseUser | None, reason: str) -> AnnotationRevision:
+    """A trace without a change to the annotation itself (e.g. its solution reopened for relabeling)."""
+    locked = Annotation.objects.select_for_update().get(pk=annotation.pk)
+    return _write_revision(locked=locked, user=user, reason=_clean_reason(reason))
+
+
+@transaction.atomic
+def mark_gold(*, annotations: QuerySet[Annotation], user: AbstractBaseUser | None, reason: str) -> int:
+    """Mark annotations (and their solutions) as gold, each with a revision; returns how many changed."""
+    count = 0
+    solution_ids = set()
+    for annotation in annotations.order_by("pk"):
+        solution_ids.add(annotation.solution_id)
+        count += revise_annotation(annotation=annotation, user=user, reason=reason, is_gold=True) is not None
+    Solution.objects.filter(pk__in=solution_ids).update(is_gold=True)
+    return count
+
+
+@transaction.atomic
+def reopen_for_relabeling(*, solutions: QuerySet[Solution], user: AbstractBaseUser | None, reason: str) -> int:
+    """Open solutions for more labels; each existing annotation of them records why."""
+    ids = list(solutions.values_list("pk", flat=True))
+    for annotation in Annotation.objects.filter(solution_id__in=ids).order_by("pk"):
+        record_event(annotation=annotation, user=user, reason=reason)
+    return Solution.objects.filter(pk__in=ids).update(is_open=True)
+
+
+def history_by_annotation(annotation_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Export form of the revisions, oldest first: pseudonymous `changed_by` (a labeler UUID, never
+    a username), UTC timestamp, reason, and the previous label and fields."""
+    revisions = AnnotationRevision.objects.filter(annotation_id__in=annotation_ids).order_by("annotation_id", "version")
+    rows = list(
+        revisions.values("annotation_id", "version", "label_steps", "fields", "changed_by", "changed_at", "reason")
+    )
+    users = {row["changed_by"] for row in rows if row["changed_by"] is not None}
+    pseudonyms = dict(LabelerProfile.objects.filter(user_id__in=users).values_list("user_id", "labeler_uuid"))
+    out: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(row["annotation_id"], []).append(
+            {
+                "version": row["version"],
+                "changed_at": format_timestamp(row["changed_at"]),
+                "changed_by": str(pseudonyms[row["changed_by"]]) if row["changed_by"] in pseudonyms else None,
+                "reason": row["reason"],
+                "previous": {
+                    "steps": json.loads(row["label_steps"]),
+                    "finish_reason": row["fields"].get("finish_reason"),
+                    "total_time": row["fields"].get("total_time_ms"),
+                    "is_gold": row["fields"].get("is_gold"),
+                },
+            }
+        )
+    return out

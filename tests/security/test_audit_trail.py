@@ -1,0 +1,155 @@
+"""The audit trail: every change to a submitted annotation keeps the previous version with who,
+when and why; the database refuses changes that skip it; exports carry the history on request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
+from annotate.services import audit, exports
+from tests.annotate.queue_factories import gold_label_steps
+from tests.security.world import build_world
+
+pytestmark = pytest.mark.django_db
+
+
+def _admin_change(client, annotation: Annotation, **overrides):
+    url = f"/admin/annotate/annotation/{annotation.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    payload = {k: v for k, v in form.initial.items() if v is not None and k in form.fields}
+    payload.update(
+        submitted_at_0=annotation.submitted_at.strftime("%Y-%m-%d"),
+        submitted_at_1=annotation.submitted_at.strftime("%H:%M:%S"),
+        project=annotation.project_id,
+        solution=annotation.solution_id,
+        annotator=annotation.annotator_id,
+        **overrides,
+    )
+    payload.pop("submitted_at", None)
+    payload = {k: v for k, v in payload.items() if v is not False}
+    return client.post(url, payload)
+
+
+def test_a_leads_correction_in_the_admin_keeps_the_previous_version():
+    world = build_world()
+    annotation = world.rows["annotate.annotation"]
+    before = annotation.label_steps
+    corrected = gold_label_steps([1, 1, 1])
+    response = _admin_change(
+        world.session_client("lead"),
+        annotation,
+        label_steps=json.dumps(corrected),
+        finish_reason="solution",
+        change_reason="Step 3 is right: 2x = 6 gives x = 3.",
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    annotation.refresh_from_db()
+    assert json.loads(annotation.label_steps) == corrected and annotation.n_negative == 0
+    (revision,) = AnnotationRevision.objects.filter(annotation=annotation)
+    assert revision.version == 1 and revision.label_steps == before
+    assert revision.fields["finish_reason"] == "found_error"
+    assert revision.changed_by == world.users["lead"]
+    assert revision.reason == "Step 3 is right: 2x = 6 gives x = 3."
+    # A second correction is version 2 and keeps the first correction.
+    _admin_change(world.session_client("lead"), annotation, label_steps=before, finish_reason="found_error")
+    versions = list(AnnotationRevision.objects.filter(annotation=annotation).values_list("version", "reason"))
+    assert versions == [(1, "Step 3 is right: 2x = 6 gives x = 3."), (2, "Edited in the admin")]
+    assert AnnotationRevision.objects.get(annotation=annotation, version=2).label_steps == json.dumps(corrected)
+
+
+def test_gold_mark_and_reopen_leave_a_trace():
+    world = build_world()
+    annotation = world.rows["annotate.annotation"]
+    Annotation.objects.filter(pk=annotation.pk)  # is_gold is set by the world; clear it through the service
+    audit.revise_annotation(annotation=annotation, user=world.users["lead"], reason="not gold yet", is_gold=False)
+    lead = world.session_client("lead")
+    lead.post("/admin/annotate/annotation/", {"action": "mark_as_gold", "_selected_action": [annotation.pk]})
+    annotation.refresh_from_db()
+    assert annotation.is_gold and Solution.objects.get(pk=annotation.solution_id).is_gold
+    last = AnnotationRevision.objects.filter(annotation=annotation).latest("version")
+    assert last.fields["is_gold"] is False and last.reason == "Marked as gold in the admin"
+    Solution.objects.filter(pk=annotation.solution_id).update(is_open=False)
+    lead.post(
+        "/admin/annotate/solution/", {"action": "reopen_for_relabeling", "_selected_action": [annotation.solution_id]}
+    )
+    assert Solution.objects.get(pk=annotation.solution_id).is_open
+    last = AnnotationRevision.objects.filter(annotation=annotation).latest("version")
+    assert last.reason == "Reopened for relabeling" and last.changed_by == world.users["lead"]
+
+
+def test_a_change_needs_a_reason_and_a_no_op_leaves_no_revision():
+    world = build_world()
+    annotation = world.rows["annotate.annotation"]
+    with pytest.raises(audit.AuditError):
+        audit.revise_annotation(annotation=annotation, user=None, reason="  ", is_gold=False)
+    with pytest.raises(audit.AuditError):
+        audit.revise_annotation(annotation=annotation, user=None, reason="x", n_positive=9)
+    assert audit.revise_annotation(annotation=annotation, user=None, reason="same", is_gold=True) is None
+    assert not AnnotationRevision.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"label_steps": "[]"}, {"is_gold": False}, {"finish_reason": "give_up"}, {"total_time_ms": 1}],
+)
+def test_the_database_refuses_an_update_without_a_revision(change):
+    world = build_world()
+    annotation = world.rows["annotate.annotation"]
+    with pytest.raises(IntegrityError, match="without an audit revision"), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(**change)
+    # Bookkeeping columns stay writable: the export sequence is stamped in place.
+    assert Annotation.objects.filter(pk=annotation.pk).update(export_seq=7) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_from_an_earlier_transaction_licenses_nothing():
+    world = build_world()
+    annotation = world.rows["annotate.annotation"]
+    audit.record_event(annotation=annotation, user=None, reason="an old trace")  # committed on its own
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(label_steps="[]")
+    assert Annotation.objects.get(pk=annotation.pk).label_steps == annotation.label_steps
+
+
+def test_export_has_history_only_on_request():
+    world = build_world()
+    project, annotation = world.project, world.rows["annotate.annotation"]
+    original = annotation.label_steps
+    audit.revise_annotation(
+        annotation=annotation, user=world.users["lead"], reason="fix step 3", label_steps=gold_label_steps([1, 1, 1])
+    )
+
+    def lines(**params):
+        options = exports.parse_options(project=project, params=params)
+        return list(exports.iter_lines(plan=exports.plan_export(project=project, options=options)))
+
+    plain = lines()
+    assert len(plain) == 1 and "history" not in json.loads(plain[0])
+    (with_history,) = lines(include_history="true")
+    record = json.loads(with_history)
+    assert list(record)[-1] == "history"
+    assert {k: v for k, v in record.items() if k != "history"} == json.loads(plain[0])
+    (entry,) = record["history"]
+    lead_uuid = str(LabelerProfile.objects.get(user=world.users["lead"]).labeler_uuid)
+    assert entry["changed_by"] == lead_uuid and world.users["lead"].username not in with_history
+    assert entry["reason"] == "fix step 3" and entry["version"] == 1
+    assert entry["previous"]["steps"] == json.loads(original)
+    assert entry["previous"]["finish_reason"] == "found_error"
+    with pytest.raises(exports.ExportOptionError):
+        exports.parse_options(project=project, params={"include_history": "maybe"})
+    with pytest.raises(exports.ExportOptionError):
+        exports.parse_options(project=project, params={"include_history": "true", "format": "trl"})
+
+
+def test_export_api_accepts_include_history():
+    world = build_world()
+    lead = world.api_client("lead")
+    response = lead.get(f"/api/v1/projects/{world.project.slug}/export/?include_history=true")
+    assert response.status_code == 200
+    record = json.loads(b"".join(response.streaming_content).decode().splitlines()[0])
+    assert record["history"] == []
+    bad = lead.get(f"/api/v1/projects/{world.project.slug}/export/?include_history=perhaps")
+    assert bad.status_code == 400 and "include_history" in bad.json()

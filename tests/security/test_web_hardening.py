@@ -1,0 +1,217 @@
+"""Web hardening: login lockout (django-axes), the CSP header, self-hosted API docs, per-token rate
+limits on expensive endpoints, and `check --deploy` with the production settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from tests.security.world import build_world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rates(**rates: str) -> dict:
+    from django.conf import settings
+
+    return {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **rates},
+    }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# Login throttling
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@override_settings(AXES_FAILURE_LIMIT=5)
+def test_login_locks_after_five_failures_per_username_and_ip():
+    world = build_world()
+    user = world.users["annotator"]
+    client = Client(REMOTE_ADDR="10.0.0.7")
+    url = reverse("login")
+    for _ in range(4):
+        response = client.post(url, {"username": user.username, "password": "wrong"})
+        assert response.status_code == 200 and b"Please enter a correct username and password" in response.content
+    locked = client.post(url, {"username": user.username, "password": "wrong"})
+    assert locked.status_code == 429
+    assert b"Too many failed logins" in locked.content
+    # Locked even with the right password, from that address...
+    again = client.post(url, {"username": user.username, "password": "pw-steplabel-test"})
+    assert again.status_code == 429
+    # ...but the same user from another address, and another user from this one, still log in.
+    other_ip = Client(REMOTE_ADDR="10.0.0.8").post(url, {"username": user.username, "password": "pw-steplabel-test"})
+    assert other_ip.status_code == 302
+    lead = world.users["lead"]
+    assert client.post(url, {"username": lead.username, "password": "pw-steplabel-test"}).status_code == 302
+
+
+@pytest.mark.django_db
+@override_settings(AXES_FAILURE_LIMIT=5)
+def test_successful_login_resets_the_failure_count():
+    world = build_world()
+    user = world.users["annotator"]
+    url = reverse("login")
+    client = Client(REMOTE_ADDR="10.0.0.9")
+    for _ in range(4):
+        client.post(url, {"username": user.username, "password": "wrong"})
+    assert client.post(url, {"username": user.username, "password": "pw-steplabel-test"}).status_code == 302
+    client = Client(REMOTE_ADDR="10.0.0.9")
+    for _ in range(4):
+        assert client.post(url, {"username": user.username, "password": "wrong"}).status_code == 200
+    assert client.post(url, {"username": user.username, "password": "pw-steplabel-test"}).status_code == 302
+
+
+@pytest.mark.django_db
+@override_settings(AXES_FAILURE_LIMIT=5)
+def test_admin_login_is_throttled_too():
+    world = build_world()
+    client = Client(REMOTE_ADDR="10.0.0.10")
+    for _ in range(5):
+        response = client.post(reverse("admin:login"), {"username": world.users["lead"].username, "password": "x"})
+    assert response.status_code == 429
+
+
+# ---------------------------------------------------------------------------------------------
+# Headers
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_pages_carry_a_strict_content_security_policy():
+    world = build_world()
+    for client, url in (
+        (Client(), reverse("login")),
+        (world.session_client("annotator"), reverse("workspace", args=[world.project.slug])),
+        (world.session_client("lead"), reverse("dashboard", args=[world.project.slug])),
+        (Client(), reverse("api-docs")),
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        policy = dict(
+            part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";") if part.strip()
+        )
+        assert policy["default-src"] == "'self'"
+        assert policy["script-src"] == "'self'"
+        assert policy["style-src"] == "'self' 'unsafe-inline'"
+        assert policy["img-src"] == "'self' data:"
+        assert policy["object-src"] == "'none'"
+        assert policy["frame-ancestors"] == "'none'"
+        assert policy["base-uri"] == "'self'"
+
+
+@pytest.mark.django_db
+def test_api_docs_are_self_hosted_without_inline_script():
+    response = Client().get(reverse("api-docs"))
+    html = response.content.decode()
+    assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
+    # Every <script> has a src: the init script comes from ?script.
+    assert html.count("<script") == html.count("<script src=")
+    script = Client().get(reverse("api-docs") + "?script=")
+    assert script.status_code == 200 and b"SwaggerUIBundle" in script.content
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limits per token
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_expensive_endpoints_answer_429_past_their_rate():
+    world = build_world()
+    slug = world.project.slug
+    calls = {
+        "export": [
+            ("get", f"/api/v1/projects/{slug}/export/", None),
+            ("post", f"/api/v1/projects/{slug}/exports/", {"format": "nope"}),
+        ],
+        "retrain": [("post", f"/api/v1/projects/{slug}/training-runs/", {"config": "bad"})],
+        "score": [("post", "/api/v1/prm/score/", {"project": slug, "problem": "x", "solutions": [["y"]]})],
+    }
+    with override_settings(REST_FRAMEWORK=_rates(export="3/minute", retrain="3/minute", score="3/minute")):
+        for scope, requests in calls.items():
+            lead, ml = world.api_client("lead"), world.api_client("ml_engineer")
+            for i in range(3):
+                method, url, body = requests[i % len(requests)]
+                response = getattr(lead, method)(url, body, format="json")
+                assert response.status_code != 429, (scope, i)
+                # The scope's other endpoints share the budget; the limit is per token, not global.
+                assert getattr(ml, method)(url, body, format="json").status_code != 429
+            method, url, body = requests[0]
+            refused = getattr(lead, method)(url, body, format="json")
+            assert refused.status_code == 429, scope
+            assert "throttled" in refused.json()["detail"].lower() and int(refused["Retry-After"]) > 0
+        # Cheap reads stay unlimited: the export job list is GET on a throttled view.
+        for _ in range(5):
+            assert world.api_client("lead").get(f"/api/v1/projects/{slug}/exports/").status_code == 200
+        for _ in range(5):
+            assert world.api_client("lead").get(f"/api/v1/projects/{slug}/training-runs/").status_code == 200
+
+
+# ---------------------------------------------------------------------------------------------
+# Production settings
+# ---------------------------------------------------------------------------------------------
+
+
+def test_check_deploy_is_clean_with_production_settings():
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": "k" * 20 + "-deploy-check-" + "x7Yq2#pL9&vR4!zM8@wN5^sT1*bU6%",
+        "ALLOWED_HOSTS": "steplabel.example.org",
+        "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steplabel"),
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.production"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_settings_secure_cookies_and_hsts():
+    code = (
+        "from django.conf import settings as s;"
+        "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS >= 31536000,"
+        " s.SECURE_SSL_REDIRECT, s.DEBUG, s.SESSION_COOKIE_HTTPONLY)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": "s" * 60}
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.split() == ["True", "True", "True", "True", "False", "True"], result.stderr

@@ -1,0 +1,137 @@
+"""A hand-built project with one caller of every kind and one real row of every admin model."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotate.models import (
+    Annotation,
+    AnnotationSource,
+    AnnotatorStatus,
+    Assignment,
+    Export,
+    ImportJob,
+    LabelerProfile,
+    Membership,
+    Problem,
+    Project,
+    Role,
+    Solution,
+    Step,
+)
+from annotate.services import audit, queue
+from annotate.services.members import add_member
+from annotate.services.prm800k import dumps_label_steps, label_counters
+from ml.models import StepScore, TrainingRun
+from tests.annotate.queue_factories import gold_label_steps, make_solutions
+
+User = get_user_model()
+_seq = itertools.count()
+
+
+@dataclass
+class World:
+    project: Project
+    other: Project
+    users: dict[str, object]
+    rows: dict[str, object] = field(default_factory=dict)
+
+    def api_client(self, kind: str) -> APIClient:
+        """Tokens act with their user's roles: API calls authenticate by token only."""
+        client = APIClient()
+        user = self.users.get(kind)
+        if user is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+        return client
+
+    def session_client(self, kind: str) -> Client:
+        client = Client()
+        user = self.users.get(kind)
+        if user is not None:
+            client.force_login(user)
+        return client
+
+
+def _axes_rows(username: str) -> dict[str, object]:
+    where = {"user_agent": "test", "ip_address": "127.0.0.1", "username": username, "http_accept": "*/*"}
+    return {
+        "axes.accessattempt": AccessAttempt.objects.create(
+            **where, path_info="/accounts/login/", get_data="", post_data="", failures_since_start=1
+        ),
+        "axes.accesslog": AccessLog.objects.create(**where, path_info="/accounts/login/"),
+        "axes.accessfailurelog": AccessFailureLog.objects.create(**where, path_info="/accounts/login/"),
+    }
+
+
+def build_world(*, slug: str | None = None) -> World:
+    n = next(_seq)
+    project = Project.objects.create(slug=slug or f"sec{n}", name="Security matrix")
+    other = Project.objects.create(slug=f"other{n}")
+    users: dict[str, object] = {
+        "annotator": User.objects.create_user(f"ann{n}", password="pw-steplabel-test"),
+        "lead": User.objects.create_user(f"lead{n}", password="pw-steplabel-test"),
+        "ml_engineer": User.objects.create_user(f"ml{n}", password="pw-steplabel-test"),
+        "staff": User.objects.create_user(f"staff{n}", password="pw-steplabel-test", is_staff=True),
+        "superuser": User.objects.create_superuser(f"root{n}", f"root{n}@example.com", "pw-steplabel-test"),
+        "outsider": User.objects.create_user(f"out{n}", password="pw-steplabel-test"),
+    }
+    add_member(project=project, user=users["annotator"], role=Role.ANNOTATOR)
+    add_member(project=project, user=users["lead"], role=Role.LEAD)
+    add_member(project=project, user=users["ml_engineer"], role=Role.ML_ENGINEER)
+    add_member(project=other, user=users["outsider"], role=Role.LEAD)
+    for user in users.values():
+        user.refresh_from_db()
+
+    solutions = make_solutions(project, 4, n_steps=3)
+    assignment = queue.claim_next(project=project, user=users["annotator"], roles={Role.ANNOTATOR})
+    labeled = solutions[-1]
+    label_steps = gold_label_steps([1, 1, -1])
+    annotation = Annotation.objects.create(
+        project=project,
+        solution=labeled,
+        annotator=users["lead"],
+        labeler_uuid=str(LabelerProfile.objects.get(user=users["lead"]).labeler_uuid),
+        source=AnnotationSource.APP,
+        submitted_at=assignment.created_at,
+        finish_reason="found_error",
+        total_time_ms=1000,
+        label_steps=dumps_label_steps(label_steps),
+        is_gold=True,
+        **label_counters(label_steps),
+    )
+    revision = audit.record_event(annotation=annotation, user=users["lead"], reason="checked by the lead")
+    run = TrainingRun.objects.create(project=project)
+    step = Step.objects.filter(solution=labeled).first()
+    rows = {
+        "annotate.project": project,
+        "annotate.membership": Membership.objects.get(project=project, user=users["annotator"]),
+        "annotate.labelerprofile": LabelerProfile.objects.get(user=users["annotator"]),
+        "annotate.annotatorstatus": AnnotatorStatus.objects.get(project=project, user=users["annotator"]),
+        "annotate.problem": labeled.problem,
+        "annotate.solution": labeled,
+        "annotate.step": step,
+        "annotate.assignment": assignment,
+        "annotate.annotation": annotation,
+        "annotate.annotationrevision": revision,
+        "annotate.importjob": ImportJob.objects.create(project=project, requested_by=users["lead"]),
+        "annotate.export": Export.objects.create(project=project, requested_by=users["lead"]),
+        "ml.trainingrun": run,
+        "ml.stepscore": StepScore.objects.create(
+            step=step, training_run=run, p_positive=0.5, p_neutral=0.3, p_negative=0.2, uncertainty=1.0
+        ),
+        "auth.user": users["annotator"],
+        "auth.group": Group.objects.get(name="Leads"),
+        "authtoken.tokenproxy": Token.objects.get_or_create(user=users["annotator"])[0],
+        **_axes_rows(users["annotator"].username),
+    }
+    assert isinstance(assignment, Assignment) and isinstance(labeled, Solution) and isinstance(step, Step)
+    assert isinstance(labeled.problem, Problem)
+    return World(project=project, other=other, users=users, rows=rows)
