@@ -37,8 +37,6 @@ class TrainingRunListView(APIView):
     def get_throttles(self):
         return super().get_throttles() if self.request.method == "POST" else []  # listing is cheap
 
-    throttle_scope = {"POST": "retrain"}  # labeling_api.throttling: per-token rate limit
-
     @extend_schema(
         operation_id="projects_training_runs_create",
         summary="Retrain the project's PRM",
@@ -106,8 +104,6 @@ class TrainingRunActivateView(APIView):
 
 class ScoreView(APIView):
     throttle_scope = "score"
-
-    throttle_scope = "score"  # labeling_api.throttling: per-token rate limit
 
     @extend_schema(
         operation_id="prm_score",
