@@ -214,6 +214,27 @@ def _fill(*, solutions: int, labels: int) -> dict[str, float]:
     return {k: round(v, 2) for k, v in timings.items()} | {"doubles": doubles, "singles": singles}
 
 
+NEW_LABELS_PER_CALL = 25
+_COPIED = (
+    "project_id, solution_id, annotator_id, labeler_uuid, source, timestamp_text, generation, is_quality_control, "
+    "is_screening, is_gold, finish_reason, finish_note, total_time_ms, label_steps, n_label_steps, n_positive, "
+    "n_neutral, n_negative, n_unrated, n_flagged, n_alternatives, first_error_index"
+)
+
+
+def _arrive(project_id: int, n: int) -> None:
+    """n new labels submitted now (copies of random existing ones), committed before the next call."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""INSERT INTO annotate_annotation ({_COPIED}, submitted_at, created_at)
+                SELECT {_COPIED}, now(), now() FROM annotate_annotation
+                WHERE project_id = %s AND NOT is_gold AND id > (random() * 90000)::int LIMIT %s""",
+            [project_id, n],
+        )
+
+
 def _backend_cpu_s(pid: int) -> float:
     """user + system CPU seconds of a local process (the PostgreSQL backend serving this connection)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -283,6 +304,7 @@ def main() -> None:
     backend = connection.connection.info.backend_pid
     times, cpu = [], []
     for _ in range(args.calls):
+        _arrive(project.pk, NEW_LABELS_PER_CALL)  # labels keep arriving: each call has new ones to add
         t, c, b = time.perf_counter(), time.process_time(), _backend_cpu_s(backend)
         response = client.get(url)
         times.append((time.perf_counter() - t) * 1000)
@@ -309,6 +331,7 @@ def main() -> None:
         "data": counts,
         "fill_seconds": fill,
         "calls": args.calls,
+        "new_labels_per_call": NEW_LABELS_PER_CALL,
         "cold_ms": [round(x, 1) for x in cold],
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(_percentile(times, 0.95), 1),
@@ -342,7 +365,8 @@ def main() -> None:
         "",
         "`.venv/bin/python bench/bench_stats.py` (bench/bench_stats.py): PostgreSQL "
         f"{result['postgres']}, {result['cpus']} CPUs, Django test client in process with a persistent "
-        f"connection, {args.calls} calls after 2 warm-ups. Machine load average (1/5/15 min) at the end: "
+        f"connection, {args.calls} calls after 2 warm-ups, {NEW_LABELS_PER_CALL} new labels committed before each "
+        f"call. Machine load average (1/5/15 min) at the end: "
         f"{result['load_average_1_5_15']} (the machine is shared; other engineers' tests run at the same time).",
         "",
         "| data | value |",
