@@ -1,30 +1,12 @@
 """Admin for the model registry: browse training runs and scores, activate or roll back a model."""
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
 from annotate.admin_scope import ProjectScopedAdmin
-from annotate.models import JobStatus
+from ml import services
 from ml.models import StepScore, TrainingRun
-
-
-@transaction.atomic
-def activate_training_run(*, run: TrainingRun) -> TrainingRun:
-    """Make `run` its project's active model; the others in the project are deactivated.
-
-    Rolling back is activating an older run. Deactivation happens first because the database
-    allows one active run per project.
-    """
-    # Lock the project's runs so two activations cannot interleave.
-    list(TrainingRun.objects.select_for_update().filter(project_id=run.project_id).values_list("pk", flat=True))
-    TrainingRun.objects.filter(project_id=run.project_id, is_active=True).exclude(pk=run.pk).update(is_active=False)
-    run.is_active = True
-    run.activated_at = timezone.now()
-    run.save(update_fields=["is_active", "activated_at"])
-    return run
 
 
 @admin.register(TrainingRun)
@@ -62,18 +44,25 @@ class TrainingRunAdmin(ProjectScopedAdmin):
         numbers = {k: v for k, v in (obj.metrics or {}).items() if isinstance(v, int | float)}
         return ", ".join(f"{k}={v:.3g}" for k, v in list(numbers.items())[:4])
 
-    @admin.action(description="Activate this model (deactivates the others of its project)")
+    @admin.action(description="Activate this model (deactivates the others of its project; rolls back to an older one)")
     def activate_this_model(self, request: HttpRequest, queryset: QuerySet[TrainingRun]) -> None:
-        runs = list(queryset[:2])
+        runs = list(queryset.select_related("project")[:2])
         if len(runs) != 1:
             self.message_user(request, "Select exactly one training run to activate.", messages.ERROR)
             return
         run = runs[0]
-        if run.status != JobStatus.SUCCEEDED:
-            self.message_user(request, f"Run {run.pk} has status {run.status}; only a succeeded run.", messages.ERROR)
+        # The same path as the API's activate: a new generation, then the queue rescored with it.
+        try:
+            services.rollback(project=run.project, run=run)
+        except services.RunNotActivatable as exc:
+            self.message_user(request, str(exc), messages.ERROR)
             return
-        activate_training_run(run=run)
-        self.message_user(request, f"Run {run.pk} is now the active model of {run.project}.", messages.SUCCESS)
+        run.project.refresh_from_db(fields=["current_generation"])
+        self.message_user(
+            request,
+            f"Run {run.pk} is now the active model of {run.project} (generation {run.project.current_generation}).",
+            messages.SUCCESS,
+        )
 
 
 @admin.register(StepScore)

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -26,7 +27,9 @@ from annotate.models import (
     Step,
 )
 from annotate.services import audit
+from ml import services as ml_services
 from ml.models import StepScore, TrainingRun
+from tests.ml.test_loop import TINY, planted_project
 
 pytestmark = pytest.mark.django_db
 
@@ -191,27 +194,37 @@ def test_reopen_for_relabeling_action(admin_client_pg, data):
     assert solution.is_open
 
 
-def test_activate_model_and_roll_back(admin_client_pg, data):
-    old, new = data["run_old"], data[TrainingRun]
-
-    def activate(run):
-        return admin_client_pg.post(
-            _url(TrainingRun, "changelist"),
-            {"action": "activate_this_model", "_selected_action": [run.pk]},
-            follow=True,
+def test_activate_model_and_roll_back(admin_client_pg, tmp_path):
+    """Two real (tiny) trained runs: the action activates the older one, as the API would."""
+    project = planted_project("adm-ml", labeled=40, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        first = ml_services.run_training(run_id=ml_services.request_retrain(project=project, enqueue=False).pk)
+        second = ml_services.run_training(
+            run_id=ml_services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk
         )
 
-    activate(new)
-    old.refresh_from_db()
-    new.refresh_from_db()
-    assert new.is_active and not old.is_active and new.activated_at is not None
-    activate(old)  # roll back
-    assert list(TrainingRun.objects.filter(is_active=True)) == [old]
-    # A failed run cannot be activated; the active one stays.
-    failed = TrainingRun.objects.create(project=old.project, status="failed")
-    response = activate(failed)
-    assert "only a succeeded run" in response.content.decode()
-    assert list(TrainingRun.objects.filter(is_active=True)) == [old]
+        def activate(run):
+            return admin_client_pg.post(
+                _url(TrainingRun, "changelist"),
+                {"action": "activate_this_model", "_selected_action": [run.pk]},
+                follow=True,
+            )
+
+        assert TrainingRun.objects.get(is_active=True, project=project) == second
+        generation = Project.objects.get(pk=project.pk).current_generation
+        response = activate(first)  # roll back
+        assert f"Run {first.pk} is now the active model" in response.content.decode()
+        assert list(TrainingRun.objects.filter(is_active=True, project=project)) == [first]
+        assert Project.objects.get(pk=project.pk).current_generation == generation + 1
+        # The open queue is rescored by the activated model.
+        open_ids = Solution.objects.filter(project=project, is_open=True).values_list("model_version_id", flat=True)
+        assert set(open_ids) == {first.pk}
+
+        # A failed run cannot be activated; the active one stays.
+        failed = TrainingRun.objects.create(project=project, status="failed")
+        response = activate(failed)
+        assert "only a succeeded run" in response.content.decode()
+        assert list(TrainingRun.objects.filter(is_active=True, project=project)) == [first]
 
 
 def test_editing_label_steps_recomputes_counters(admin_client_pg, data):
