@@ -74,6 +74,8 @@ ROUTES: dict[str, list[Call]] = {
     "schema": [Call("GET", EVERYONE_OK)],
     "api-docs": [Call("GET", EVERYONE_OK)],
     "project-list": [Call("GET", _statuses(200, anonymous=401))],
+    # Degraded-service status; waiting-job counts only over the caller's own lead/ml projects.
+    "health": [Call("GET", _statuses(200, anonymous=401))],
     # Work queue: annotators and leads label; the claim (200) happens before the annotator's own calls.
     "task-next": [Call("GET", api(annotator=200, lead=200, superuser=403))],
     "project-me": [Call("GET", api(annotator=200, lead=200, ml_engineer=200, superuser=200))],

@@ -1,13 +1,14 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from labeling_api import views, views_export, views_ml, views_queue, views_stats
+from labeling_api import views, views_export, views_health, views_ml, views_queue, views_stats
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file: no inline script, so the CSP holds.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("projects/", views.ProjectListView.as_view(), name="project-list"),
+    path("health/", views_health.HealthView.as_view(), name="health"),
     # Work queue (annotate.services.queue / submit)
     path("projects/<slug:slug>/tasks/next/", views_queue.NextTaskView.as_view(), name="task-next"),
     path("projects/<slug:slug>/me/", views_queue.MyProgressView.as_view(), name="project-me"),

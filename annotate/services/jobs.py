@@ -47,12 +47,13 @@ def requeue_stale(
     stale_running = model.objects.filter(status="running").filter(
         Q(**{f"{started_field}__lt": now - running_after}) | Q(**{f"{started_field}__isnull": True})
     )
-    reset = 0
+    reset: list[int] = []
     for row in stale_running:
         if model.objects.filter(pk=row.pk, status="running").update(status="created"):
-            reset += 1
+            reset.append(row.pk)
             if on_reset:
                 on_reset(row)
     waiting = model.objects.filter(status="created", created_at__lt=now - created_after).values_list("pk", flat=True)
-    sent = sum(send_task(task, pk) for pk in waiting)
-    return reset + sent
+    # Reset jobs are sent now too (their created_at may be recent), each job once.
+    sent = sum(send_task(task, pk) for pk in dict.fromkeys([*reset, *waiting]))
+    return len(reset) + sent
