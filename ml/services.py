@@ -35,7 +35,7 @@ from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotate.models import Annotation, JobStatus, Problem, Project, Solution, Step, Strategy
+from annotate.models import Annotation, JobStatus, Project, Solution, Step, Strategy
 from annotate.services import jobs
 from annotate.services.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
@@ -118,13 +118,12 @@ def build_examples(*, project: Project, up_to_annotation_id: int | None = None) 
     qs = Annotation.objects.filter(project=project)
     if up_to_annotation_id is not None:
         qs = qs.filter(id__lte=up_to_annotation_id)
-    rows = qs.order_by("id").values_list("id", "solution__problem_id", "label_steps")
-    problem_text: dict[int, str] = {}
+    rows = qs.order_by("id").values_list("id", "solution__problem_id", "solution__problem__text", "label_steps")
     out: list[StepExample] = []
-    for annotation_id, problem_id, label_steps in rows.iterator(chunk_size=2000):
-        if problem_id not in problem_text:
-            problem_text[problem_id] = Problem.objects.values_list("text", flat=True).get(pk=problem_id)
-        record = {"question": {"problem": problem_text[problem_id]}, "label": {"steps": json.loads(label_steps)}}
+    texts: dict[int, str] = {}  # one string per problem, shared by its examples
+    for annotation_id, problem_id, problem_text, label_steps in rows.iterator(chunk_size=2000):
+        problem_text = texts.setdefault(problem_id, problem_text)
+        record = {"question": {"problem": problem_text}, "label": {"steps": json.loads(label_steps)}}
         out += examples_from_record(record, solution_id=f"a{annotation_id}", problem_id=f"p{problem_id}")
     return out
 
