@@ -204,8 +204,17 @@ def load_items(path: str | Path, *, limit: int | None = None) -> list[SimItem]:
 
 
 def simulation_config(**overrides) -> PRMConfig:
-    """Training settings for the many small retrains of a simulation (fewer epochs, small ensemble)."""
-    base = {"max_epochs": 12, "patience": 2, "ensemble_size": 4, "hidden_size": 32, "calibrate": True}
+    """Training settings for the many small retrains of a simulation: smaller hash tables (a few thousand
+    labels need fewer buckets, and the dense Adam update of the table is most of a step), fewer epochs."""
+    base = {
+        "step_hash_dim": 2**13,
+        "context_hash_dim": 2**11,
+        "max_epochs": 10,
+        "patience": 2,
+        "min_batches_per_epoch": 8,
+        "ensemble_size": 4,
+        "hidden_size": 16,
+    }
     base.update(overrides)
     return PRMConfig(**base)
 

@@ -1,0 +1,155 @@
+"""PRM speed with the default featurizer: retrain on 100k labeled steps, rescore 1M unlabeled steps.
+
+    .venv/bin/python bench/bench_prm.py [--train 100000] [--score 1000000]
+
+Steps are generated with a planted pattern (ml.prm.synthetic), ~150 characters each, 4-12 steps
+per solution. Targets: retrain < 60 s, rescoring < 60 s on the 2-core machine. Features of a step
+are computed once (steps never change) and cached, so rescoring after a retrain only runs the head;
+the one-time featurization is timed separately. Writes bench/results/prm.md and prm.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ml.prm.config import PRMConfig  # noqa: E402
+from ml.prm.featurizers import FeatureCache, featurize, make_featurizer  # noqa: E402
+from ml.prm.model import roll_up, solution_scores  # noqa: E402
+from ml.prm.selection import priorities  # noqa: E402
+from ml.prm.synthetic import _WORDS, planted_examples  # noqa: E402
+from ml.prm.train import build_prm, train_prm  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def unlabeled_solutions(n_steps: int, seed: int = 0):
+    """~n_steps steps of ~150 chars in solutions of 4-12 steps, as (problem, previous, step) inputs."""
+    rng = np.random.default_rng(seed)
+    words = np.asarray(_WORDS, dtype=object)
+    idx = rng.integers(0, len(words), size=(n_steps, 26))
+    texts = [" ".join(row) + "." for row in words[idx]]
+    lengths = []
+    total = 0
+    while total < n_steps:
+        k = int(min(rng.integers(4, 13), n_steps - total))
+        lengths.append(k)
+        total += k
+    problems = [
+        f"Problem {i}: " + " ".join(words[rng.integers(0, len(words), 25)]) for i in range(len(lengths) // 4 + 1)
+    ]
+    items, o = [], 0
+    for s, k in enumerate(lengths):
+        p = problems[s // 4]
+        sol = texts[o : o + k]
+        items += [(p, tuple(sol[:i]), sol[i]) for i in range(k)]
+        o += k
+    return items, lengths
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--train", type=int, default=100_000)
+    ap.add_argument("--score", type=int, default=1_000_000)
+    args = ap.parse_args()
+    cfg = PRMConfig()
+    res: dict = {
+        "config": cfg.to_dict(),
+        "machine": f"{platform.machine()} x{os.cpu_count()} cpus, torch {torch.__version__}",
+    }
+    res["load_average_at_start"] = os.getloadavg()
+
+    # --- retrain on labeled steps ------------------------------------------------------------------
+    ex = planted_examples(args.train, seed=11)
+    t = time.perf_counter()
+    cache = FeatureCache(make_featurizer(cfg))
+    ckpt = train_prm(ex, cfg, cache=cache)
+    train_s = time.perf_counter() - t
+    res["retrain"] = {
+        "labeled_steps": len(ex),
+        "seconds_total": round(train_s, 2),
+        "seconds_featurize": ckpt["seconds"]["features"],
+        "epochs": len(ckpt["history"]),
+        "best_epoch": ckpt["best_epoch"],
+        "heldout": {k: ckpt["metrics"]["heldout"][k] for k in ("auroc_negative", "accuracy", "ece", "first_error_f1")},
+    }
+    t = time.perf_counter()
+    ckpt2 = train_prm(ex, PRMConfig(seed=1), cache=cache)
+    res["retrain"]["seconds_cached_features"] = round(time.perf_counter() - t, 2)
+    res["retrain"]["epochs_cached_run"] = len(ckpt2["history"])
+    print(f"retrain {len(ex)} steps: {train_s:.1f}s ({res['retrain']}", flush=True)
+
+    # --- rescoring unlabeled steps -----------------------------------------------------------------
+    prm = build_prm(ckpt, cache=cache)
+    items, lengths = unlabeled_solutions(args.score)
+    t = time.perf_counter()
+    rows = featurize(prm.featurizer, items)  # once per step, ever (then cached / stored)
+    feat_s = time.perf_counter() - t
+    t = time.perf_counter()
+    sc = prm.score_rows(rows)
+    prod, mins = solution_scores(sc.p_negative, lengths)
+    unc = roll_up(sc.uncertainty("entropy"), lengths, "max")
+    answer = np.random.default_rng(0).random(len(lengths)) < 0.5
+    pri = priorities("convincing_wrong", scores=prod, answer_correct=answer.tolist())
+    pri_u = priorities("uncertainty", solution_uncertainty=unc)
+    score_s = time.perf_counter() - t
+    assert len(pri) == len(pri_u) == len(lengths) and len(sc.probs) == len(items)
+    res["rescore"] = {
+        "unlabeled_steps": len(items),
+        "solutions": len(lengths),
+        "nnz_per_step": round(float(rows.indptr[-1]) / len(items), 1),
+        "seconds_featurize_once": round(feat_s, 2),
+        "seconds_rescore_cached": round(score_s, 2),
+        "seconds_featurize_plus_rescore": round(feat_s + score_s, 2),
+    }
+    print(f"rescore {len(items)} steps: {res['rescore']}", flush=True)
+    res["load_average_at_end"] = os.getloadavg()
+
+    r, s = res["retrain"], res["rescore"]
+    ok = lambda x: "yes" if x < 60 else "NO"  # noqa: E731
+    md = [
+        "# PRM speed (bench/bench_prm.py, default featurizer `hashed_ngram`)",
+        "",
+        f"Machine: {res['machine']}; load average at start {res['load_average_at_start'][0]:.1f}, "
+        f"at end {res['load_average_at_end'][0]:.1f} (the machine is shared; other jobs slow these numbers).",
+        "",
+        "| measurement | steps | seconds | target | within |",
+        "|---|---|---|---|---|",
+        f"| retrain incl. featurization ({r['epochs']} epochs, early stopping) | {r['labeled_steps']:,} | "
+        f"{r['seconds_total']:.1f} | < 60 | {ok(r['seconds_total'])} |",
+        f"| of which featurization | {r['labeled_steps']:,} | {r['seconds_featurize']:.1f} | | |",
+        f"| retrain with cached features ({r['epochs_cached_run']} epochs) | {r['labeled_steps']:,} | "
+        f"{r['seconds_cached_features']:.1f} | < 60 | {ok(r['seconds_cached_features'])} |",
+        "| rescore from cached features (probs, uncertainty, solution scores, priorities) | "
+        f"{s['unlabeled_steps']:,} | "
+        f"{s['seconds_rescore_cached']:.1f} | < 60 | {ok(s['seconds_rescore_cached'])} |",
+        f"| featurize new steps once ({s['nnz_per_step']} hashed features per step) | {s['unlabeled_steps']:,} | "
+        f"{s['seconds_featurize_once']:.1f} | | |",
+        f"| featurize + rescore, cold | {s['unlabeled_steps']:,} | {s['seconds_featurize_plus_rescore']:.1f} | < 60 | "
+        f"{ok(s['seconds_featurize_plus_rescore'])} |",
+        "",
+        "Held-out quality of the retrained model on the planted pattern: "
+        f"AUROC(-1) {r['heldout']['auroc_negative']:.3f}, "
+        f"accuracy {r['heldout']['accuracy']:.3f}, ECE {r['heldout']['ece']:.3f}, first-error F1 "
+        f"{r['heldout']['first_error_f1']:.3f}.",
+        "",
+    ]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "prm.md").write_text("\n".join(md))
+    (RESULTS / "prm.json").write_text(json.dumps(res, indent=1))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

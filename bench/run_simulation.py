@@ -1,0 +1,127 @@
+"""Run the offline active-learning simulation on the real step-labeled data in ../shared/data.
+
+    .venv/bin/python bench/run_simulation.py [--datasets gsm8k,math,olympiadbench,stepwise] [--seeds 3]
+        [--rounds 8] [--batch 40] [--seed-size 40] [--strategies random,uncertainty,convincing_wrong,mix]
+
+Writes bench/results/simulation_<dataset>.json and .png and a summary bench/results/simulation.md.
+Pure Python (ml.prm.simulate); no Django.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ml.prm.simulate import load_items, plot_curves, simulate, simulation_config  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+RESULTS = ROOT / "bench" / "results"
+
+DATASETS = {
+    "gsm8k": [DATA / "processbench" / "gsm8k.json"],
+    "math": [DATA / "processbench" / "math.json"],
+    "olympiadbench": [DATA / "processbench" / "olympiadbench.json"],
+    "stepwise": [
+        DATA / "prm800k-stepwise" / "phase1_train_plus.stepwise-critic.parquet",
+        DATA / "prm800k-stepwise" / "phase1_test.stepwise-critic.parquet",
+    ],
+    "mrben": [DATA / "mr-ben" / "math.json"],
+}
+
+
+def _fmt(v, nd=3):
+    return "–" if v is None else f"{v:.{nd}f}"
+
+
+def summary_rows(name: str, res: dict) -> list[str]:
+    rows = []
+    for s, v in res["strategies"].items():
+        last = v["curve"][-1]
+        m = last["metrics"]
+        rows.append(
+            f"| {name} | {s} | {last['labels']:.0f} | {_fmt(m.get('first_error_f1'))} "
+            f"| {_fmt(m.get('auroc_negative'))} "
+            f"| {_fmt(m.get('accuracy'))} | {_fmt(m.get('ece'))} | {_fmt(v['label_efficiency_vs_random'], 2)} "
+            f"| {_fmt(v['label_efficiency_vs_random_auroc'], 2)} |"
+        )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", default="gsm8k,math,olympiadbench,stepwise")
+    ap.add_argument("--strategies", default="random,uncertainty,convincing_wrong,mix")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--seed-size", type=int, default=40)
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--summary-only", action="store_true", help="only rebuild simulation.md from the JSON files")
+    args = ap.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.summary_only:
+        write_summary()
+        return
+    for name in args.datasets.split(","):
+        items = [it for p in DATASETS[name] for it in load_items(p)]
+        t0 = time.perf_counter()
+        res = simulate(
+            items,
+            strategies=tuple(args.strategies.split(",")),
+            rounds=args.rounds,
+            batch=args.batch,
+            seed_size=args.seed_size,
+            seeds=tuple(range(args.seeds)),
+            config=simulation_config(),
+            log=None if args.quiet else (lambda s, name=name: print(f"[{name}] {s}", flush=True)),
+        )
+        res["meta"]["data"] = [str(p.relative_to(DATA.parent.parent)) for p in DATASETS[name]]
+        (RESULTS / f"simulation_{name}.json").write_text(json.dumps(res, indent=1))
+        plot_curves(
+            res, RESULTS / f"simulation_{name}.png", title=f"{name}: {len(items)} solutions, {args.seeds} seeds"
+        )
+        print(f"[{name}] done in {time.perf_counter() - t0:.0f}s", flush=True)
+        for r in summary_rows(name, res):
+            print(r, flush=True)
+    write_summary()
+
+
+def write_summary() -> None:
+    """bench/results/simulation.md from every simulation_<dataset>.json present."""
+    lines = [
+        "# Active-learning simulation (ml/prm/simulate.py)",
+        "",
+        "Held-out metrics after the last round (averaged over seeds); `eff F1` = label efficiency vs random on",
+        "held-out first-error F1 (step labels random needs to reach its own final F1 / labels the strategy needs;",
+        "> 1 is better than random, – = never reached it); `eff AUROC` the same on AUROC for Negative steps.",
+        "",
+        "| data | strategy | step labels | first-error F1 | AUROC(-1) | accuracy | ECE | eff F1 | eff AUROC |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    metas = []
+    for name in DATASETS:
+        f = RESULTS / f"simulation_{name}.json"
+        if not f.exists():
+            continue
+        res = json.loads(f.read_text())
+        lines += summary_rows(name, res)
+        m = res["meta"]
+        metas.append(
+            f"- {name}: {m['n_solutions']} solutions / {m['n_problems']} problems, "
+            f"{m['total_step_labels']} oracle step "
+            f"labels in all; seeds {m['seeds']}, {m['rounds']} rounds of {m['batch']} solutions after {m['seed_size']} "
+            f"random ones, {m['heldout_fraction']:.0%} of problems held out; {m['seconds']:.0f}s "
+            f"(simulation_{name}.json / .png)"
+        )
+    lines += ["", "Runs:", *metas, ""]
+    (RESULTS / "simulation.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
