@@ -333,11 +333,29 @@ def test_retrain_through_the_worker_activates_and_reorders_the_queue(tmp_path):
         wait_for(
             lambda: TrainingRun.objects.get(pk=run.pk).status in ("succeeded", "failed"), timeout=90, message="training"
         )
-    run.refresh_from_db()
+        run.refresh_from_db()
+        project.refresh_from_db()
+        assert run.status == JobStatus.SUCCEEDED, run.error
+        assert run.is_active and project.current_generation == 1 and (tmp_path / run.artifact_path).is_file()
+        assert_convincing_wrong_order(project, run)
+
+        # Requests during a run join the next run, which the worker starts when the first ends.
+        longer = services.request_retrain(project=project, config={**TINY, "max_epochs": 150, "patience": 150})
+        wait_for(lambda: TrainingRun.objects.get(pk=longer.pk).status != "created", timeout=60, message="start")
+        nxt = services.request_retrain(project=project, config=TINY)
+        joined = services.request_retrain(project=project)
+        assert TrainingRun.objects.get(pk=longer.pk).status == "running"  # so `nxt` really waited for it
+        wait_for(
+            lambda: TrainingRun.objects.get(pk=nxt.pk).status in ("succeeded", "failed"), timeout=90, message="next"
+        )
+    longer.refresh_from_db()
+    nxt.refresh_from_db()
+    assert joined.pk == nxt.pk and joined.merged and not nxt.merged
+    assert longer.status == nxt.status == JobStatus.SUCCEEDED, (longer.error, nxt.error)
+    assert nxt.started_at >= longer.finished_at, "never two runs of a project at once"
+    assert TrainingRun.objects.filter(project=project).count() == 3 and nxt.is_active
     project.refresh_from_db()
-    assert run.status == JobStatus.SUCCEEDED, run.error
-    assert run.is_active and project.current_generation == 1 and (tmp_path / run.artifact_path).is_file()
-    assert_convincing_wrong_order(project, run)
+    assert project.current_generation == 3
 
 
 @pytest.mark.django_db(transaction=True)
