@@ -1,0 +1,25 @@
+"""Cross-cutting request checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+
+class RejectNulInQueryMiddleware:
+    """A query parameter with a NUL character gets a 400 naming it.
+
+    `%00` decodes to a NUL that PostgreSQL refuses in any text comparison, so a filter such as
+    `?labeler=%00` would otherwise end in a 500 inside the query.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                field = name.replace("\x00", "\\u0000")
+                return JsonResponse({field: ["Must not contain NUL (\\u0000) characters."]}, status=400)
+        return self.get_response(request)

@@ -1,0 +1,116 @@
+"""Redis stopped and restarted for real: the web keeps serving claims and submits, export jobs and
+training runs are accepted and wait (`created`), /api/v1/health/ reports the outage, and after the
+restart the sweeps send the waiting jobs and a worker completes them.
+
+This file sorts last on purpose: it stops the Redis every test on this machine shares, for a few
+seconds, and always starts it again (finally), with the command .ci/run uses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from datetime import timedelta
+
+import pytest
+
+from annotate.models import Annotation, AssignmentStatus, Export, JobStatus
+from annotate.services import jobs
+from annotate.tasks import run_export
+from ml.models import TrainingRun
+from tests.celery_worker import celery_worker, purge_broker, wait_for
+from tests.security.test_faults import submit_payload
+from tests.security.world import build_world
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+REDIS_START = [
+    "redis-server",
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    "6379",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+]
+
+
+def redis_up() -> bool:
+    return subprocess.run(["redis-cli", "-p", "6379", "ping"], capture_output=True, text=True).stdout.strip() == "PONG"
+
+
+def stop_redis() -> None:
+    subprocess.run(["redis-cli", "-p", "6379", "shutdown", "nosave"], capture_output=True)
+    wait_for(lambda: not redis_up(), timeout=10, message="redis down")
+
+
+def start_redis() -> None:
+    if not redis_up():
+        subprocess.run(REDIS_START, cwd="/tmp", check=True, capture_output=True)
+    wait_for(redis_up, timeout=20, message="redis up")
+
+
+def test_redis_outage_degrades_and_recovers():
+    world = build_world()
+    project = world.project
+    project.retrain_every = 1  # the submit's auto-retrain hook fires during the outage too
+    project.save(update_fields=["retrain_every"])
+    assignment = world.rows["annotate.assignment"]
+    annotator, lead = world.api_client("annotator"), world.api_client("lead")
+    purge_broker()
+    payload = submit_payload("outage-key")
+    submit_url = f"/api/v1/assignments/{assignment.pk}/submit/"
+
+    stop_redis()
+    try:
+        assert lead.get("/api/v1/health/").json()["broker"] is False
+        started = time.monotonic()
+        claim = annotator.get(f"/api/v1/projects/{project.slug}/tasks/next/")
+        assert claim.status_code == 200 and claim.json()["id"] == assignment.pk
+        submitted = annotator.post(submit_url, payload, format="json")
+        assert submitted.status_code == 201, submitted.content
+        assert submitted.json()["next"] is not None  # the next task is claimed in the same response
+        repeat = annotator.post(submit_url, payload, format="json")
+        assert repeat.status_code == 200 and repeat.json()["annotation_id"] == submitted.json()["annotation_id"]
+        labeling_seconds = time.monotonic() - started
+        assert labeling_seconds < 10, labeling_seconds
+
+        export = lead.post(f"/api/v1/projects/{project.slug}/exports/", {"format": "prm800k"}, format="json")
+        assert export.status_code == 202 and export.json()["status"] == JobStatus.CREATED
+        run = lead.post(f"/api/v1/projects/{project.slug}/training-runs/", {}, format="json")
+        assert run.status_code == 202, run.content
+        health = lead.get("/api/v1/health/").json()
+        assert health["degraded"] is True and health["database"] is True and health["broker"] is False
+        assert health["waiting"]["exports"] == 1 and health["waiting"]["training_runs"] >= 1
+    finally:
+        start_redis()
+
+    assert lead.get("/api/v1/health/").json()["degraded"] is False
+    export_id = export.json()["id"]
+    assert Export.objects.get(pk=export_id).status == JobStatus.CREATED
+
+    from ml import services as ml_services
+
+    def sweep_and_check() -> bool:
+        jobs.requeue_stale(model=Export, task=run_export, created_after=timedelta(0), running_after=timedelta(hours=2))
+        ml_services.sweep_stale_runs(waiting_after=timedelta(0))
+        runs_final = not TrainingRun.objects.filter(
+            project=project, status__in=[JobStatus.CREATED, JobStatus.RUNNING]
+        ).exists()
+        return Export.objects.get(pk=export_id).status == JobStatus.SUCCEEDED and runs_final
+
+    with celery_worker():
+        wait_for(sweep_and_check, timeout=240, interval=3, message="waiting jobs sent and finished after the restart")
+
+    # No lost and no duplicated annotation; every job final.
+    assert Annotation.objects.filter(assignment_id=assignment.pk).count() == 1
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.SUBMITTED
+    assert Export.objects.get(pk=export_id).record_count == Annotation.objects.filter(project=project).count()
+    statuses = set(TrainingRun.objects.filter(project=project).values_list("status", flat=True))
+    assert statuses <= {JobStatus.SUCCEEDED, JobStatus.FAILED}, statuses
