@@ -127,10 +127,10 @@ def main() -> None:
     try:
         for _ in range(100):
             try:
-                requests.get(f"{base}/projects/", headers=headers, timeout=2)
+                requests.get(f"{base}/projects/", headers=headers, timeout=30)
                 break
-            except requests.ConnectionError:
-                time.sleep(0.2)
+            except requests.RequestException:
+                time.sleep(0.5)
         requests.get(f"{base}/projects/bench/export/?generation=999", headers=headers, timeout=60).raise_for_status()
         gunicorn_worker = _children(server.pid)[0]
         idle_rss = _rss_mb(gunicorn_worker)

@@ -294,8 +294,10 @@ def iter_records(
 ) -> Iterator[tuple[int, dict]]:
     """Yield (annotation id, PRM800K record) in export order; the queryset comes from a plan."""
     last_seq = 0
+    size = min(64, chunk_size)  # a small first chunk: the first byte goes out at once
     while True:
-        rows = list(queryset.filter(export_seq__gt=last_seq).order_by("export_seq").values(*_FIELDS)[:chunk_size])
+        rows = list(queryset.filter(export_seq__gt=last_seq).order_by("export_seq").values(*_FIELDS)[:size])
+        size = chunk_size
         if not rows:
             return
         steps = _steps_by_solution({row["solution_id"] for row in rows})
@@ -330,10 +332,12 @@ def iter_chunks(*, plan: ExportPlan, chunk_bytes: int = 1 << 16) -> Iterator[byt
     """The lines of iter_lines, encoded and gathered into ~64 KB blocks for the socket."""
     buffer: list[str] = []
     size = 0
+    first = True
     for line in iter_lines(plan=plan):
         buffer.append(line)
         size += len(line)
-        if size >= chunk_bytes:
+        if size >= chunk_bytes or first:
+            first = False
             yield "".join(buffer).encode()
             buffer, size = [], 0
     if buffer:
