@@ -34,7 +34,7 @@ def _admin_change(client, annotation: Annotation, **overrides):
 
 
 def test_a_leads_correction_in_the_admin_keeps_the_previous_version():
-    world = build_world()
+    world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]
     before = annotation.label_steps
     corrected = gold_label_steps([1, 1, 1])
@@ -61,7 +61,7 @@ def test_a_leads_correction_in_the_admin_keeps_the_previous_version():
 
 
 def test_gold_mark_and_reopen_leave_a_trace():
-    world = build_world()
+    world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]
     Annotation.objects.filter(pk=annotation.pk)  # is_gold is set by the world; clear it through the service
     audit.revise_annotation(annotation=annotation, user=world.users["lead"], reason="not gold yet", is_gold=False)
@@ -81,7 +81,7 @@ def test_gold_mark_and_reopen_leave_a_trace():
 
 
 def test_a_change_needs_a_reason_and_a_no_op_leaves_no_revision():
-    world = build_world()
+    world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]
     with pytest.raises(audit.AuditError):
         audit.revise_annotation(annotation=annotation, user=None, reason="  ", is_gold=False)
@@ -96,7 +96,7 @@ def test_a_change_needs_a_reason_and_a_no_op_leaves_no_revision():
     [{"label_steps": "[]"}, {"is_gold": False}, {"finish_reason": "give_up"}, {"total_time_ms": 1}],
 )
 def test_the_database_refuses_an_update_without_a_revision(change):
-    world = build_world()
+    world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]
     with pytest.raises(IntegrityError, match="without an audit revision"), transaction.atomic():
         Annotation.objects.filter(pk=annotation.pk).update(**change)
@@ -106,7 +106,7 @@ def test_the_database_refuses_an_update_without_a_revision(change):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_revision_from_an_earlier_transaction_licenses_nothing():
-    world = build_world()
+    world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]
     audit.record_event(annotation=annotation, user=None, reason="an old trace")  # committed on its own
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -115,7 +115,7 @@ def test_a_revision_from_an_earlier_transaction_licenses_nothing():
 
 
 def test_export_has_history_only_on_request():
-    world = build_world()
+    world = build_world(with_revision=False)
     project, annotation = world.project, world.rows["annotate.annotation"]
     original = annotation.label_steps
     audit.revise_annotation(
@@ -145,7 +145,7 @@ def test_export_has_history_only_on_request():
 
 
 def test_export_api_accepts_include_history():
-    world = build_world()
+    world = build_world(with_revision=False)
     lead = world.api_client("lead")
     response = lead.get(f"/api/v1/projects/{world.project.slug}/export/?include_history=true")
     assert response.status_code == 200
