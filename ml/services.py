@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
@@ -41,11 +41,27 @@ from annotate.services.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
 from ml.prm.examples import StepExample, examples_from_record
-from ml.prm.featurizers import FeatureCache, featurize, make_featurizer
-from ml.prm.model import PRM, roll_up, solution_scores
-from ml.prm.selection import priorities
-from ml.prm.train import build_prm, read_checkpoint, save_checkpoint, train_prm
 from ml.services_auto import label_total
+
+if TYPE_CHECKING:
+    from ml.prm.featurizers import FeatureCache
+    from ml.prm.model import PRM
+
+
+class _LazyPRMLibrary:
+    """ml.prm's torch-backed functions, imported on first use: processes that never train or
+    score (web workers serving claims, the import command, the admin) do not load torch."""
+
+    def __getattr__(self, name: str) -> Any:
+        from ml.prm import featurizers, model, selection, train
+
+        for module in (featurizers, model, selection, train):
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(name)
+
+
+_lib = _LazyPRMLibrary()
 
 logger = logging.getLogger(__name__)
 
@@ -257,12 +273,12 @@ _feature_caches: dict[str, FeatureCache] = {}
 def feature_cache(config: PRMConfig) -> FeatureCache:
     """One cache per featurizer per process: steps never change, so their features are reused
     across runs; it starts over past FEATURE_CACHE_MAX_ROWS to bound memory."""
-    featurizer = make_featurizer(config)
+    featurizer = _lib.make_featurizer(config)
     key = json.dumps(featurizer.spec(), sort_keys=True)
     with _cache_lock:
         cache = _feature_caches.get(key)
         if cache is None or len(cache) > FEATURE_CACHE_MAX_ROWS:
-            cache = _feature_caches[key] = FeatureCache(featurizer)
+            cache = _feature_caches[key] = _lib.FeatureCache(featurizer)
         return cache
 
 
@@ -303,11 +319,11 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         if log:
             log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels")
         cache = feature_cache(config)
-        checkpoint = train_prm(examples, config, cache=cache, log=log)
+        checkpoint = _lib.train_prm(examples, config, cache=cache, log=log)
         t_train = time.perf_counter() - t0
-        save_checkpoint(checkpoint, artifact_abspath(artifact))
+        _lib.save_checkpoint(checkpoint, artifact_abspath(artifact))
         written = True
-        prm = build_prm(checkpoint, cache=cache)
+        prm = _lib.build_prm(checkpoint, cache=cache)
         _remember_prm(run.pk, prm)
         selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
         metrics = {
@@ -414,7 +430,7 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
             lengths[solution_id] += 1
             previous.append(text)
         # Features straight from the featurizer, not the cache: a million open steps would not fit.
-        scores = prm.score_rows(featurize(prm.featurizer, items)) if items else None
+        scores = prm.score_rows(_lib.featurize(prm.featurizer, items)) if items else None
         yield chunk, [lengths[sid] for sid in chunk], step_ids, scores
 
 
@@ -434,9 +450,9 @@ def score_open_solutions(
         if sc is None:
             prod, unc = np.ones(len(chunk)), np.zeros(len(chunk))
         else:
-            prod, _ = solution_scores(sc.p_negative, lengths)
+            prod, _ = _lib.solution_scores(sc.p_negative, lengths)
             step_unc = sc.uncertainty(config.uncertainty)
-            unc = roll_up(step_unc, lengths, "max")
+            unc = _lib.roll_up(step_unc, lengths, "max")
             if getattr(settings, "ML_STORE_STEP_SCORES", True):
                 insert_rows(
                     StepScore,
@@ -462,7 +478,7 @@ def score_open_solutions(
     unc = np.concatenate(unc_l) if unc_l else np.zeros(0)
     correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
     strategy = project.selection_strategy or Strategy.MIX
-    pri = priorities(
+    pri = _lib.priorities(
         strategy,
         scores=score,
         answer_correct=[correct.get(i) for i in all_ids],
@@ -569,8 +585,8 @@ def load_prm(*, run: TrainingRun) -> PRM:
     with _cache_lock:
         prm = _prms.get(run.pk)
     if prm is None:
-        checkpoint = read_checkpoint(artifact_abspath(run.artifact_path))
-        prm = build_prm(checkpoint)
+        checkpoint = _lib.read_checkpoint(artifact_abspath(run.artifact_path))
+        prm = _lib.build_prm(checkpoint)
         _remember_prm(run.pk, prm)
     return prm
 
@@ -589,8 +605,8 @@ def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -
     items = [(problem, tuple(steps[:i]), step) for steps in solutions for i, step in enumerate(steps)]
     lengths = [len(steps) for steps in solutions]
     with _score_lock:  # one scoring at a time per process: torch already uses every core
-        sc = prm.score_rows(featurize(prm.featurizer, items))
-    prod, mins = solution_scores(sc.p_negative, lengths)
+        sc = prm.score_rows(_lib.featurize(prm.featurizer, items))
+    prod, mins = _lib.solution_scores(sc.p_negative, lengths)
     unc = sc.uncertainty("entropy")
     scored, o = [], 0
     for j, n in enumerate(lengths):
