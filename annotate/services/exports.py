@@ -203,6 +203,20 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
 # ---------------------------------------------------------------------------------------------
 
 
+def lock_export_sequence(*, project: Project) -> int:
+    """Take the project's export-numbering lock until the transaction ends; return the highest number.
+
+    Whoever hands out export numbers holds it: exports stamping new labels, and imports, which
+    number their labels as they insert them (so a big import needs no UPDATE pass afterwards).
+    """
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [72_001, project.pk])
+        table = Annotation._meta.db_table
+        cursor.execute(f"SELECT COALESCE(MAX(export_seq), 0) FROM {table} WHERE project_id = %s", [project.pk])
+        return cursor.fetchone()[0]
+
+
 def stamp_export_sequence(*, project: Project) -> int:
     """Number the committed, not-yet-numbered annotations in id order; return the highest number.
 
@@ -210,12 +224,9 @@ def stamp_export_sequence(*, project: Project) -> int:
     numbers are handed out in the order rows become visible.
     """
     with transaction.atomic():
+        base = lock_export_sequence(project=project)
+        table = Annotation._meta.db_table
         with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [72_001, project.pk])
-            table = Annotation._meta.db_table
-            cursor.execute(f"SELECT COALESCE(MAX(export_seq), 0) FROM {table} WHERE project_id = %s", [project.pk])
-            base = cursor.fetchone()[0]
             cursor.execute(
                 f"""
                 UPDATE {table} SET export_seq = numbered.seq

@@ -14,6 +14,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import count
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -24,7 +25,7 @@ from django.db.models import F
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services import grading
 from annotate.services.bulk_insert import insert_rows
-from annotate.services.exports import stamp_export_sequence
+from annotate.services.exports import lock_export_sequence
 from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line, validate_line
 from annotate.services.splits import math500_flag, text_sha256
 
@@ -148,12 +149,11 @@ def import_file(
     result = ImportResult()
     with transaction.atomic():
         # Parsing runs in a thread while this one waits on the database, so the two overlap.
+        # Labels are numbered for export as they are inserted. The numbering lock is held until
+        # commit, so exports of this project wait for the import instead of numbering around it.
+        numbers = count(lock_export_sequence(project=project) + 1)
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
-            _write_batch(project=project, batch=batch, result=result)
-        # Number the new labels for export now, while they are fresh in cache; the lock this
-        # takes is held only from here to the commit.
-        if result.annotations_created:
-            stamp_export_sequence(project=project)
+            _write_batch(project=project, batch=batch, result=result, numbers=numbers)
     return result
 
 
@@ -213,7 +213,9 @@ def file_size(path: Path | str) -> int:
     return os.path.getsize(path)
 
 
-def _write_batch(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> None:
+def _write_batch(
+    *, project: Project, batch: list[ParsedSolution], result: ImportResult, numbers: Iterator[int]
+) -> None:
     result.lines += len(batch)
     result.records += sum(1 for p in batch if p.annotation is not None)
     problem_ids = _ensure_problems(project=project, batch=batch, result=result)
@@ -225,7 +227,7 @@ def _write_batch(*, project: Project, batch: list[ParsedSolution], result: Impor
                 created.discard(parsed.solution_hash)
             else:
                 result.duplicates += 1
-    _create_annotations(project=project, batch=batch, solution_ids=solution_ids, result=result)
+    _create_annotations(project=project, batch=batch, solution_ids=solution_ids, result=result, numbers=numbers)
 
 
 def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> dict[str, int]:
@@ -305,7 +307,12 @@ def _ensure_solutions(
 
 
 def _create_annotations(
-    *, project: Project, batch: list[ParsedSolution], solution_ids: dict[str, int], result: ImportResult
+    *,
+    project: Project,
+    batch: list[ParsedSolution],
+    solution_ids: dict[str, int],
+    result: ImportResult,
+    numbers: Iterator[int],
 ) -> None:
     labeled = [p for p in batch if p.annotation is not None]
     if not labeled:
@@ -342,6 +349,7 @@ def _create_annotations(
                 "label_steps": dumps_label_steps(annotation.label_steps),
                 "shape": json.dumps(annotation.shape) if annotation.shape else None,
                 "source_hash": annotation.source_hash,
+                "export_seq": next(numbers),
                 **annotation.counters,
             }
         )
