@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.test import Client, override_settings
 from django.urls import reverse
 
@@ -27,11 +27,12 @@ def _rates(**rates: str) -> dict:
     }
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
+def _own_cache() -> dict:
+    """The Redis cache under a key prefix of this test's own: counters of other tests (or other
+    xdist workers, whose users have the same ids) do not mix in. No FLUSHDB: the broker shares the db."""
+    from django.conf import settings
+
+    return {"default": {**settings.CACHES["default"], "KEY_PREFIX": f"t-{uuid.uuid4().hex}"}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +146,9 @@ def test_expensive_endpoints_answer_429_past_their_rate():
         "retrain": [("post", f"/api/v1/projects/{slug}/training-runs/", {"config": "bad"})],
         "score": [("post", "/api/v1/prm/score/", {"project": slug, "problem": "x", "solutions": [["y"]]})],
     }
-    with override_settings(REST_FRAMEWORK=_rates(export="3/minute", retrain="3/minute", score="3/minute")):
+    with override_settings(
+        CACHES=_own_cache(), REST_FRAMEWORK=_rates(export="3/minute", retrain="3/minute", score="3/minute")
+    ):
         for scope, requests in calls.items():
             lead, ml = world.api_client("lead"), world.api_client("ml_engineer")
             for i in range(3):
