@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -515,7 +516,9 @@ def create_export_job(*, project: Project, user, options: ExportOptions, gzip_ou
 
 def run_export_job(*, export_id: int) -> None:
     """Write the export's file beside its final name, then rename: never a half file marked done."""
-    claimed = Export.objects.filter(pk=export_id, status__in=[JobStatus.CREATED, JobStatus.RUNNING]).update(
+    # Only a `created` row is claimed: a redelivered message for a running job returns quietly,
+    # and the sweep puts a job whose worker died back to `created` after its deadline.
+    claimed = Export.objects.filter(pk=export_id, status=JobStatus.CREATED).update(
         status=JobStatus.RUNNING, started_at=timezone.now(), error=""
     )
     if not claimed:
@@ -525,7 +528,8 @@ def run_export_job(*, export_id: int) -> None:
     gzip_output = bool(filters.pop("gzip", False))
     options = ExportOptions.from_dict(filters)
     suffix = ".jsonl.gz" if gzip_output else ".jsonl"
-    final = export_dir() / f"export-{export.pk}-{export.project.slug}-{options.format}{suffix}"
+    # A random part keeps names unguessable and unique even if ids repeat (a recreated database).
+    final = export_dir() / f"export-{export.pk}-{export.project.slug}-{options.format}-{uuid.uuid4().hex[:12]}{suffix}"
     partial = final.with_name(final.name + ".partial")
     try:
         plan = plan_export(project=export.project, options=options)
