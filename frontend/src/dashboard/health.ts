@@ -1,0 +1,48 @@
+/** The service-health banner: tells the lead when the broker is down and work is waiting. */
+
+export interface Health {
+  database: boolean;
+  broker: boolean;
+  degraded: boolean;
+  waiting: { exports: number; training_runs: number };
+}
+
+/** The banner text, or null when all is well and nothing waits. */
+export function healthMessage(health: Health): string | null {
+  const parts: string[] = [];
+  const { exports, training_runs: runs } = health.waiting;
+  if (exports) parts.push(`${exports} export${exports === 1 ? "" : "s"}`);
+  if (runs) parts.push(`${runs} training run${runs === 1 ? "" : "s"}`);
+  const waiting = parts.length ? ` ${parts.join(" and ")} waiting.` : "";
+  if (!health.database) return "The database cannot be reached: the numbers below may be stale.";
+  if (!health.broker) {
+    return (
+      "The task broker is unreachable: labeling goes on, but retraining and exports wait and " +
+      `will run by themselves once it is back.${waiting}`
+    );
+  }
+  return null;
+}
+
+/** Fetch /api/v1/health/ and show or clear the banner at the top of `root`. */
+export async function showServiceHealth(root: HTMLElement, url = "/api/v1/health/"): Promise<void> {
+  let message: string | null;
+  try {
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    message = response.ok ? healthMessage((await response.json()) as Health) : null;
+  } catch {
+    message = "The server cannot be reached right now.";
+  }
+  let banner = root.querySelector<HTMLElement>(".sl-health-banner");
+  if (!message) {
+    banner?.remove();
+    return;
+  }
+  if (!banner) {
+    banner = document.createElement("div");
+    banner.className = "sl-health-banner";
+    banner.setAttribute("role", "status");
+    root.prepend(banner);
+  }
+  banner.textContent = message;
+}
