@@ -16,6 +16,17 @@ def run_export(export_id: int) -> None:
 
 
 @shared_task
+def refresh_stats_snapshot(project_id: int) -> None:
+    """Rebuild a project's dashboard snapshot off the request path (see services.stats)."""
+    from annotate.models import Project
+    from annotate.services import stats
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is not None:
+        stats.build_snapshot(project=project)
+
+
+@shared_task
 def sweep_jobs() -> int:
     """Run by beat: re-send export jobs that never reached a worker, retry ones whose worker died."""
     return jobs.requeue_stale(

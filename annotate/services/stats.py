@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import statistics
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -47,6 +48,8 @@ TRAINING_RUNS_SHOWN = 200
 # Held-out metrics plotted on the learning curve, when a run reports them.
 CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
 IMPORTED = "(imported)"
+
+logger = logging.getLogger(__name__)
 
 
 def _is_postgres() -> bool:
@@ -254,31 +257,72 @@ def _scan(
     }
 
 
-SNAPSHOT_SECONDS = 300
+SNAPSHOT_SECONDS = 300  # older than this: served, and refreshed in the background
+SNAPSHOT_MAX_AGE = 1800  # older than this (no worker refreshed it): rebuilt within the request
+
+
+def _snapshot_key(project: Project) -> str:
+    return f"stats-snapshot:v1:{project.pk}:{project.created_at.timestamp()}"
+
+
+def build_snapshot(*, project: Project) -> dict:
+    """Aggregate every label up to the current id watermark and cache it (also run by a task)."""
+    labels = Annotation.objects.filter(project=project, is_gold=False)
+    windows = _Windows(timezone.now())
+    watermark = Annotation.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
+    snapshot = _scan(project=project, labels=labels, windows=windows, upto=watermark)
+    snapshot["medians"] = _medians(labels=labels.filter(id__lte=watermark))
+    snapshot["solutions"] = _solution_groups(project=project)
+    snapshot["at"] = windows.now
+    snapshot["watermark"] = watermark
+    try:
+        cache.set(_snapshot_key(project), snapshot, SNAPSHOT_MAX_AGE)
+    except Exception:  # the cache (Redis) is down: the answer is still right, only slower
+        logger.warning("stats snapshot of project %s not cached", project.pk, exc_info=True)
+    return snapshot
+
+
+def _cached_snapshot(project: Project) -> dict | None:
+    try:
+        return cache.get(_snapshot_key(project))
+    except Exception:
+        logger.warning("stats cache unreachable", exc_info=True)
+        return None
+
+
+def _refresh_in_background(project: Project) -> None:
+    """Ask a worker to rebuild the snapshot, once per period (the `add` is the lock)."""
+    from annotate.services import jobs
+    from annotate.tasks import refresh_stats_snapshot
+
+    try:
+        if not cache.add(f"{_snapshot_key(project)}:refreshing", 1, SNAPSHOT_SECONDS):
+            return
+    except Exception:
+        return
+    jobs.send_task(refresh_stats_snapshot, project.pk)
 
 
 def _label_aggregates(*, project: Project, labels, windows: _Windows, use_snapshot: bool) -> dict:
-    """Label aggregates as a cached snapshot (all labels up to an id watermark, rebuilt every
-    SNAPSHOT_SECONDS) merged with a scan of the labels added since, which an index range on
-    (project, id) finds at once. New labels show immediately; a change to an older label (a lead's
-    edit, a deletion) shows once the snapshot is rebuilt, as does a label whose transaction
-    committed after the snapshot under a lower id. Median times and the solution counts (progress
-    by generation, queue composition) are those of the snapshot (`snapshot_at` in the answer)."""
+    """Label aggregates as a cached snapshot (all labels up to an id watermark) merged with a scan
+    of the labels added since, which an index range on (project, id) finds at once. A snapshot
+    older than SNAPSHOT_SECONDS is still served while a worker rebuilds it, so requests do not pay
+    for the rebuild; only a missing one (or one past SNAPSHOT_MAX_AGE) is built in the request.
+    New labels show immediately; a change to an older label (a lead's edit, a deletion) shows once
+    the snapshot is rebuilt, as does a label whose transaction committed after the snapshot under
+    a lower id. Median times and the solution counts (progress by generation, queue composition)
+    are those of the snapshot (`snapshot_at` in the answer)."""
     if not use_snapshot:
         return {
             **_scan(project=project, labels=labels, windows=windows),
             "solutions": _solution_groups(project=project),
         }
-    key = f"stats-snapshot:v1:{project.pk}:{project.created_at.timestamp()}"
-    snapshot = cache.get(key)
-    if snapshot is None:
-        watermark = Annotation.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
-        snapshot = _scan(project=project, labels=labels, windows=windows, upto=watermark)
-        snapshot["medians"] = _medians(labels=labels.filter(id__lte=watermark))
-        snapshot["solutions"] = _solution_groups(project=project)
-        snapshot["at"] = windows.now
-        snapshot["watermark"] = watermark
-        cache.set(key, snapshot, SNAPSHOT_SECONDS)
+    snapshot = _cached_snapshot(project)
+    age = (windows.now - snapshot["at"]).total_seconds() if snapshot else None
+    if snapshot is None or age > SNAPSHOT_MAX_AGE:
+        snapshot = build_snapshot(project=project)
+    elif age > SNAPSHOT_SECONDS:
+        _refresh_in_background(project)
     delta = _scan(project=project, labels=labels, windows=windows, after=snapshot["watermark"])
     merged = {name: _merge(snapshot[name], delta[name], keys) for name, keys in _MERGE_KEYS.items()}
     return {**merged, "medians": snapshot["medians"], "solutions": snapshot["solutions"], "at": snapshot["at"]}

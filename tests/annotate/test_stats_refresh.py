@@ -1,0 +1,31 @@
+"""The dashboard snapshot is refreshed by a worker, off the request path (real Celery worker)."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+
+from annotate.models import Project
+from annotate.services import stats
+from tests.celery_worker import celery_worker, purge_broker, wait_for
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stale_snapshot_is_served_then_rebuilt_by_a_worker():
+    project = Project.objects.create(slug="refresh")
+    key = stats._snapshot_key(project)
+    cache.delete_many([key, f"{key}:refreshing"])
+    first = stats.project_stats(project=project)  # no snapshot yet: built in the request
+    snapshot = cache.get(key)
+    assert snapshot is not None and first["snapshot_at"] == snapshot["at"].isoformat()
+
+    stale_at = snapshot["at"] - timedelta(seconds=stats.SNAPSHOT_SECONDS + 60)
+    cache.set(key, {**snapshot, "at": stale_at}, stats.SNAPSHOT_MAX_AGE)
+    purge_broker()
+    with celery_worker(queues="default"):
+        served = stats.project_stats(project=project)
+        # The request answered from the stale snapshot and asked a worker for a new one.
+        assert served["snapshot_at"] == stale_at.isoformat()
+        wait_for(lambda: cache.get(key)["at"] > snapshot["at"], timeout=60, message="snapshot rebuilt by the worker")
+    assert stats.project_stats(project=project)["snapshot_at"] > stale_at.isoformat()
+    cache.delete_many([key, f"{key}:refreshing"])
