@@ -48,6 +48,7 @@ def _options(project, params) -> exports.ExportOptions:
 
 class StreamedExportView(APIView):
     throttle_scope = "export"  # labeling_api.throttling: per-token rate limit
+
     @extend_schema(
         operation_id="projects_export_stream",
         summary="Stream an export as JSONL",
@@ -77,6 +78,7 @@ class StreamedExportView(APIView):
 
 class ExportJobListView(APIView):
     throttle_scope = {"POST": "export"}  # labeling_api.throttling: per-token rate limit
+
     @extend_schema(
         operation_id="projects_exports_create",
         summary="Start an export job",
