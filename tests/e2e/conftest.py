@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -107,6 +108,25 @@ class PageFactory:
     def close(self) -> None:
         for ctx in self.contexts:
             ctx.close()
+        _wait_for_server_requests_to_finish()
+
+
+def _wait_for_server_requests_to_finish(timeout: float = 10.0) -> None:
+    """A closing page still sends its last draft save; let the live server finish such requests
+    before the test database is flushed, or the flush's TRUNCATE deadlocks with them."""
+    from django.db import connection
+
+    deadline = time.monotonic() + timeout
+    time.sleep(0.2)  # requests the browser sent as the contexts closed reach the server
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state <> 'idle'"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.1)
 
 
 @pytest.fixture
