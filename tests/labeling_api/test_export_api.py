@@ -297,15 +297,14 @@ def test_filters(clients, query, labelers):
 
 
 @pytest.mark.django_db
-def test_split_by_problem_puts_math500_in_test(clients, project):
+def test_split_by_problem_puts_math500_in_test(clients, project, tmp_path):
     math500 = json.loads(
         (Path(__file__).resolve().parents[1] / "annotate" / "fixtures" / "math500_one.json").read_text()
     )
     record = json.loads((FIXTURES / "edge_cases.jsonl").read_text().splitlines()[0])
     record["question"]["problem"] = math500["problem"]
     record["labeler"] = "99999999-9999-4999-8999-999999999999"
-    path = Path(connection.settings_dict["NAME"] + "-m500.jsonl")
-    tmp = Path("/tmp") / path.name
+    tmp = tmp_path / "math500.jsonl"
     tmp.write_text(json.dumps(record) + "\n")
     call_command("import_prm800k", str(tmp), project="exp", no_progress=True, stdout=io.StringIO())
     test = _lines(clients["ml"].get("/api/v1/projects/exp/export/?split=test"))
