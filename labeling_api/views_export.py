@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from annotate.models import Export, ImportJob, JobStatus
 from annotate.services import exports, imports
 from labeling_api.access import project_for_action
+from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_export import (
     ExportJobRequestSerializer,
     ExportJobSerializer,
@@ -30,13 +31,8 @@ from labeling_api.serializers_export import (
     ImportRequestSerializer,
 )
 
-SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
 EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
-DENIED = {
-    401: OpenApiResponse(description="No or bad token."),
-    403: OpenApiResponse(description="A member without the lead or ml_engineer role."),
-    404: OpenApiResponse(description="No such project, or not a member."),
-}
+DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
 
 
 def _options(project, params) -> exports.ExportOptions:

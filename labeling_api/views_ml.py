@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling_api.access import project_for_action
+from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_ml import (
     ScoreRequestSerializer,
     ScoreResponseSerializer,
@@ -22,13 +23,8 @@ from labeling_api.serializers_ml import (
 from ml import services
 from ml.models import TrainingRun
 
-SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Training run id.")
-DENIED = {
-    401: OpenApiResponse(description="No or bad token."),
-    403: OpenApiResponse(description="A member without the required role."),
-    404: OpenApiResponse(description="No such project (or run), or not a member."),
-}
+DENIED = denied(forbidden="A member without the required role.", not_found="No such project (or run), or not a member.")
 
 
 class TrainingRunListView(APIView):

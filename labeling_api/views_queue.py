@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from annotate.models import Assignment, Membership, Project
 from annotate.services import queue, submit
+from labeling_api.openapi import SLUG
 from labeling_api.serializers_queue import (
     DetailSerializer,
     DraftOutSerializer,
@@ -28,7 +29,6 @@ from labeling_api.serializers_queue import (
     task_data,
 )
 
-SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
 ASSIGNMENT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Assignment id.")
 NEXT = OpenApiParameter(
     "next",

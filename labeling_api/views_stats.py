@@ -6,7 +6,7 @@ import io
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,14 +14,10 @@ from rest_framework.views import APIView
 
 from annotate.services import stats
 from labeling_api.access import project_for_action
+from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_stats import ProjectStatsSerializer
 
-SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project slug.")
-DENIED = {
-    401: OpenApiResponse(description="No or bad token."),
-    403: OpenApiResponse(description="A member without the lead role."),
-    404: OpenApiResponse(description="No such project, or not a member."),
-}
+DENIED = denied(forbidden="A member without the lead role.")
 
 
 class ProjectStatsView(APIView):
