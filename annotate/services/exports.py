@@ -15,7 +15,7 @@ import os
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ import orjson
 from django.conf import settings
 from django.core import signing
 from django.db import connection, transaction
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import Annotation, AnnotationSource, Export, JobStatus, Project, Step
@@ -93,20 +93,7 @@ class ExportOptions:
     include_history: bool = False  # prm800k: a top-level "history" key (annotate.services.audit)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "generation": self.generation,
-            "since": self.since,
-            "labeler": self.labeler,
-            "qc": self.qc,
-            "screening": self.screening,
-            "finish_reason": self.finish_reason,
-            "split": self.split,
-            "min_agreement": self.min_agreement,
-            "neutral": self.neutral,
-            "alternatives": self.alternatives,
-            "include_history": self.include_history,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExportOptions:
@@ -243,10 +230,6 @@ def stamp_export_sequence(*, project: Project) -> int:
                 cursor.execute(f"SELECT MAX(export_seq) FROM {table} WHERE project_id = %s", [project.pk])
                 return cursor.fetchone()[0]
             return base
-
-
-def current_export_position(*, project: Project) -> int:
-    return Annotation.objects.filter(project=project).aggregate(m=Max("export_seq"))["m"] or 0
 
 
 # ---------------------------------------------------------------------------------------------

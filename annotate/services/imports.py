@@ -8,7 +8,6 @@ which writes in batches inside one transaction. Identity hashes make a re-import
 from __future__ import annotations
 
 import json
-import os
 import queue
 import threading
 from collections import Counter, defaultdict
@@ -207,10 +206,6 @@ def prefetch(items: Iterator[T], *, depth: int) -> Iterator[T]:
     finally:
         stop.set()
         thread.join(timeout=5)
-
-
-def file_size(path: Path | str) -> int:
-    return os.path.getsize(path)
 
 
 def _write_batch(

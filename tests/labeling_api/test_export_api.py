@@ -15,26 +15,19 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.models import Annotation, Export, Membership, Problem, Project, Role, Solution, Step
 from annotate.services import queue, submit
 from annotate.services.exports import trl_rows
 from annotate.services.prm800k import RecordParts, build_record, same_json
+from tests.api_clients import member_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "annotate" / "fixtures"
 User = get_user_model()
 
 
-def _member(project: Project, name: str, role: str | None) -> APIClient:
-    user = User.objects.create_user(name, password="pw-steplabel-test")
-    if role:
-        Membership.objects.create(project=project, user=user, role=role)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    client.user = user
-    return client
+_member = member_client
 
 
 @pytest.fixture

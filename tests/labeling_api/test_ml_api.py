@@ -8,24 +8,18 @@ import math
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.models import JobStatus, Membership, Project, Role, Solution
+from annotate.models import JobStatus, Project, Role, Solution
 from ml import services
 from ml.models import TrainingRun
+from tests.api_clients import member_client
 from tests.ml.test_loop import TINY, planted_project
 
 User = get_user_model()
 
 
-def _member(project: Project, name: str, role: str | None) -> APIClient:
-    user = User.objects.create_user(name, password="pw-steplabel-test")
-    if role:
-        Membership.objects.create(project=project, user=user, role=role)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
+_member = member_client
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotate.models import Project
-from annotate.services.imports import MAX_REPORTED_ERRORS, ImportValidationError, file_size, import_file
+from annotate.services.imports import MAX_REPORTED_ERRORS, ImportValidationError, import_file
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     def handle(self, *args, path: Path, project: str, no_progress: bool, **options) -> None:
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        size = file_size(path)
+        size = path.stat().st_size
         show = not no_progress and size > 1_000_000
         project_obj = Project.objects.filter(slug=project).first()
         with (
