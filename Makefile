@@ -14,7 +14,7 @@ FRONTEND_NPM_STAMP := frontend/node_modules/.npm-ci-$(shell cat frontend/package
 FRONTEND_SOURCES := $(shell find frontend -path frontend/node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 PYTEST_ARGS ?=
 
-.PHONY: help setup run test lint bench services python-deps chromium frontend
+.PHONY: help setup run test lint lock-check bench services python-deps chromium frontend
 
 help:
 	@echo "make run    - set up, then serve the demo at http://127.0.0.1:8000/ with a Celery worker"
@@ -42,17 +42,11 @@ chromium:
 ifneq ($(HAS_FRONTEND),)
 frontend: frontend/dist/.built
 
-# npm ci refuses this lock because vite's Windows-only optional dependency is not in the registry
-# here, so npm could not record it; npm install then installs exactly the locked tree, and the
-# check after it fails if it had to change the lock (a real drift between package.json and lock).
+# The lock is installed exactly as committed: `npm ci` never rewrites it. A lock that disagrees
+# with package.json stops here (and in `make lint`) with the fix to run.
 $(FRONTEND_NPM_STAMP): frontend/package.json frontend/package-lock.json
-	cd frontend && { npm ci --no-audit --no-fund 2>/dev/null || { \
-		echo "npm ci refused the lock file; installing the locked tree with npm install"; \
-		cp package-lock.json node_modules.lock.tmp; \
-		npm install --no-audit --no-fund; \
-		cmp -s package-lock.json node_modules.lock.tmp || { mv node_modules.lock.tmp package-lock.json; \
-			echo "ERROR: package-lock.json is out of date with package.json: run npm install in frontend/ and commit it" >&2; exit 1; }; \
-		rm -f node_modules.lock.tmp; }; }
+	@$(MAKE) --no-print-directory lock-check
+	cd frontend && npm ci --no-audit --no-fund
 	@touch $@
 
 frontend/dist/.built: $(FRONTEND_NPM_STAMP) $(FRONTEND_SOURCES)
@@ -69,7 +63,14 @@ run: setup
 services: python-deps
 	$(BIN)/python .ci/check_services.py
 
-lint: python-deps
+lock-check:
+ifneq ($(HAS_FRONTEND),)
+	@cd frontend && npm ci --dry-run --no-audit --no-fund >/dev/null 2>&1 || { \
+		echo "ERROR: frontend/package-lock.json disagrees with frontend/package.json." >&2; \
+		echo "       Run 'npm install' in frontend/ and commit package-lock.json." >&2; exit 1; }
+endif
+
+lint: python-deps lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 ifneq ($(HAS_FRONTEND),)
