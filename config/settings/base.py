@@ -107,6 +107,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Axes otherwise prints its start-up banner on stderr of every process (each management command).
+AXES_VERBOSE = env_bool("AXES_VERBOSE", False)
 # Behind a proxy set AXES_IPWARE_META_PRECEDENCE_ORDER (see django-axes docs) so the client IP is used.
 
 # Content-Security-Policy (django-csp): every script and asset from this origin; KaTeX needs inline

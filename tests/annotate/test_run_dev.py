@@ -101,3 +101,26 @@ def _up(url: str):
         return get(url)
     except OSError:
         return None
+
+
+def test_run_dev_refuses_a_port_in_use_before_the_banner(embedded_env):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "manage.py", "run_dev", "--port", str(port)],
+            cwd=ROOT, env=embedded_env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert f"Cannot serve on 127.0.0.1:{port}" in result.stderr and "Address already in use" in result.stderr
+    assert f"make run PORT={port + 1}" in result.stderr
+    assert "Steplabel is running" not in result.stdout and "Database migrated" not in result.stdout
+
+
+def test_management_commands_print_no_axes_banner(embedded_env):
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=embedded_env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "AXES" not in result.stderr and "AXES" not in result.stdout

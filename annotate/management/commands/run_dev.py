@@ -7,6 +7,7 @@ in var/celery). Ctrl-C (or SIGTERM) stops both processes; if either dies, the ot
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +28,20 @@ def _die_with_parent() -> None:
         pass
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fail before migrating and before the banner when another process listens on host:port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds: TIME_WAIT is no conflict
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise CommandError(
+                f"Cannot serve on {host}:{port}: {exc.strerror}. Another process is using the port; stop it, "
+                f"or pick another port: `make run PORT={port + 1}` (or `manage.py run_dev --port {port + 1}`)."
+            ) from None
+
+
 class Command(BaseCommand):
     help = "Run Steplabel for development: migrate, load the demo, start gunicorn and a Celery worker."
 
@@ -36,6 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="Skip loading the demo data.")
 
     def handle(self, *args, host: str, port: int, no_demo: bool, **options) -> None:
+        _check_port_free(host, port)
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("Database migrated.")
         if not no_demo:
