@@ -29,7 +29,7 @@ from annotate.models import (
     Step,
 )
 from annotate.services import audit
-from annotate.services.prm800k import label_counters
+from prm800k.labels import label_counters
 
 
 def _short(text: str | None, chars: int = 80) -> str:

@@ -40,8 +40,9 @@ def _fill(*, labeled_steps: int, open_steps: int) -> dict[str, float]:
 
     from annotate.models import Annotation, Problem, Project, Solution, Step, Strategy
     from annotate.services.bulk_insert import insert_rows
-    from annotate.services.prm800k import dumps_label_steps, label_counters
     from ml.prm.synthetic import planted_solutions
+    from prm800k.labels import label_counters
+    from prm800k.records import dumps_label_steps
 
     t0 = time.perf_counter()
     project = Project.objects.create(slug="bench", selection_strategy=Strategy.MIX, retrain_every=0)

@@ -19,7 +19,8 @@ from django.db.models import Max, QuerySet
 
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
 from annotate.services.members import labeler_uuid_for
-from annotate.services.prm800k import format_timestamp, label_counters
+from prm800k.labels import label_counters
+from prm800k.schema import format_timestamp
 
 # Fields a revision keeps (besides label_steps): everything a person could change; counters are
 # derived from label_steps and recomputed, export_seq and hashes are bookkeeping.

@@ -16,7 +16,6 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,11 @@ from django.utils import timezone
 
 from annotate.models import Annotation, AnnotationSource, Export, JobStatus, Project, Step
 from annotate.services import jobs
-from annotate.services.prm800k import (
-    FINISH_REASONS,
-    RecordParts,
-    build_record,
-    dumps_record,
-    format_timestamp,
-    main_line_completion,
-)
+from prm800k.agreement import pairwise_agreement
+from prm800k.labels import main_line_ratings
+from prm800k.records import RecordParts, build_record, dumps_record
+from prm800k.schema import FINISH_REASONS, format_timestamp
+from prm800k.trl import trl_rows
 
 CHUNK_SIZE = 1000
 FORMATS = ("prm800k", "trl")
@@ -375,25 +371,6 @@ def _parts(row: dict[str, Any], steps: list[str]) -> RecordParts:
 # ---------------------------------------------------------------------------------------------
 
 
-def main_line_ratings(label_steps: list[dict[str, Any]]) -> list[int | None]:
-    ratings: list[int | None] = []
-    for step in label_steps:
-        main = main_line_completion(step)
-        ratings.append(main.get("rating") if main else None)
-    return ratings
-
-
-def pairwise_agreement(ratings: list[list[int | None]]) -> float | None:
-    """Share of (pair of annotators, step) where both rated the step and agree; None if no overlap."""
-    agree = total = 0
-    for a, b in combinations(ratings, 2):
-        for x, y in zip(a, b, strict=False):
-            if x is not None and y is not None:
-                total += 1
-                agree += x == y
-    return agree / total if total else None
-
-
 def _agreement_by_solution(rows: list[dict[str, Any]]) -> dict[int, float]:
     shared = {row["solution_id"] for row in rows if row["solution__annotation_count"] > 1}
     if not shared:
@@ -408,68 +385,6 @@ def _agreement_by_solution(rows: list[dict[str, Any]]) -> dict[int, float]:
         if value is not None:
             result[solution_id] = value
     return result
-
-
-# ---------------------------------------------------------------------------------------------
-# TRL stepwise supervision
-# ---------------------------------------------------------------------------------------------
-
-
-def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives: str = "branch") -> list[dict]:
-    """TRL stepwise-supervision rows {prompt, completions, labels} from one PRM800K record.
-
-    The main row follows the solution: at each step the chosen completion, else the human step
-    (labeled True, as TRL's converter does), else the first completion (the pre-generated step a
-    phase-2 labeler rated -1, which ends the row). With alternatives=branch every other rated
-    completion becomes its own row: the main-line prefix plus that completion. neutral=drop ends
-    the main row before a neutral step and skips neutral alternatives; unrated steps end rows.
-    """
-    prompt = record["question"]["problem"]
-
-    def label_of(rating: Any) -> bool | None:
-        if rating == 1:
-            return True
-        if rating == -1:
-            return False
-        if rating == 0:
-            return None if neutral == "drop" else neutral == "positive"
-        return None
-
-    rows: list[dict] = []
-    texts: list[str] = []
-    labels: list[bool] = []
-    for step in record["label"]["steps"]:
-        completions = step.get("completions") or []
-        chosen = step.get("chosen_completion")
-        human = step.get("human_completion")
-        if chosen is not None:
-            main_index, main_text, main_label = (
-                chosen,
-                completions[chosen]["text"],
-                label_of(completions[chosen]["rating"]),
-            )
-        elif human is not None:
-            main_index, main_text, main_label = None, human["text"], True
-        elif completions:
-            main_index, main_text, main_label = 0, completions[0]["text"], label_of(completions[0]["rating"])
-        else:
-            break
-        if alternatives == "branch":
-            for index, completion in enumerate(completions):
-                alt_label = label_of(completion.get("rating"))
-                if index != main_index and alt_label is not None:
-                    rows.append(
-                        {"prompt": prompt, "completions": [*texts, completion["text"]], "labels": [*labels, alt_label]}
-                    )
-        if main_label is None:
-            break
-        texts.append(main_text)
-        labels.append(main_label)
-        if main_label is False:
-            break  # PRM800K stops at the first negative step
-    if texts:
-        rows.insert(0, {"prompt": prompt, "completions": texts, "labels": labels})
-    return rows
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,11 +22,13 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
-from annotate.services import grading
 from annotate.services.bulk_insert import insert_rows
 from annotate.services.exports import lock_export_sequence
-from annotate.services.prm800k import ParsedSolution, RecordError, dumps_label_steps, parse_line, validate_line
 from annotate.services.splits import math500_flag, text_sha256
+from prm800k import grading
+from prm800k.parse import ParsedSolution, parse_line, validate_line
+from prm800k.records import dumps_label_steps
+from prm800k.schema import RecordError
 
 MAX_REPORTED_ERRORS = 20
 T = TypeVar("T")

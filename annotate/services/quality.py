@@ -2,7 +2,7 @@
 
 Gold labels are the annotations of a solution marked `is_gold` (imported trusted labels, or one a
 lead marked in the admin). Agreement compares the main line of each step (the chosen completion,
-else the first: PRM800K's own reading, see prm800k.main_line_completion):
+else the first: PRM800K's own reading, see prm800k.labels.main_line_completion):
 
 - step accuracy: among step indexes both the annotator and the gold rated, the share with equal
   ratings (pooled over every compared solution, so long solutions weigh more, as in PRM800K's
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -24,74 +22,8 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from annotate.models import Annotation, AnnotatorStatus, Project, ScreeningStatus
-from annotate.services.prm800k import main_line_completion
-
-
-def main_line_ratings(steps: list[dict]) -> list[int | None]:
-    """Main-line rating per step index (None where the step is unrated or has no completions)."""
-    ratings: list[int | None] = []
-    for step in steps:
-        main = main_line_completion(step)
-        ratings.append(main.get("rating") if main else None)
-    return ratings
-
-
-def first_error_index(ratings: list[int | None]) -> int | None:
-    return next((i for i, rating in enumerate(ratings) if rating == -1), None)
-
-
-@dataclass(frozen=True, slots=True)
-class GoldComparison:
-    steps_compared: int
-    steps_matched: int
-    first_error_match: bool
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.steps_matched / self.steps_compared if self.steps_compared else None
-
-
-def compare_with_gold(*, steps: list[dict], gold_steps: list[dict]) -> GoldComparison:
-    """Compare one annotation's `label.steps` with one gold annotation's `label.steps`."""
-    mine = main_line_ratings(steps)
-    gold = main_line_ratings(gold_steps)
-    compared = matched = 0
-    for rating, gold_rating in zip(mine, gold, strict=False):
-        if rating is None or gold_rating is None:
-            continue
-        compared += 1
-        matched += rating == gold_rating
-    return GoldComparison(
-        steps_compared=compared,
-        steps_matched=matched,
-        first_error_match=first_error_index(mine) == first_error_index(gold),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class AgreementSummary:
-    solutions_compared: int
-    steps_compared: int
-    steps_matched: int
-    first_error_matches: int
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.steps_matched / self.steps_compared if self.steps_compared else None
-
-    @property
-    def first_error_rate(self) -> float | None:
-        return self.first_error_matches / self.solutions_compared if self.solutions_compared else None
-
-
-def summarize(comparisons: Iterable[GoldComparison]) -> AgreementSummary:
-    solutions = steps = matched = first = 0
-    for comparison in comparisons:
-        solutions += 1
-        steps += comparison.steps_compared
-        matched += comparison.steps_matched
-        first += comparison.first_error_match
-    return AgreementSummary(solutions, steps, matched, first)
+from prm800k.agreement import AgreementSummary, compare_with_gold, krippendorff_alpha_ordinal, summarize
+from prm800k.labels import main_line_ratings
 
 
 def gold_agreement(*, project: Project, user: AbstractBaseUser, screening: bool | None = None) -> AgreementSummary:
@@ -139,49 +71,6 @@ def decide_screening(*, project: Project, user: AbstractBaseUser, status: Annota
     status.screening_decided_at = timezone.now()
     status.save(update_fields=["screening_status", "screening_agreement", "screening_decided_at", "updated_at"])
     return status
-
-
-# ---------------------------------------------------------------------------------------------
-# Inter-annotator agreement where overlap > 1 (for the dashboard's /stats/)
-# ---------------------------------------------------------------------------------------------
-
-ORDINAL_VALUES = (-1, 0, 1)
-
-
-def krippendorff_alpha_ordinal(units: Iterable[list[int]]) -> float | None:
-    """Krippendorff's alpha with the ordinal metric over rating values -1 < 0 < 1.
-
-    `units`: for each rated item (one step of one solution) the ratings its annotators gave.
-    Units with fewer than two ratings are not pairable and are ignored. None when no pairable
-    unit exists or every rating has the same value (expected disagreement 0).
-    Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", coincidence-matrix form.
-    """
-    index = {value: i for i, value in enumerate(ORDINAL_VALUES)}
-    k = len(ORDINAL_VALUES)
-    coincidences = [[0.0] * k for _ in range(k)]
-    for ratings in units:
-        values = [index[r] for r in ratings if r in index]
-        m = len(values)
-        if m < 2:
-            continue
-        for a in range(m):
-            for b in range(m):
-                if a != b:
-                    coincidences[values[a]][values[b]] += 1 / (m - 1)
-    totals = [sum(row) for row in coincidences]
-    n = sum(totals)
-    if n <= 1:
-        return None
-
-    def delta2(c: int, d: int) -> float:
-        low, high = min(c, d), max(c, d)
-        return (sum(totals[low : high + 1]) - (totals[low] + totals[high]) / 2) ** 2
-
-    observed = sum(coincidences[c][d] * delta2(c, d) for c in range(k) for d in range(k)) / n
-    expected = sum(totals[c] * totals[d] * delta2(c, d) for c in range(k) for d in range(k)) / (n * (n - 1))
-    if expected == 0:
-        return None
-    return 1 - observed / expected
 
 
 def project_agreement(*, project: Project) -> dict:

@@ -34,8 +34,9 @@ from annotate.models import (
     ScreeningStatus,
     Solution,
 )
-from annotate.services.quality import compare_with_gold, krippendorff_alpha_ordinal, main_line_ratings, summarize
 from ml.models import TrainingRun
+from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal, summarize
+from prm800k.labels import main_line_ratings
 
 HOURLY_BUCKETS = 48
 DAILY_BUCKETS = 30

@@ -43,7 +43,6 @@ from annotate.models import (
 )
 from annotate.services import quality
 from annotate.services.members import labeler_uuid_for
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from annotate.services.queue import (
     LeaseConflict,
     ScreeningFailed,
@@ -52,6 +51,8 @@ from annotate.services.queue import (
     lock_assignment,
     renew_if_free,
 )
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 
 RATINGS = (-1, 0, 1)
 MAX_TEXT = 20_000

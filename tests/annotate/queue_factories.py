@@ -9,7 +9,8 @@ import json
 from django.contrib.auth import get_user_model
 
 from annotate.models import Annotation, Membership, Problem, Project, Role, Solution, Step
-from annotate.services.prm800k import dumps_label_steps, label_counters
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 
 _seq = itertools.count()
 

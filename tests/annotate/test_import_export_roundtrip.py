@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Annotation, Problem, Project, Solution, Step
-from annotate.services.prm800k import same_json
+from tests.json_helpers import same_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "prm800k"

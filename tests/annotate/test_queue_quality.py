@@ -3,14 +3,10 @@
 import pytest
 
 from annotate.models import AnnotatorStatus, Assignment, Role, ScreeningStatus
-from annotate.services.quality import (
-    compare_with_gold,
-    gold_agreement,
-    krippendorff_alpha_ordinal,
-    project_agreement,
-)
+from annotate.services.quality import gold_agreement, project_agreement
 from annotate.services.queue import LeaseConflict, ScreeningFailed, claim_next, skip
 from annotate.services.submit import claim_after_submit, submit
+from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal
 from tests.annotate.queue_factories import (
     gold_label_steps,
     make_gold_annotation,

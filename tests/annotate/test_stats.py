@@ -40,9 +40,10 @@ from annotate.models import (
     Solution,
     Step,
 )
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from annotate.services.stats import project_stats
 from ml.models import TrainingRun
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 1, 10, 12, 30, tzinfo=UTC)

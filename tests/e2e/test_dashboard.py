@@ -30,8 +30,9 @@ from annotate.models import (
     Solution,
     Step,
 )
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from ml.models import TrainingRun
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 from tests.e2e.helpers import login, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -19,9 +19,10 @@ from rest_framework.test import APIClient
 
 from annotate.models import Annotation, Export, Membership, Problem, Project, Role, Solution, Step
 from annotate.services import queue, submit
-from annotate.services.exports import trl_rows
-from annotate.services.prm800k import RecordParts, build_record, same_json
+from prm800k.records import RecordParts, build_record
+from prm800k.trl import trl_rows
 from tests.api_clients import member_client
+from tests.json_helpers import same_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "annotate" / "fixtures"
 User = get_user_model()

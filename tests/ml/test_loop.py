@@ -20,10 +20,11 @@ from django.test import override_settings
 
 from annotate.models import Annotation, JobStatus, Problem, Project, Role, Solution, Step, Strategy
 from annotate.services import queue, submit
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from ml import services, tasks
 from ml.models import StepScore, TrainingRun
 from ml.prm.synthetic import planted_solutions
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 from tests.annotate.queue_factories import make_user
 
 # Small and fast: a retrain on a few hundred labels takes well under a second.

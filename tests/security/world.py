@@ -29,8 +29,9 @@ from annotate.models import (
 )
 from annotate.services import audit, queue
 from annotate.services.members import add_member
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from ml.models import StepScore, TrainingRun
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 from tests.annotate.queue_factories import gold_label_steps, make_solutions
 
 User = get_user_model()

@@ -1,0 +1,95 @@
+"""Reading labels: the main line of a labeled solution, its ratings, and per-annotation counters.
+
+PRM800K's reading of a step: the chosen completion is the solution's own step; where the labeler
+stopped (found_error, give_up) the chosen index is null and the first completion is the rated
+step, the rest are alternatives. Every place that walks a label (statistics, agreement, TRL rows,
+the model's examples) uses these helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def main_line_completion(step: dict[str, Any]) -> dict[str, Any] | None:
+    """The completion that stands for the solution's own step: the chosen one, else the first.
+
+    In phase 2 the first completion is the pre-generated step; at a found error the chosen index
+    is null and the first completion is the rated -1 step, the rest are alternatives.
+    """
+    completions = step.get("completions") or []
+    chosen = step.get("chosen_completion")
+    if isinstance(chosen, int) and 0 <= chosen < len(completions):
+        return completions[chosen]
+    return completions[0] if completions else None
+
+
+def main_line_ratings(steps: list[dict[str, Any]]) -> list[int | None]:
+    """Main-line rating per step index (None where the step is unrated or has no completions)."""
+    ratings: list[int | None] = []
+    for step in steps:
+        main = main_line_completion(step)
+        ratings.append(main.get("rating") if main else None)
+    return ratings
+
+
+def first_error_index(ratings: list[int | None]) -> int | None:
+    return next((i for i, rating in enumerate(ratings) if rating == -1), None)
+
+
+def label_counters(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-annotation counters kept beside the label JSON so statistics never parse it.
+
+    Keys match Annotation fields: n_label_steps, n_positive, n_neutral, n_negative, n_unrated,
+    n_flagged, n_alternatives, first_error_index (index of the first main-line -1, or None).
+    """
+    counts = {"n_positive": 0, "n_neutral": 0, "n_negative": 0, "n_unrated": 0, "n_flagged": 0, "n_alternatives": 0}
+    first_error: int | None = None
+    for index, step in enumerate(steps):
+        main = main_line_completion(step)
+        completions = step.get("completions") or []
+        counts["n_alternatives"] += max(0, len(completions) - 1)
+        if main is None:
+            counts["n_unrated"] += 1
+            continue
+        rating = main.get("rating")
+        if rating == 1:
+            counts["n_positive"] += 1
+        elif rating == 0:
+            counts["n_neutral"] += 1
+        elif rating == -1:
+            counts["n_negative"] += 1
+            if first_error is None:
+                first_error = index
+        else:
+            counts["n_unrated"] += 1
+        if main.get("flagged"):
+            counts["n_flagged"] += 1
+    return {"n_label_steps": len(steps), **counts, "first_error_index": first_error}
+
+
+def trajectory_steps(label_steps: list[dict[str, Any]]) -> list[str]:
+    """The solution a phase-1 labeler walked: the chosen completion, else the human step."""
+    steps: list[str] = []
+    for step in label_steps:
+        completions = step.get("completions") or []
+        chosen = step.get("chosen_completion")
+        human = step.get("human_completion")
+        if chosen is not None and chosen < len(completions):
+            steps.append(completions[chosen]["text"])
+        elif isinstance(human, dict):
+            steps.append(human["text"])
+        elif completions:
+            steps.append(completions[0]["text"])
+    return steps
+
+
+def final_answer_from_text(text: str | None) -> str | None:
+    """PRM800K marks the final answer with a '# Answer' heading in the last step."""
+    if not text:
+        return None
+    marker = text.rfind("# Answer")
+    if marker < 0:
+        return None
+    answer = text[marker + len("# Answer") :].strip()
+    return answer or None

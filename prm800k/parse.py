@@ -1,0 +1,191 @@
+"""Parsing one import line (a PRM800K record or a plain unlabeled solution) into domain terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from prm800k.labels import final_answer_from_text, label_counters, trajectory_steps
+from prm800k.records import RecordParts, sha256_json, shape_overrides
+from prm800k.schema import (
+    RecordError,
+    check_str,
+    parse_timestamp,
+    require_keys,
+    type_name,
+    validate_prm800k_record,
+)
+
+
+@dataclass(slots=True)
+class ParsedSolution:
+    """What one import line holds, normalized into the domain's terms."""
+
+    problem_text: str
+    ground_truth_answer: str | None
+    ground_truth_solution: str | None
+    steps: list[str]
+    final_answer: str | None
+    is_pregenerated: bool
+    subject: str = ""
+    level: str = ""
+    source_id: str = ""
+    is_quality_control: bool = False
+    is_screening: bool = False
+    # Only PRM800K records carry a label; plain lines are unlabeled solutions for the queue.
+    annotation: ParsedAnnotation | None = None
+
+    @property
+    def problem_hash(self) -> str:
+        return sha256_json([self.problem_text, self.ground_truth_answer, self.ground_truth_solution])
+
+    @property
+    def solution_hash(self) -> str:
+        return sha256_json([self.problem_hash, self.steps, self.final_answer, self.is_pregenerated])
+
+
+@dataclass(slots=True)
+class ParsedAnnotation:
+    labeler: str
+    timestamp_text: str
+    submitted_at: datetime
+    generation: int | None
+    verifier_score: float | None
+    finish_reason: str
+    total_time_ms: int | None
+    label_steps: list[dict[str, Any]]
+    shape: dict[str, Any] | None
+    source_hash: str
+    counters: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_prm800k_record(obj: Any, *, validate: bool = True) -> ParsedSolution:
+    """Validate and normalize one PRM800K record. validate=False is for lines already validated."""
+    if validate:
+        validate_prm800k_record(obj)
+    return _normalize_prm800k_record(obj)
+
+
+def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
+    question, label = obj["question"], obj["label"]
+    pre_steps = question.get("pre_generated_steps")
+    score = question.get("pre_generated_verifier_score")
+    is_pregenerated = isinstance(pre_steps, list)
+    steps = list(pre_steps) if is_pregenerated else trajectory_steps(label["steps"])
+    if is_pregenerated:
+        final_answer = question.get("pre_generated_answer")
+    else:
+        final_answer = final_answer_from_text(steps[-1]) if steps else None
+    parsed = ParsedSolution(
+        problem_text=question["problem"],
+        ground_truth_answer=question["ground_truth_answer"],
+        ground_truth_solution=question.get("ground_truth_solution"),
+        steps=steps,
+        final_answer=final_answer,
+        is_pregenerated=is_pregenerated,
+        is_quality_control=obj["is_quality_control_question"],
+        is_screening=obj["is_initial_screening_question"],
+    )
+    parsed.annotation = ParsedAnnotation(
+        labeler=obj["labeler"],
+        timestamp_text=obj["timestamp"],
+        submitted_at=parse_timestamp(obj["timestamp"]),
+        generation=obj["generation"],
+        verifier_score=float(score) if score is not None else None,
+        finish_reason=label["finish_reason"],
+        total_time_ms=label["total_time"],
+        label_steps=label["steps"],
+        shape=None,
+        source_hash=sha256_json(obj),
+        counters=label_counters(label["steps"]),
+    )
+    parsed.annotation.shape = shape_overrides(obj, _parts_of(parsed))
+    return parsed
+
+
+def _parts_of(parsed: ParsedSolution) -> RecordParts:
+    annotation = parsed.annotation
+    assert annotation is not None
+    return RecordParts(
+        labeler=annotation.labeler,
+        timestamp=annotation.timestamp_text,
+        generation=annotation.generation,
+        is_quality_control=parsed.is_quality_control,
+        is_screening=parsed.is_screening,
+        problem_text=parsed.problem_text,
+        ground_truth_answer=parsed.ground_truth_answer,
+        ground_truth_solution=parsed.ground_truth_solution,
+        steps=parsed.steps,
+        final_answer=parsed.final_answer,
+        verifier_score=annotation.verifier_score,
+        label_steps=annotation.label_steps,
+        total_time_ms=annotation.total_time_ms,
+        finish_reason=annotation.finish_reason,
+        phase2_shape=parsed.is_pregenerated,
+    )
+
+
+PLAIN_KEYS = (
+    "problem",
+    "ground_truth_answer",
+    "steps",
+    "ground_truth_solution",
+    "answer",
+    "source_id",
+    "subject",
+    "level",
+)
+
+
+def parse_plain_record(obj: Any) -> ParsedSolution:
+    """A plain line: `{"problem", "ground_truth_answer", "steps": [...]}` plus optional fields."""
+    require_keys(obj, "", ("problem", "ground_truth_answer", "steps"), PLAIN_KEYS)
+    check_str(obj["problem"], "problem", non_empty=True)
+    check_str(obj["ground_truth_answer"], "ground_truth_answer")
+    steps = obj["steps"]
+    if not isinstance(steps, list) or not steps:
+        raise RecordError("steps", "must be a non-empty list of strings")
+    for i, text in enumerate(steps):
+        check_str(text, f"steps[{i}]", non_empty=True)
+    for key in ("ground_truth_solution", "answer"):
+        check_str(obj.get(key), key, nullable=True)
+    for key in ("source_id", "subject", "level"):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str | int):
+            raise RecordError(key, f"must be a string, got {type_name(value)}")
+    answer = obj.get("answer")
+    return ParsedSolution(
+        problem_text=obj["problem"],
+        ground_truth_answer=obj["ground_truth_answer"],
+        ground_truth_solution=obj.get("ground_truth_solution"),
+        steps=list(steps),
+        final_answer=answer if answer is not None else final_answer_from_text(steps[-1]),
+        is_pregenerated=True,
+        subject=str(obj.get("subject") or ""),
+        level=str(obj.get("level") or ""),
+        source_id=str(obj.get("source_id") or ""),
+    )
+
+
+def validate_line(obj: Any) -> None:
+    """Raise RecordError for a bad line of either format (without building anything)."""
+    if isinstance(obj, dict) and "label" in obj and "question" in obj:
+        validate_prm800k_record(obj)
+    else:
+        parse_line(obj)
+
+
+def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:
+    """Either format, told apart by its keys."""
+    if isinstance(obj, dict) and "label" in obj and "question" in obj:
+        return parse_prm800k_record(obj, validate=validate)
+    if isinstance(obj, dict) and "problem" in obj and "steps" in obj:
+        return parse_plain_record(obj)
+    if isinstance(obj, dict) and ("label" in obj or "question" in obj or "labeler" in obj):
+        return parse_prm800k_record(obj)  # a broken PRM800K record: report its first missing field
+    raise RecordError(
+        "(line)",
+        "neither a PRM800K record (labeler, timestamp, question, label, ...) nor a plain line (problem, "
+        "ground_truth_answer, steps)",
+    )

@@ -1,0 +1,62 @@
+"""TRL stepwise-supervision rows ({prompt, completions, labels}) from PRM800K records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives: str = "branch") -> list[dict]:
+    """TRL stepwise-supervision rows {prompt, completions, labels} from one PRM800K record.
+
+    The main row follows the solution: at each step the chosen completion, else the human step
+    (labeled True, as TRL's converter does), else the first completion (the pre-generated step a
+    phase-2 labeler rated -1, which ends the row). With alternatives=branch every other rated
+    completion becomes its own row: the main-line prefix plus that completion. neutral=drop ends
+    the main row before a neutral step and skips neutral alternatives; unrated steps end rows.
+    """
+    prompt = record["question"]["problem"]
+
+    def label_of(rating: Any) -> bool | None:
+        if rating == 1:
+            return True
+        if rating == -1:
+            return False
+        if rating == 0:
+            return None if neutral == "drop" else neutral == "positive"
+        return None
+
+    rows: list[dict] = []
+    texts: list[str] = []
+    labels: list[bool] = []
+    for step in record["label"]["steps"]:
+        completions = step.get("completions") or []
+        chosen = step.get("chosen_completion")
+        human = step.get("human_completion")
+        if chosen is not None:
+            main_index, main_text, main_label = (
+                chosen,
+                completions[chosen]["text"],
+                label_of(completions[chosen]["rating"]),
+            )
+        elif human is not None:
+            main_index, main_text, main_label = None, human["text"], True
+        elif completions:
+            main_index, main_text, main_label = 0, completions[0]["text"], label_of(completions[0]["rating"])
+        else:
+            break
+        if alternatives == "branch":
+            for index, completion in enumerate(completions):
+                alt_label = label_of(completion.get("rating"))
+                if index != main_index and alt_label is not None:
+                    rows.append(
+                        {"prompt": prompt, "completions": [*texts, completion["text"]], "labels": [*labels, alt_label]}
+                    )
+        if main_label is None:
+            break
+        texts.append(main_text)
+        labels.append(main_label)
+        if main_label is False:
+            break  # PRM800K stops at the first negative step
+    if texts:
+        rows.insert(0, {"prompt": prompt, "completions": texts, "labels": labels})
+    return rows
