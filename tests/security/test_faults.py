@@ -2,7 +2,7 @@
 with SIGKILL mid-export, stale running jobs swept and retried.
 
 Each ends with no lost and no duplicated annotation and every job in a final or retried state.
-(The Redis outage is in test_zz_redis_outage.py, which sorts last: it stops the shared Redis.)
+(The Redis outage is in test_redis_outage.py, on a private redis-server.)
 """
 
 from __future__ import annotations

@@ -2,60 +2,69 @@
 training runs are accepted and wait (`created`), /api/v1/health/ reports the outage, and after the
 restart the sweeps send the waiting jobs and a worker completes them.
 
-This file sorts last on purpose: it stops the Redis every test on this machine shares, for a few
-seconds, and always starts it again (finally), with the command .ci/run uses.
+The outage is staged on a private `redis-server` (tests/redis_server.py) on a free port that the
+test starts, stops and restarts; the web under test, its cache and the worker all point at it, so
+the Redis that other tests share is never touched and the file can run in any order.
 """
 
 from __future__ import annotations
 
-import subprocess
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from redis import Redis
 
 from annotate.models import Annotation, AssignmentStatus, Export, JobStatus
 from annotate.services import jobs
 from annotate.tasks import run_export
 from ml.models import TrainingRun
 from tests.celery_worker import celery_worker, purge_broker, wait_for
+from tests.redis_server import PrivateRedis, private_redis
 from tests.security.test_faults import submit_payload
 from tests.security.world import build_world
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-REDIS_START = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    "6379",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-]
+
+def use_broker(url: str) -> None:
+    """Point the Celery app of this process at `url`, dropping pooled connections to the old one.
+
+    Celery reads the CELERY_BROKER_URL environment variable before its configuration, so the caller
+    sets both."""
+    from config.celery import app
+
+    app.conf.broker_url = url
+    if app._pool is not None:  # as Celery does after a fork: pools reconnect lazily on next use
+        app._pool.force_close_all()
+        app._pool = None
+    if app.amqp._producer_pool is not None:
+        app.amqp._producer_pool.force_close_all()
+        app.amqp._producer_pool = None
 
 
-def redis_up() -> bool:
-    return subprocess.run(["redis-cli", "-p", "6379", "ping"], capture_output=True, text=True).stdout.strip() == "PONG"
+@pytest.fixture
+def redis(settings, monkeypatch, tmp_path) -> Iterator[PrivateRedis]:
+    """A private Redis as the broker and the cache of the web under test (and of its worker)."""
+    from config.celery import app
+
+    previous = app.conf.broker_url
+    with private_redis(tmp_path) as server:
+        server.shared_url = previous
+        settings.CELERY_BROKER_URL = server.url
+        monkeypatch.setenv("CELERY_BROKER_URL", server.url)
+        monkeypatch.setenv("CACHE_URL", server.url)
+        settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": server.url}}
+        use_broker(server.url)
+        try:
+            yield server
+        finally:
+            monkeypatch.undo()
+            use_broker(previous)
 
 
-def stop_redis() -> None:
-    subprocess.run(["redis-cli", "-p", "6379", "shutdown", "nosave"], capture_output=True)
-    wait_for(lambda: not redis_up(), timeout=10, message="redis down")
-
-
-def start_redis() -> None:
-    if not redis_up():
-        subprocess.run(REDIS_START, cwd="/tmp", check=True, capture_output=True)
-    wait_for(redis_up, timeout=20, message="redis up")
-
-
-def test_redis_outage_degrades_and_recovers():
+def test_redis_outage_degrades_and_recovers(redis):
     world = build_world()
     project = world.project
     project.retrain_every = 1  # the submit's auto-retrain hook fires during the outage too
@@ -66,7 +75,9 @@ def test_redis_outage_degrades_and_recovers():
     payload = submit_payload("outage-key")
     submit_url = f"/api/v1/assignments/{assignment.pk}/submit/"
 
-    stop_redis()
+    redis.stop()
+    assert not redis.ping()
+    assert Redis.from_url(redis.shared_url, socket_timeout=2).ping()  # the Redis other tests use stays up
     try:
         assert lead.get("/api/v1/health/").json()["broker"] is False
         started = time.monotonic()
@@ -89,7 +100,7 @@ def test_redis_outage_degrades_and_recovers():
         # the new export job, and the project's earlier one that never reached a worker
         assert health["waiting"]["exports"] == 2 and health["waiting"]["training_runs"] >= 1
     finally:
-        start_redis()
+        redis.start()
 
     assert lead.get("/api/v1/health/").json()["degraded"] is False
     export_id = export.json()["id"]
