@@ -11,8 +11,10 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
     The main row follows the solution: at each step the chosen completion, else the human step
     (labeled True, as TRL's converter does), else the first completion (the pre-generated step a
     phase-2 labeler rated -1, which ends the row). With alternatives=branch every other rated
-    completion becomes its own row: the main-line prefix plus that completion. neutral=drop ends
-    the main row before a neutral step and skips neutral alternatives; unrated steps end rows.
+    completion becomes its own row: the main-line prefix plus that completion. Rows end at the
+    first step *rated* -1; a neutral mapped to False by neutral=negative does not end them (the
+    labeler went on past it). neutral=drop ends the main row before a neutral step and skips
+    neutral alternatives; unrated steps end rows.
     """
     prompt = record["question"]["problem"]
 
@@ -33,17 +35,14 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
         chosen = step.get("chosen_completion")
         human = step.get("human_completion")
         if chosen is not None:
-            main_index, main_text, main_label = (
-                chosen,
-                completions[chosen]["text"],
-                label_of(completions[chosen]["rating"]),
-            )
+            main_index, main_text, main_rating = chosen, completions[chosen]["text"], completions[chosen]["rating"]
         elif human is not None:
-            main_index, main_text, main_label = None, human["text"], True
+            main_index, main_text, main_rating = None, human["text"], 1
         elif completions:
-            main_index, main_text, main_label = 0, completions[0]["text"], label_of(completions[0]["rating"])
+            main_index, main_text, main_rating = 0, completions[0]["text"], completions[0]["rating"]
         else:
             break
+        main_label = label_of(main_rating)
         if alternatives == "branch":
             for index, completion in enumerate(completions):
                 alt_label = label_of(completion.get("rating"))
@@ -55,8 +54,8 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
             break
         texts.append(main_text)
         labels.append(main_label)
-        if main_label is False:
-            break  # PRM800K stops at the first negative step
+        if main_rating == -1:
+            break  # PRM800K stops at the first step rated -1, not at a neutral mapped to False
     if texts:
         rows.insert(0, {"prompt": prompt, "completions": texts, "labels": labels})
     return rows

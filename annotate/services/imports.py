@@ -92,6 +92,13 @@ class ImportResult:
         }
 
 
+class EmptyFileError(ImportValidationError):
+    """The file has no lines to import (empty, or only blank lines); nothing was written."""
+
+    def __init__(self) -> None:
+        super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
+
+
 def _iter_parsed(
     stream: IO[bytes], progress: ProgressCallback | None, *, validate_only: bool = False
 ) -> Iterator[tuple[int, ParsedSolution | LineError | None]]:
@@ -134,6 +141,8 @@ def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> in
                 records += 1
     if bad_lines:
         raise ImportValidationError(errors, bad_lines)
+    if not records:
+        raise EmptyFileError()
     return records
 
 

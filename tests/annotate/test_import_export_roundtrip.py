@@ -203,3 +203,21 @@ def test_missing_file_and_unknown_project_errors(tmp_path: Path) -> None:
         call_command("import_prm800k", str(tmp_path / "nope.jsonl"), project="x")
     with pytest.raises(CommandError, match="No project"):
         call_command("export_prm800k", project="nope")
+
+
+def test_invalid_project_slug_is_refused_and_nothing_is_written() -> None:
+    """Issue 11: `--project 'My Project!'` made a project whose pages could not be reached."""
+    before = _table_counts()
+    with pytest.raises(CommandError, match=r"'My Project!' is not a valid slug.*'my-project'"):
+        call_command("import_prm800k", str(FIXTURES / "plain.jsonl"), project="My Project!", no_progress=True)
+    assert _table_counts() == before
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n\n"], ids=["empty", "blank-lines"])
+def test_empty_file_is_refused_as_empty(tmp_path: Path, content: str) -> None:
+    """Issue 11: an empty file said "Nothing new: all 0 line(s) ... were already in project" and exited 0."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(content)
+    with pytest.raises(CommandError, match=r"empty\.jsonl is empty: it has no JSON lines"):
+        call_command("import_prm800k", str(empty), project="fresh", no_progress=True, stdout=io.StringIO())
+    assert not Project.objects.filter(slug="fresh").exists()

@@ -231,7 +231,8 @@ def test_trl_rows_neutral_positive_with_branches():
 
 def test_trl_rows_neutral_negative_and_drop():
     negative = trl_rows(_record(FOUND_ERROR), neutral="negative", alternatives="drop")
-    assert negative == [{"prompt": "P", "completions": ["a", "b"], "labels": [True, False]}]
+    # A neutral mapped to False does not end the row: only a -1 rating does.
+    assert negative == [{"prompt": "P", "completions": ["a", "b", "c-wrong"], "labels": [True, False, False]}]
     dropped = trl_rows(_record(FOUND_ERROR), neutral="drop", alternatives="branch")
     # The neutral main-line step ends the row; nothing branches past it.
     assert dropped == [{"prompt": "P", "completions": ["a"], "labels": [True]}]
@@ -265,8 +266,8 @@ def test_trl_stream_through_api(clients):
     assert all(len(row["completions"]) == len(row["labels"]) for row in rows)
     first = rows[0]
     assert first["prompt"] == "Compute $\\sqrt{16}$." and first["labels"] == [True, True]
-    # The screening record's first step is neutral: with neutral=negative its row is [False].
-    assert {"prompt": "Compute $\\sqrt{16}$.", "completions": [first["completions"][0]], "labels": [False]} in rows
+    # The screening record's first step is neutral (False with neutral=negative); the row goes on.
+    assert {"prompt": "Compute $\\sqrt{16}$.", "completions": first["completions"], "labels": [False, True]} in rows
 
 
 # --- filters ---------------------------------------------------------------------------------------
@@ -517,3 +518,46 @@ def test_same_json_helper_checks_order_and_types():
     assert same_json({"a": 1, "b": [1.5]}, {"a": 1, "b": [1.5]})
     assert not same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
     assert not same_json({"a": 1}, {"a": 1.0})
+
+
+NEUTRAL_THEN_ERROR = {
+    "labeler": "44444444-4444-4444-8444-444444444444",
+    "timestamp": "2023-01-02T03:04:05",
+    "generation": 1,
+    "is_quality_control_question": False,
+    "is_initial_screening_question": False,
+    "question": {
+        "problem": "What is $2+2$?",
+        "ground_truth_solution": "$2+2=\\boxed{4}$",
+        "ground_truth_answer": "4",
+        "pre_generated_steps": ["a", "b", "c", "# Answer\n\n5"],
+        "pre_generated_answer": "5",
+        "pre_generated_verifier_score": 0.4,
+    },
+    "label": {
+        "steps": [
+            {"completions": [{"text": "a", "rating": 1, "flagged": False}], "human_completion": None, "chosen_completion": 0},
+            {"completions": [{"text": "b", "rating": 0, "flagged": False}], "human_completion": None, "chosen_completion": 0},
+            {
+                "completions": [{"text": "c", "rating": -1, "flagged": False}, {"text": "c2", "rating": 1, "flagged": False}],
+                "human_completion": None,
+                "chosen_completion": None,
+            },
+        ],
+        "total_time": 1000,
+        "finish_reason": "found_error",
+    },
+}
+
+
+@pytest.mark.django_db
+def test_trl_neutral_negative_rows_end_at_the_first_minus_one_rating(tmp_path):
+    """Issue 11: a(+1) b(0) c(-1) with alternative c2(+1), exported with neutral=negative."""
+    source = tmp_path / "neutral.jsonl"
+    source.write_text(json.dumps(NEUTRAL_THEN_ERROR) + "\n")
+    call_command("import_prm800k", str(source), project="neutral", no_progress=True, stdout=io.StringIO())
+    ml = _member(Project.objects.get(slug="neutral"), "ml-neutral", Role.ML_ENGINEER)
+    response = ml.get("/api/v1/projects/neutral/export/?format=trl&neutral=negative&alternatives=branch")
+    assert response.status_code == 200
+    rows = [(row["completions"], row["labels"]) for row in _lines(response)]
+    assert rows == [(["a", "b", "c"], [True, False, False]), (["a", "b", "c2"], [True, False, True])]

@@ -2,11 +2,14 @@
 
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.validators import validate_slug
+from django.utils.text import slugify
 from tqdm import tqdm
 
 from annotate.models import Project
-from annotate.services.imports import MAX_REPORTED_ERRORS, ImportValidationError, import_file
+from annotate.services.imports import MAX_REPORTED_ERRORS, EmptyFileError, ImportValidationError, import_file
 
 
 class Command(BaseCommand):
@@ -18,6 +21,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
 
     def handle(self, *args, path: Path, project: str, no_progress: bool, **options) -> None:
+        try:
+            validate_slug(project)
+        except ValidationError:
+            # Checked before anything is read or written: a bad slug makes pages that cannot be reached.
+            raise CommandError(
+                f"--project {project!r} is not a valid slug: use only letters, numbers, underscores or hyphens "
+                f"(for example {slugify(project) or 'my-project'!r})"
+            ) from None
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         size = path.stat().st_size
@@ -48,6 +59,8 @@ class Command(BaseCommand):
                         validate_progress=validating.update,
                         write_progress=writing.update,
                     )
+            except EmptyFileError:
+                raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
             except ImportValidationError as exc:
                 for error in exc.errors:
                     self.stderr.write(f"{path}:{error}")
