@@ -520,6 +520,10 @@ def test_same_json_helper_checks_order_and_types():
     assert not same_json({"a": 1}, {"a": 1.0})
 
 
+def _rated(text: str, rating: int) -> dict:
+    return {"text": text, "rating": rating, "flagged": False}
+
+
 NEUTRAL_THEN_ERROR = {
     "labeler": "44444444-4444-4444-8444-444444444444",
     "timestamp": "2023-01-02T03:04:05",
@@ -536,13 +540,9 @@ NEUTRAL_THEN_ERROR = {
     },
     "label": {
         "steps": [
-            {"completions": [{"text": "a", "rating": 1, "flagged": False}], "human_completion": None, "chosen_completion": 0},
-            {"completions": [{"text": "b", "rating": 0, "flagged": False}], "human_completion": None, "chosen_completion": 0},
-            {
-                "completions": [{"text": "c", "rating": -1, "flagged": False}, {"text": "c2", "rating": 1, "flagged": False}],
-                "human_completion": None,
-                "chosen_completion": None,
-            },
+            {"completions": [_rated("a", 1)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("b", 0)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("c", -1), _rated("c2", 1)], "human_completion": None, "chosen_completion": None},
         ],
         "total_time": 1000,
         "finish_reason": "found_error",
