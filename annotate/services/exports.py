@@ -281,9 +281,19 @@ def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
 
 
 def iter_records(
-    *, queryset: QuerySet[Annotation], chunk_size: int = CHUNK_SIZE, min_agreement: float | None = None
-) -> Iterator[tuple[int, dict]]:
-    """Yield (annotation id, PRM800K record) in export order; the queryset comes from a plan."""
+    *,
+    queryset: QuerySet[Annotation],
+    chunk_size: int = CHUNK_SIZE,
+    min_agreement: float | None = None,
+    with_history: bool = False,
+) -> Iterator[dict]:
+    """Yield PRM800K records in export order; the queryset comes from a plan.
+
+    with_history adds a top-level "history" key (annotate.services.audit), fetched per chunk: the
+    query count depends on the number of chunks, not of records.
+    """
+    if with_history:
+        from annotate.services.audit import history_by_annotation  # audit imports this module
     last_seq = 0
     size = min(64, chunk_size)  # a small first chunk: the first byte goes out at once
     while True:
@@ -293,29 +303,35 @@ def iter_records(
             return
         steps = _steps_by_solution({row["solution_id"] for row in rows})
         agreement = _agreement_by_solution(rows) if min_agreement is not None else {}
-        for row in rows:
-            if min_agreement is not None and agreement.get(row["solution_id"], 1.0) < min_agreement:
-                continue
-            yield row["id"], build_record(_parts(row, steps.get(row["solution_id"], [])))
+        if min_agreement is not None:
+            rows_out = [row for row in rows if agreement.get(row["solution_id"], 1.0) >= min_agreement]
+        else:
+            rows_out = rows
+        history = history_by_annotation([row["id"] for row in rows_out]) if with_history else {}
+        for row in rows_out:
+            record = build_record(_parts(row, steps.get(row["solution_id"], [])))
+            if with_history:
+                record["history"] = history.get(row["id"], [])
+            yield record
         last_seq = rows[-1]["export_seq"]
 
 
 def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[str]:
     """JSONL lines ending in a newline: PRM800K's own encoding, or TRL rows."""
-    records = iter_records(queryset=plan.queryset, chunk_size=chunk_size, min_agreement=plan.options.min_agreement)
-    if plan.options.format == "trl":
-        for _, record in records:
-            for row in trl_rows(record, neutral=plan.options.neutral, alternatives=plan.options.alternatives):
+    options = plan.options
+    records = iter_records(
+        queryset=plan.queryset,
+        chunk_size=chunk_size,
+        min_agreement=options.min_agreement,
+        # Only on request, so the default export stays byte-exact PRM800K.
+        with_history=options.include_history,
+    )
+    if options.format == "trl":
+        for record in records:
+            for row in trl_rows(record, neutral=options.neutral, alternatives=options.alternatives):
                 yield json.dumps(row, ensure_ascii=False) + "\n"
-    elif plan.options.include_history:
-        from annotate.services.audit import history_by_annotation
-
-        for annotation_id, record in records:
-            # Only on request, so the default export stays byte-exact PRM800K.
-            record["history"] = history_by_annotation([annotation_id]).get(annotation_id, [])
-            yield dumps_record(record) + "\n"
     else:
-        for _, record in records:
+        for record in records:
             yield dumps_record(record) + "\n"
 
 

@@ -4,6 +4,7 @@ when and why; the database refuses changes that skip it; exports carry the histo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -14,6 +15,7 @@ from tests.annotate.queue_factories import gold_label_steps
 from tests.security.world import build_world
 
 pytestmark = pytest.mark.django_db
+FIXTURES = Path(__file__).resolve().parents[1] / "annotate" / "fixtures"
 
 
 def _admin_change(client, annotation: Annotation, **overrides):
@@ -153,3 +155,45 @@ def test_export_api_accepts_include_history():
     assert record["history"] == []
     bad = lead.get(f"/api/v1/projects/{world.project.slug}/export/?include_history=perhaps")
     assert bad.status_code == 400 and "include_history" in bad.json()
+
+
+def _imported_annotations(project_slug: str, count: int, tmp_path) -> list[Annotation]:
+    """`count` imported PRM800K records, each with one revision in its history."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Project
+    from annotate.services.imports import import_file
+
+    template = json.loads((FIXTURES / "edge_cases.jsonl").read_text().splitlines()[0])
+    lines = []
+    for i in range(count):
+        template["question"]["problem"] = f"Problem {i}: compute $\\sqrt{{16}}$."
+        lines.append(json.dumps(template))
+    source = tmp_path / f"{project_slug}.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    project = Project.objects.create(slug=project_slug)
+    import_file(project=project, path=source)
+    lead = get_user_model().objects.create_user(f"lead-{project_slug}", password="pw-steplabel-test")
+    annotations = list(Annotation.objects.filter(project=project))
+    for annotation in annotations:
+        audit.revise_annotation(annotation=annotation, user=lead, reason="recheck", finish_reason="give_up")
+    return annotations
+
+
+def test_export_with_history_fetches_it_in_bulk(tmp_path):
+    """Issue 11: include_history cost two queries per exported line; now a fixed number per chunk."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = {}
+    for slug, n in (("few", 3), ("many", 40)):
+        annotations = _imported_annotations(slug, n, tmp_path)
+        project = annotations[0].project
+        options = exports.parse_options(project=project, params={"include_history": "true"})
+        plan = exports.plan_export(project=project, options=options)
+        with CaptureQueriesContext(connection) as queries:
+            lines = list(exports.iter_lines(plan=plan))
+        assert len(lines) == n
+        assert all(json.loads(line)["history"][0]["reason"] == "recheck" for line in lines)
+        counts[n] = len(queries)
+    assert counts[3] == counts[40] <= 6, counts
