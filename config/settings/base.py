@@ -90,8 +90,16 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Web and worker share one SQLite file: wait on locks instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # Web and worker processes share one SQLite file (the embedded default, a small team at once):
+    # - IMMEDIATE: a transaction takes the write lock at BEGIN, so it waits its turn (busy timeout)
+    #   instead of failing with "database is locked" when it upgrades from read to write mid-way;
+    # - WAL: readers never wait on the writer, nor the writer on readers;
+    # - timeout: how long (s) a writer waits for the lock before an error.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        timeout=int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+    )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

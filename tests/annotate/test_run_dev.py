@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import embedded
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -44,10 +46,7 @@ def wait_for(predicate, timeout: float, what: str):
 
 @pytest.fixture
 def embedded_env(tmp_path):
-    # The embedded default: no DATABASE_URL, no CELERY_BROKER_URL, base settings, own var dir.
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings.base", STEPLABEL_VAR_DIR=str(tmp_path / "var"))
-    return env
+    return embedded.embedded_env(tmp_path / "var")
 
 
 def manage(env: dict[str, str], *args: str) -> str:
