@@ -36,4 +36,4 @@ RUN SECRET_KEY="collectstatic-only-$(python -c 'import secrets; print(secrets.to
 USER steplabel
 VOLUME ["/data"]
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "-c", "config/gunicorn.py"]

@@ -61,8 +61,10 @@ class Command(BaseCommand):
         bin_dir = Path(sys.executable).parent
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.base")}
         commands = {
-            "web": [str(bin_dir / "gunicorn"), "config.wsgi", "--bind", f"{host}:{port}", "--workers", "2",
-                    "--access-logfile", "-"],
+            # config/gunicorn.py (threaded workers, exports stream to slow clients), sized for SQLite:
+            # one writer at a time whatever the concurrency, so 2 processes x 4 threads are plenty.
+            "web": [str(bin_dir / "gunicorn"), "-c", "config/gunicorn.py", "--bind", f"{host}:{port}",
+                    "--workers", "2", "--threads", "4"],
             "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "default,ml", "--concurrency", "1",
                        "--loglevel", "INFO"],
         }  # fmt: skip
