@@ -12,6 +12,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from core.models import JobStatus
+
 
 class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
@@ -36,13 +38,6 @@ class FinishReason(models.TextChoices):
     FOUND_ERROR = "found_error", "Found error"
     GIVE_UP = "give_up", "Give up"
     BAD_PROBLEM = "bad_problem", "Bad problem"
-
-
-class JobStatus(models.TextChoices):
-    CREATED = "created", "Created"
-    RUNNING = "running", "Running"
-    FAILED = "failed", "Failed"
-    SUCCEEDED = "succeeded", "Succeeded"
 
 
 class Project(models.Model):

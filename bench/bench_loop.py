@@ -39,7 +39,7 @@ def _fill(*, labeled_steps: int, open_steps: int) -> dict[str, float]:
     from django.db import connection
 
     from annotate.models import Annotation, Problem, Project, Solution, Step, Strategy
-    from annotate.services.bulk_insert import insert_rows
+    from core.bulk_insert import insert_rows
     from ml.prm.synthetic import planted_solutions
     from prm800k.labels import label_counters
     from prm800k.records import dumps_label_steps

@@ -19,8 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Export, ImportJob, JobStatus
+from annotate.models import Export, ImportJob
 from annotate.services import exports, imports
+from core.models import JobStatus
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_export import (

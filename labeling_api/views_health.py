@@ -15,7 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Export, JobStatus, Project, Role
+from annotate.models import Export, Project, Role
+from core.models import JobStatus
 from ml.models import TrainingRun
 
 

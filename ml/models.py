@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from annotate.models import JobStatus
+from core.models import JobStatus
 
 
 class TrainingRun(models.Model):

@@ -35,13 +35,15 @@ from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotate.models import Annotation, JobStatus, Project, Solution, Step, Strategy
-from annotate.services import jobs
-from annotate.services.bulk_insert import insert_rows
+from annotate.models import Annotation, Project, Solution, Step, Strategy
+from core import jobs
+from core.bulk_insert import insert_rows
+from core.models import JobStatus
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
 from ml.prm.examples import StepExample, examples_from_record
 from ml.services_auto import label_total
+from ml.tasks import train_model
 
 if TYPE_CHECKING:
     from ml.prm.featurizers import FeatureCache
@@ -155,8 +157,6 @@ def _lock_project(project_id: int) -> Project:
 
 def _enqueue(run_id: int) -> None:
     """Send the task after commit; a broker outage leaves the run waiting for the sweeper."""
-    from ml.tasks import train_model
-
     jobs.enqueue_on_commit(train_model, run_id)
 
 
@@ -228,8 +228,6 @@ def sweep_stale_runs(
             _lock_project(project_id)
             _fail_stale(project_id=project_id, older_than=older_than)
         requested.append(request_retrain(project=Project.objects.get(pk=project_id), trigger="sweeper"))
-    from ml.tasks import train_model
-
     just_requested = [run.pk for run in requested]
     waiting = TrainingRun.objects.filter(status=JobStatus.CREATED, created_at__lt=timezone.now() - waiting_after)
     for run in waiting.exclude(pk__in=just_requested):
@@ -237,6 +235,11 @@ def sweep_stale_runs(
             jobs.send_task(train_model, run.pk)
             requested.append(run)
     return requested
+
+
+def sweep_training_runs(*, stale_after: timedelta | None = None) -> int:
+    """The training-run sweeper of core.tasks.sweep_jobs: stuck runs failed and requested afresh."""
+    return len(sweep_stale_runs(older_than=STALE_AFTER if stale_after is None else stale_after))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,10 +261,7 @@ def _claim(run_id: int) -> TrainingRun | None:
         if TrainingRun.objects.filter(project_id=project_id, status=JobStatus.RUNNING).exists():
             return None  # the running one enqueues this one when it finishes
         watermark = Annotation.objects.filter(project_id=project_id).aggregate(m=Max("id"))["m"] or 0
-        claimed = TrainingRun.objects.filter(pk=run_id, status=JobStatus.CREATED).update(
-            status=JobStatus.RUNNING, started_at=timezone.now(), metrics={"annotation_watermark": watermark}
-        )
-        if not claimed:
+        if not jobs.claim(TrainingRun, run_id, metrics={"annotation_watermark": watermark}):
             return None
     return TrainingRun.objects.select_related("project").get(pk=run_id)
 
@@ -369,8 +369,6 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
 def _enqueue_waiting(*, project_id: int) -> None:
     waiting = TrainingRun.objects.filter(project_id=project_id, status=JobStatus.CREATED).order_by("id").first()
     if waiting is not None:
-        from ml.tasks import train_model
-
         jobs.send_task(train_model, waiting.pk)
 
 

@@ -14,7 +14,8 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.db.models.signals import post_save
 
-from annotate.models import Annotation, AnnotationSource, JobStatus, Project
+from annotate.models import Annotation, AnnotationSource, Project
+from core.models import JobStatus
 from ml.models import TrainingRun
 
 logger = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,10 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotate.models import Annotation, AnnotationSource, Export, JobStatus, Project, Step
-from annotate.services import jobs
+from annotate.models import Annotation, AnnotationSource, Export, Project, Step
+from annotate.tasks import run_export
+from core import jobs
+from core.models import JobStatus
 from prm800k.agreement import pairwise_agreement
 from prm800k.labels import main_line_ratings
 from prm800k.records import RecordParts, build_record, dumps_record
@@ -408,6 +411,19 @@ def _agreement_by_solution(rows: list[dict[str, Any]]) -> dict[int, float]:
 # ---------------------------------------------------------------------------------------------
 
 
+EXPORT_RUNNING_DEADLINE = timedelta(hours=2)
+
+
+def sweep_stale_exports(*, stale_after: timedelta | None = None) -> int:
+    """Re-send exports that never reached a worker; retry ones whose worker died (core.jobs)."""
+    return jobs.requeue_stale(
+        model=Export,
+        task=run_export,
+        created_after=timedelta(minutes=1),
+        running_after=EXPORT_RUNNING_DEADLINE if stale_after is None else stale_after,
+    )
+
+
 def export_dir() -> Path:
     path = Path(settings.MEDIA_ROOT) / "exports"
     path.mkdir(parents=True, exist_ok=True)
@@ -416,8 +432,6 @@ def export_dir() -> Path:
 
 @transaction.atomic
 def create_export_job(*, project: Project, user, options: ExportOptions, gzip_output: bool) -> Export:
-    from annotate.tasks import run_export
-
     export = Export.objects.create(
         project=project,
         requested_by=user,
@@ -432,10 +446,7 @@ def run_export_job(*, export_id: int) -> None:
     """Write the export's file beside its final name, then rename: never a half file marked done."""
     # Only a `created` row is claimed: a redelivered message for a running job returns quietly,
     # and the sweep puts a job whose worker died back to `created` after its deadline.
-    claimed = Export.objects.filter(pk=export_id, status=JobStatus.CREATED).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), error=""
-    )
-    if not claimed:
+    if not jobs.claim(Export, export_id, error=""):
         return  # gone, or already finished: tasks are idempotent
     export = Export.objects.select_related("project").get(pk=export_id)
     filters = dict(export.filters)

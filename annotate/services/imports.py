@@ -22,9 +22,9 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
-from annotate.services.bulk_insert import insert_rows
 from annotate.services.exports import lock_export_sequence
 from annotate.services.splits import math500_flag, text_sha256
+from core.bulk_insert import insert_rows
 from prm800k import grading
 from prm800k.parse import ParsedSolution, parse_line, validate_line
 from prm800k.records import dumps_label_steps

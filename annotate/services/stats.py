@@ -34,6 +34,8 @@ from annotate.models import (
     ScreeningStatus,
     Solution,
 )
+from annotate.tasks import refresh_stats_snapshot
+from core import jobs
 from ml.models import TrainingRun
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal, summarize
 from prm800k.labels import main_line_ratings
@@ -293,8 +295,6 @@ def _cached_snapshot(project: Project) -> dict | None:
 
 def _refresh_in_background(project: Project) -> None:
     """Ask a worker to rebuild the snapshot, once per period (the `add` is the lock)."""
-    from annotate.services import jobs
-    from annotate.tasks import refresh_stats_snapshot
 
     try:
         if not cache.add(f"{_snapshot_key(project)}:refreshing", 1, SNAPSHOT_SECONDS):

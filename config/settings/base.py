@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI files served from here, not a CDN (CSP: 'self' only)
     "axes",
     "csp",
+    "core",
     "annotate",
     "ml",
     "labeling_api",
@@ -217,7 +218,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
-        "JobStatusEnum": "annotate.models.JobStatus",
+        "JobStatusEnum": "core.models.JobStatus",
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus",
         "InclusionEnum": ["include", "exclude", "only"],
     },
@@ -246,9 +247,15 @@ CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # Fail fast when the broker is down (the job row stays `created` and the sweep re-sends it).
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# One sweep for every kind of job, on the default queue: a hung training run on the `ml` queue
+# must not block its own watchdog (core.jobs).
 CELERY_BEAT_SCHEDULE = {
-    "sweep-jobs": {"task": "annotate.tasks.sweep_jobs", "schedule": 60.0},
+    "sweep-jobs": {"task": "core.tasks.sweep_jobs", "schedule": 60.0, "options": {"queue": "default"}},
 }
+JOB_SWEEPERS = [
+    "annotate.services.exports.sweep_stale_exports",
+    "ml.services.sweep_training_runs",
+]
 
 LOGGING = {
     "version": 1,

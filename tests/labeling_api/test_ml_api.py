@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from annotate.models import JobStatus, Project, Role, Solution
+from annotate.models import Project, Role, Solution
+from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
 from tests.api_clients import member_client

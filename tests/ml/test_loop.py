@@ -18,9 +18,11 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from annotate.models import Annotation, JobStatus, Problem, Project, Role, Solution, Step, Strategy
+from annotate.models import Annotation, Problem, Project, Role, Solution, Step, Strategy
 from annotate.services import queue, submit
-from ml import services, tasks
+from core.models import JobStatus
+from core.tasks import sweep_jobs
+from ml import services
 from ml.models import StepScore, TrainingRun
 from ml.prm.synthetic import planted_solutions
 from prm800k.labels import label_counters
@@ -389,8 +391,8 @@ def test_killed_worker_leaves_the_previous_model_and_the_sweeper_retries(tmp_pat
     assert services.sweep_stale_runs(older_than=timedelta(hours=1)) == []
     purge_broker()
     tiny_env = {"ML_TRAINING_CONFIG": json.dumps(TINY)}  # the worker's default config
-    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml", extra_env=tiny_env):
-        tasks.sweep_stale_runs.delay(0)
+    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="default,ml", extra_env=tiny_env):
+        sweep_jobs.apply_async(args=[0], queue="default")  # beat's one sweep, on the default queue
         wait_for(
             lambda: TrainingRun.objects.filter(project=project, status__in=["succeeded", "failed"]).count() == 3,
             timeout=90,

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from annotate.models import JobStatus
+from core.models import JobStatus
 from ml.models import TrainingRun
 from tests.ml.test_loop import TINY, planted_project
 

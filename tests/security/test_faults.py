@@ -19,9 +19,11 @@ import psycopg
 import pytest
 from django.db import connection
 
-from annotate.models import Annotation, AssignmentStatus, Export, JobStatus
-from annotate.services import exports, jobs
+from annotate.models import Annotation, AssignmentStatus, Export
+from annotate.services import exports
 from annotate.tasks import run_export
+from core import jobs
+from core.models import JobStatus
 from tests.celery_worker import celery_worker, database_url, purge_broker, wait_for
 from tests.security.world import build_world
 

@@ -16,9 +16,10 @@ from datetime import timedelta
 import pytest
 from redis import Redis
 
-from annotate.models import Annotation, AssignmentStatus, Export, JobStatus
-from annotate.services import jobs
+from annotate.models import Annotation, AssignmentStatus, Export
 from annotate.tasks import run_export
+from core import jobs
+from core.models import JobStatus
 from ml.models import TrainingRun
 from tests.celery_worker import celery_worker, purge_broker, wait_for
 from tests.redis_server import PrivateRedis, private_redis

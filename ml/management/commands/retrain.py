@@ -5,7 +5,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import JobStatus, Project
+from annotate.models import Project
+from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
 
