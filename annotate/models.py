@@ -33,6 +33,11 @@ class Strategy(models.TextChoices):
     MIX = "mix", "Mix (80% convincing wrong, 20% most convincing)"
 
 
+class TaskKind(models.TextChoices):
+    # The only kind today; pairwise comparison ("compare") is a future kind and is not offered.
+    STEPS = "steps", "Step labels (rate each step of a solution)"
+
+
 class FinishReason(models.TextChoices):
     SOLUTION = "solution", "Solution"
     FOUND_ERROR = "found_error", "Found error"
@@ -43,6 +48,7 @@ class FinishReason(models.TextChoices):
 class Project(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200, blank=True)
+    task_kind = models.CharField(max_length=16, choices=TaskKind.choices, default=TaskKind.STEPS)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")
     overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators per solution.")
     qc_rate = models.FloatField(default=0.0, help_text="Share of served tasks that are gold questions.")
@@ -397,3 +403,45 @@ class AnnotationRevision(models.Model):
 
     def __str__(self) -> str:
         return f"revision {self.version} of annotation {self.annotation_id}"
+
+
+class AuditEvent(models.Model):
+    """Who did what, when, outside the annotations' own revisions: project settings, members,
+    invites, tokens, passwords. Written by annotate.services.events.record, never changed."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    action = models.CharField(max_length=64)
+    details = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["project", "-at"], name="auditevent_project_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor_id} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Invite(models.Model):
+    """A one-time link that lets someone without an account join a project with given roles.
+
+    Only a hash of the link's secret is stored; the lead sees the link once, when it is made."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
+    roles = models.JSONField(default=list)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"invite {self.pk} to {self.project_id}"

@@ -23,3 +23,28 @@ class RejectNulInQueryMiddleware:
                 field = name.replace("\x00", "\\u0000")
                 return JsonResponse({field: ["Must not contain NUL (\\u0000) characters."]}, status=400)
         return self.get_response(request)
+
+
+class StyledNotFoundMiddleware:
+    """Under DEBUG (`make run`), Django answers a 404 with its technical page, which lists the URL
+    patterns; users get the product's 404 page instead (annotate.views_errors). Responses that are
+    not HTML (the API's JSON) and the styled page itself pass through; without DEBUG, handler404
+    renders the same page and this does nothing."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from django.conf import settings
+
+        response = self.get_response(request)
+        if (
+            settings.DEBUG
+            and response.status_code == 404
+            and response.get("Content-Type", "").startswith("text/html")
+            and not getattr(response, "styled_error_page", False)
+        ):
+            from annotate.views_errors import not_found
+
+            return not_found(request)
+        return response

@@ -62,6 +62,12 @@ def page(**allowed: int) -> dict[str, int]:
     return _statuses(403, anonymous=302, **allowed)
 
 
+def project_page(**allowed: int) -> dict[str, int]:
+    """A project's page (annotate.pages, the API's policy): login first, then 404 to non-members
+    (slugs do not leak), 403 to members without a listed role."""
+    return _statuses(403, anonymous=302, outsider=404, staff=404, **allowed)
+
+
 EVERYONE_OK = _statuses(200)
 LOGGED_IN = _statuses(200, anonymous=302)
 
@@ -113,6 +119,24 @@ ROUTES: dict[str, list[Call]] = {
     "home": [Call("GET", LOGGED_IN)],
     "workspace": [Call("GET", page(annotator=200, lead=200))],
     "dashboard": [Call("GET", page(lead=200, superuser=200))],
+    # Running a project from the browser (annotate.views_manage): creators (superusers and the
+    # "Project creators" group) make projects; leads run them; exports for leads and ML engineers.
+    "project-new": [Call("GET", _statuses(403, anonymous=302, superuser=200))],
+    "project-settings": [
+        Call("GET", project_page(lead=200, superuser=200)),
+        Call("POST", project_page(lead=200, superuser=200), body={"overlap": "0"}),
+    ],
+    "project-data": [Call("GET", project_page(lead=200, superuser=200))],
+    "project-members": [
+        Call("GET", project_page(lead=200, superuser=200)),
+        Call("POST", project_page(lead=200, superuser=200), body={"action": "add", "username": "nobody"}),
+    ],
+    "project-export-page": [Call("GET", project_page(lead=200, ml_engineer=200, superuser=200))],
+    # A user's own account: API token (POST makes one, then shows it once), password.
+    "account-token": [Call("GET", LOGGED_IN), Call("POST", _statuses(302))],
+    "account-password": [Call("GET", LOGGED_IN)],
+    # An invite link: anyone may open a valid one; an unknown, used or expired one is not found.
+    "invite-accept": [Call("GET", _statuses(404))],
     # django.contrib.auth views.
     "login": [Call("GET", EVERYONE_OK)],
     "logout": [Call("GET", _statuses(405)), Call("POST", _statuses(302))],

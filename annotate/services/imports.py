@@ -7,6 +7,7 @@ which writes in batches inside one transaction. Identity hashes make a re-import
 
 from __future__ import annotations
 
+import gzip
 import json
 import queue
 import threading
@@ -127,11 +128,18 @@ def _iter_parsed(
             yield number, LineError(number, exc.path, exc.message)
 
 
+def open_jsonl(path: Path | str) -> IO[bytes]:
+    """The file's lines as bytes, gunzipped on the fly when it is gzip (by its magic bytes, not its name)."""
+    with open(path, "rb") as probe:
+        is_gzip = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if is_gzip else open(path, "rb")
+
+
 def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> int:
     """First pass: raise ImportValidationError listing bad lines; return the number of records."""
     errors: list[LineError] = []
     bad_lines = records = 0
-    with open(path, "rb") as stream:
+    with open_jsonl(path) as stream:
         for _, item in _iter_parsed(stream, progress, validate_only=True):
             if isinstance(item, LineError):
                 bad_lines += 1
@@ -168,7 +176,7 @@ def import_file(
 
 
 def _parsed_batches(path: Path, progress: ProgressCallback | None) -> Iterator[list[ParsedSolution]]:
-    with open(path, "rb") as stream:
+    with open_jsonl(path) as stream:
         batch: list[ParsedSolution] = []
         for number, item in _iter_parsed(stream, progress):
             if not isinstance(item, ParsedSolution):

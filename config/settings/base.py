@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.StyledNotFoundMiddleware",  # make run (DEBUG) shows the styled 404, not Django's
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its lockout response
 ]
 
@@ -176,6 +177,9 @@ STATIC_ROOT = BASE_DIR / "static_build"
 STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 
+# A refused form (missing or stale CSRF token) gets the product's 403 page.
+CSRF_FAILURE_VIEW = "annotate.views_errors.csrf_failure"
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -207,6 +211,8 @@ REST_FRAMEWORK = {
 
 # Uploads to the import API larger than this are refused with 413 before any parsing.
 IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
+# Invite links made on a project's members page stop working after this many days (and after one use).
+INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Steplabel API",

@@ -94,6 +94,7 @@ def _url(key: str, world: World) -> str:
             "admin:view_on_site",
             kwargs={"content_type_id": ContentType.objects.get_for_model(project).pk, "object_id": project.pk},
         ),
+        "invite-accept": reverse("invite-accept", kwargs={"secret": "no-such-invite"}),
         "password_reset_confirm": reverse("password_reset_confirm", kwargs={"uidb64": "MQ", "token": "bad-token"}),
         "export-detail": reverse("export-detail", kwargs={"id": rows["annotate.export"].pk}),
         "export-download": reverse("export-download", kwargs={"id": rows["annotate.export"].pk}),

@@ -1,0 +1,161 @@
+"""Forms of the lead's and ML engineer's pages (annotate.views_manage, annotate.views_account)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+from django.core.validators import MaxValueValidator, MinValueValidator
+
+from annotate.models import Project, Role
+from annotate.services.projects import EDITABLE_FIELDS
+
+# Slugs that would read as a page of their own under /projects/.
+RESERVED_SLUGS = frozenset({"new", "settings", "data", "members", "export"})
+ROLE_CHOICES = [(role.value, role.label) for role in Role]
+
+
+class ProjectSettingsForm(forms.ModelForm):
+    """The settings a lead edits; the create form adds the slug."""
+
+    class Meta:
+        model = Project
+        fields = list(EDITABLE_FIELDS)
+        labels = {
+            "name": "Name",
+            "task_kind": "Task kind",
+            "overlap": "Overlap",
+            "qc_rate": "QC rate",
+            "selection_strategy": "Selection strategy",
+            "retrain_every": "Auto-retrain threshold",
+            "guidelines": "Guidelines",
+        }
+        help_texts = {
+            "name": "Shown to annotators and on the dashboard.",
+            "overlap": "How many different annotators label each solution (1 to 10).",
+            "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
+            "retrain_every": "Retrain the PRM after this many new step labels.",
+            "guidelines": "Markdown with $LaTeX$ math; annotators read it beside every task. Raw HTML shows as text.",
+        }
+        widgets = {"guidelines": forms.Textarea(attrs={"rows": 14, "data-markdown-source": "guidelines"})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["name"].required = True
+        self.fields["overlap"].validators += [MinValueValidator(1), MaxValueValidator(10)]
+        self.fields["overlap"].widget.attrs.update(min=1, max=10)
+        self.fields["qc_rate"].validators += [MinValueValidator(0.0), MaxValueValidator(1.0)]
+        self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
+        self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
+        self.fields["retrain_every"].widget.attrs.update(min=1)
+
+
+class ProjectCreateForm(ProjectSettingsForm):
+    slug = forms.SlugField(
+        label="Slug",
+        max_length=50,
+        help_text="Lower-case letters, digits and hyphens; it is in every URL and API call of the project "
+        "and cannot change later. Suggested from the name.",
+        widget=forms.TextInput(attrs={"data-slug-target": "1", "autocomplete": "off"}),
+    )
+
+    class Meta(ProjectSettingsForm.Meta):
+        fields = ["name", "slug", *[f for f in EDITABLE_FIELDS if f != "name"]]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["name"].widget.attrs["data-slug-source"] = "1"
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"].lower()
+        if slug in RESERVED_SLUGS:
+            raise forms.ValidationError(f"“{slug}” is reserved; choose another slug.")
+        if Project.objects.filter(slug=slug).exists():
+            raise forms.ValidationError("A project with this slug exists already; choose another.")
+        return slug
+
+
+class AddMemberForm(forms.Form):
+    username = forms.CharField(label="Username", max_length=254, help_text="Their username or e-mail address.")
+    roles = forms.MultipleChoiceField(
+        label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, initial=[Role.ANNOTATOR.value]
+    )
+
+
+class InviteForm(forms.Form):
+    roles = forms.MultipleChoiceField(
+        label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, initial=[Role.ANNOTATOR.value]
+    )
+
+
+class AcceptInviteForm(forms.Form):
+    username = forms.CharField(label="Username", max_length=150)
+    email = forms.EmailField(label="E-mail (optional)", required=False)
+    password1 = forms.CharField(label="Password", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password2 = forms.CharField(
+        label="Password again", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"]
+        user_model = get_user_model()
+        user_model.username_validator(username)
+        if user_model.objects.filter(username__iexact=username).exists():
+            raise forms.ValidationError("This username is taken; choose another.")
+        return username
+
+    def clean(self):
+        data = super().clean()
+        p1, p2 = data.get("password1"), data.get("password2")
+        if p1 and p2 and p1 != p2:
+            self.add_error("password2", "The two passwords differ.")
+        elif p1:
+            user = get_user_model()(username=data.get("username", ""), email=data.get("email", ""))
+            try:
+                password_validation.validate_password(p1, user)
+            except forms.ValidationError as exc:
+                self.add_error("password1", exc)
+        return data
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        label="File",
+        help_text="PRM800K (phase 1 or 2), plain or Math-Shepherd JSONL, optionally gzip-compressed (.jsonl.gz).",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.gz,.txt"}),
+    )
+
+
+INCLUSION = [("include", "Include"), ("exclude", "Exclude"), ("only", "Only these")]
+
+
+class ExportForm(forms.Form):
+    """Rendering of the export job's options; the page posts them to the export API, which validates."""
+
+    format = forms.ChoiceField(
+        label="Format",
+        choices=[("prm800k", "PRM800K records"), ("trl", "TRL stepwise supervision rows")],
+    )
+    since = forms.CharField(
+        label="Since (cursor)",
+        required=False,
+        help_text="Only labels newer than an earlier export: paste its cursor (from the table below).",
+    )
+    generation = forms.CharField(label="Generations", required=False, help_text="Comma-separated rounds, e.g. 0,1.")
+    finish_reason = forms.MultipleChoiceField(
+        label="Finish reasons",
+        required=False,
+        choices=[
+            ("solution", "Solution"),
+            ("found_error", "Found error"),
+            ("give_up", "Give up"),
+            ("bad_problem", "Bad problem"),
+        ],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: all.",
+    )
+    split = forms.ChoiceField(
+        label="Split", required=False, choices=[("", "All"), ("train", "Train"), ("test", "Test (MATH-500)")]
+    )
+    qc = forms.ChoiceField(label="Gold / QC questions", choices=INCLUSION)
+    screening = forms.ChoiceField(label="Screening questions", choices=INCLUSION)
+    gzip = forms.BooleanField(label="Compress with gzip", required=False)

@@ -1,0 +1,132 @@
+"""A project's people, managed by its leads from the members page: add by username or e-mail,
+remove, and one-time invite links for people who have no account yet."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import Invite, Membership, Project, Role
+from annotate.services import events
+from annotate.services.members import add_member
+
+
+class TeamError(ValueError):
+    """A request the members page refuses, with a message for the lead."""
+
+
+def find_user(identifier: str) -> AbstractBaseUser:
+    """The account with this username, else the one account with this e-mail address."""
+    identifier = identifier.strip()
+    users = get_user_model().objects.filter(is_active=True)
+    user = users.filter(username=identifier).first()
+    if user is not None:
+        return user
+    if "@" in identifier:
+        matches = list(users.filter(email__iexact=identifier)[:2])
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise TeamError(f"Several accounts use {identifier}; enter the username instead.")
+    raise TeamError(f"No account is called {identifier}. Send them an invite link instead.")
+
+
+@transaction.atomic
+def add_roles(*, project: Project, actor: AbstractBaseUser, identifier: str, roles: list[str]) -> list[str]:
+    """Give the user `roles` in `project`; returns the roles that are new (audited)."""
+    user = find_user(identifier)
+    added = [str(role) for role in roles if add_member(project=project, user=user, role=role)[1]]
+    if added:
+        events.record(actor=actor, project=project, action="member.added", user=user.get_username(), roles=added)
+    return added
+
+
+@transaction.atomic
+def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int) -> str:
+    """Take every role in `project` from the user; a project always keeps one lead."""
+    memberships = Membership.objects.select_for_update().filter(project=project)
+    theirs = [m for m in memberships if m.user_id == user_id]
+    if not theirs:
+        raise TeamError("That person is not a member of this project.")
+    leads = {m.user_id for m in memberships if m.role == Role.LEAD}
+    if leads == {user_id}:
+        raise TeamError("A project needs a lead: add another lead before removing the last one.")
+    username = theirs[0].user.get_username()
+    Membership.objects.filter(pk__in=[m.pk for m in theirs]).delete()
+    events.record(
+        actor=actor, project=project, action="member.removed", user=username, roles=sorted(m.role for m in theirs)
+    )
+    return username
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@transaction.atomic
+def create_invite(*, project: Project, actor: AbstractBaseUser, roles: list[str]) -> tuple[Invite, str]:
+    """A one-time invite; returns it and its secret (shown once to the lead, only its hash is kept)."""
+    roles = [str(Role(role)) for role in roles]
+    secret = secrets.token_urlsafe(32)
+    invite = Invite.objects.create(
+        project=project,
+        roles=roles,
+        token_hash=_hash(secret),
+        created_by=actor,
+        expires_at=timezone.now() + timedelta(days=settings.INVITE_MAX_AGE_DAYS),
+    )
+    events.record(actor=actor, project=project, action="invite.created", invite=invite.pk, roles=roles)
+    return invite, secret
+
+
+def open_invite(secret: str) -> Invite | None:
+    """The unused, unexpired invite with this secret, or None."""
+    return (
+        Invite.objects.select_related("project")
+        .filter(token_hash=_hash(secret), used_at__isnull=True, expires_at__gt=timezone.now())
+        .first()
+    )
+
+
+@transaction.atomic
+def accept_invite(*, secret: str, username: str, password: str, email: str = "") -> AbstractBaseUser:
+    """Create the invitee's account with the given roles; the invite is then used up."""
+    invite = (
+        Invite.objects.select_for_update()
+        .filter(token_hash=_hash(secret), used_at__isnull=True, expires_at__gt=timezone.now())
+        .first()
+    )
+    if invite is None:
+        raise TeamError("This invite link has been used or has expired. Ask the project's lead for a new one.")
+    user = get_user_model().objects.create_user(username=username, email=email, password=password)
+    for role in invite.roles:
+        add_member(project=invite.project, user=user, role=role)
+    invite.used_at = timezone.now()
+    invite.used_by = user
+    invite.save(update_fields=["used_at", "used_by"])
+    events.record(
+        actor=user,
+        project=invite.project,
+        action="invite.accepted",
+        invite=invite.pk,
+        user=username,
+        roles=invite.roles,
+    )
+    return user
+
+
+@transaction.atomic
+def revoke_invite(*, project: Project, actor: AbstractBaseUser, invite_id: int) -> None:
+    updated = Invite.objects.filter(project=project, pk=invite_id, used_at__isnull=True).update(
+        expires_at=timezone.now()
+    )
+    if not updated:
+        raise TeamError("That invite is already used or gone.")
+    events.record(actor=actor, project=project, action="invite.revoked", invite=invite_id)

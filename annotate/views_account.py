@@ -1,0 +1,89 @@
+"""A signed-in user's own pages: API token and password; and the invite link's first visit."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from annotate.access import allowed_actions
+from annotate.forms import AcceptInviteForm
+from annotate.models import Role
+from annotate.selectors import home_rows
+from annotate.services import events, team, tokens
+
+TOKEN_PLACEHOLDER = "YOUR_TOKEN"
+
+
+def curl_lines(request: HttpRequest, key: str) -> list[dict]:
+    """One ready command per project: the export for those who may export, else the caller's progress."""
+    lines = []
+    for row in home_rows(user=request.user):
+        slug = row["project"].slug
+        if "export" in allowed_actions(user=request.user, roles=set(row["roles"])):
+            path, what = reverse("project-export", args=[slug]) + "?format=prm800k", "export its labels (PRM800K)"
+        else:
+            path, what = reverse("project-me", args=[slug]), "your progress"
+        url = request.build_absolute_uri(path)
+        lines.append({"slug": slug, "what": what, "command": f'curl -H "Authorization: Token {key}" "{url}"'})
+    return lines
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_token(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        # Shown once, on the page this redirects to; the session forgets it there.
+        request.session["new_api_token"] = tokens.issue_token(user=request.user)
+        return redirect("account-token")
+    new_key = request.session.pop("new_api_token", None)
+    current = tokens.current_token(user=request.user)
+    context = {
+        "new_key": new_key,
+        "current": current,
+        "curl": curl_lines(request, new_key or TOKEN_PLACEHOLDER),
+        "api_docs": reverse("api-docs"),
+    }
+    return render(request, "annotate/account/token.html", context)
+
+
+@method_decorator(never_cache, name="dispatch")
+class PasswordChange(auth_views.PasswordChangeView):
+    template_name = "annotate/account/password.html"
+    success_url = reverse_lazy("account-password")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        events.record(actor=self.request.user, action="password.changed")
+        messages.success(self.request, "Your password is changed.")
+        return response
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
+    invite = team.open_invite(secret)
+    if invite is None:
+        return render(request, "annotate/account/invite_invalid.html", status=404)
+    form = AcceptInviteForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            user = team.accept_invite(
+                secret=secret, username=data["username"], password=data["password1"], email=data["email"]
+            )
+        except team.TeamError:
+            return render(request, "annotate/account/invite_invalid.html", status=404)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.get_username()}: you are in {invite.project.slug}.")
+        return redirect("home")
+    role_names = [Role(r).label for r in invite.roles]
+    return render(request, "annotate/account/invite.html", {"form": form, "invite": invite, "roles": role_names})

@@ -1,0 +1,158 @@
+"""The lead's pages: create a project, its settings, data imports, members, and exports.
+
+Thin views: the access check is annotate.access (the API's policy), the logic lives in
+annotate.services.projects / team; imports and exports are started by the page's script through
+the HTTP API (the same job endpoints scripts use), so there is one job path.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
+from annotate.models import Export, ImportJob, Invite, Membership, Project
+from annotate.pages import project_page, project_tabs
+from annotate.services import projects, team
+
+
+def _render(request: HttpRequest, project: Project, tab: str, template: str, **context) -> HttpResponse:
+    tabs = project_tabs(user=request.user, project=project)
+    return render(request, template, {"project": project, "tabs": tabs, "tab": tab, **context})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_new(request: HttpRequest) -> HttpResponse:
+    if not projects.can_create_projects(user=request.user):
+        raise PermissionDenied("Only members of the Project creators group may create projects.")
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        project = projects.create_project(user=request.user, slug=data.pop("slug"), **data)
+        messages.success(request, f"Project {project.slug} created. You are its lead. Next: import its data.")
+        return redirect("project-data", slug=project.slug)
+    return render(request, "annotate/manage/new.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_page(request, slug, "settings")
+    form = ProjectSettingsForm(request.POST or None, instance=Project.objects.get(pk=project.pk))
+    if request.method == "POST" and form.is_valid():
+        changes = projects.update_settings(project=project, user=request.user, **form.cleaned_data)
+        if changes:
+            messages.success(request, "Saved: " + ", ".join(form.fields[name].label for name in changes) + ".")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect("project-settings", slug=project.slug)
+    return _render(request, project, "settings", "annotate/manage/settings.html", form=form)
+
+
+@login_required
+@require_http_methods(["GET"])
+def project_data(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_page(request, slug, "import")
+    config = {
+        "imports_url": reverse("project-imports", args=[project.slug]),
+        "max_bytes": settings.IMPORT_MAX_BYTES,
+        "csrf_token": get_token(request),
+    }
+    jobs = ImportJob.objects.filter(project=project).select_related("requested_by").order_by("-id")[:50]
+    context = {"form": ImportForm(), "jobs": jobs, "config": config, "max_bytes": settings.IMPORT_MAX_BYTES}
+    return _render(request, project, "data", "annotate/manage/data.html", **context)
+
+
+MEMBER_ACTIONS = ("add", "remove", "invite", "revoke")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_members(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_page(request, slug, "members")
+    action = request.POST.get("action") if request.method == "POST" else None
+    add_form = AddMemberForm(request.POST if action == "add" else None)
+    invite_form = InviteForm(request.POST if action == "invite" else None, prefix="invite")
+    try:
+        if action == "add" and add_form.is_valid():
+            data = add_form.cleaned_data
+            added = team.add_roles(
+                project=project, actor=request.user, identifier=data["username"], roles=data["roles"]
+            )
+            who = data["username"].strip()
+            messages.success(request, f"Added {who} as {', '.join(added)}." if added else f"{who} had those roles.")
+            return redirect("project-members", slug=project.slug)
+        if action == "remove":
+            username = team.remove_member(project=project, actor=request.user, user_id=_int(request.POST, "user"))
+            messages.success(request, f"Removed {username} from {project.slug}.")
+            return redirect("project-members", slug=project.slug)
+        if action == "invite" and invite_form.is_valid():
+            invite, secret = team.create_invite(
+                project=project, actor=request.user, roles=invite_form.cleaned_data["roles"]
+            )
+            # The link is shown once, on the next page load; only its hash is stored.
+            request.session["invite_link"] = request.build_absolute_uri(reverse("invite-accept", args=[secret]))
+            return redirect("project-members", slug=project.slug)
+        if action == "revoke":
+            team.revoke_invite(project=project, actor=request.user, invite_id=_int(request.POST, "invite"))
+            messages.success(request, "Invite revoked.")
+            return redirect("project-members", slug=project.slug)
+    except team.TeamError as exc:
+        if action == "add":
+            add_form.add_error("username", str(exc))
+        else:
+            messages.error(request, str(exc))
+    members = _members(project)
+    invites = Invite.objects.filter(project=project, used_at__isnull=True, expires_at__gt=timezone.now()).order_by(
+        "-id"
+    )
+    context = {
+        "add_form": add_form,
+        "invite_form": invite_form,
+        "members": members,
+        "invites": invites,
+        "invite_link": request.session.pop("invite_link", None),
+        "invite_days": settings.INVITE_MAX_AGE_DAYS,
+    }
+    return _render(request, project, "members", "annotate/manage/members.html", **context)
+
+
+def _int(data, key: str) -> int:
+    try:
+        return int(data.get(key, ""))
+    except ValueError:
+        raise team.TeamError("That request was incomplete; reload the page and try again.") from None
+
+
+def _members(project: Project) -> list[dict]:
+    by_user: dict[int, dict] = {}
+    for m in Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role"):
+        row = by_user.setdefault(m.user_id, {"user": m.user, "roles": [], "since": m.created_at})
+        row["roles"].append(m.get_role_display())
+        row["since"] = min(row["since"], m.created_at)
+    return list(by_user.values())
+
+
+@login_required
+@require_http_methods(["GET"])
+def project_export(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_page(request, slug, "export")
+    config = {
+        "exports_url": reverse("project-exports", args=[project.slug]),
+        "export_url": reverse("export-detail", args=[0]).replace("/0/", "/{id}/"),
+        "csrf_token": get_token(request),
+    }
+    # Export jobs are their requester's own (the API shows and serves no one else's).
+    exports = Export.objects.filter(project=project, requested_by=request.user).order_by("-id")[:50]
+    form = ExportForm(initial={"since": request.GET.get("since", "")})
+    context = {"form": form, "exports": exports, "config": config}
+    return _render(request, project, "export", "annotate/manage/export.html", **context)

@@ -1,0 +1,87 @@
+/**
+ * The export page: starts an export job through the export API (the same endpoint scripts use),
+ * follows its progress, then offers the download and the cursor for the next incremental export.
+ */
+import { getJson, postJson, sleep } from "./http";
+import { JobBox } from "./job";
+
+interface ExportConfig {
+  exports_url: string;
+  /** An export job's URL with `{id}` in place of its id. */
+  export_url: string;
+  csrf_token: string;
+}
+
+interface ExportJob {
+  id: number;
+  status: "created" | "running" | "failed" | "succeeded";
+  record_count: number;
+  byte_size: number;
+  error: string;
+  cursor: string | null;
+  download_url: string | null;
+}
+
+const FINAL = new Set(["failed", "succeeded"]);
+
+/** The form's values as the export API's JSON body: empty fields left out, lists comma-joined. */
+export function exportBody(form: FormData): Record<string, string | boolean> {
+  const body: Record<string, string | boolean> = {};
+  const reasons = form.getAll("finish_reason").map(String);
+  for (const [key, value] of form.entries()) {
+    if (key === "csrfmiddlewaretoken" || key === "finish_reason" || key === "gzip") continue;
+    const text = String(value).trim();
+    if (text) body[key] = text;
+  }
+  if (reasons.length) body.finish_reason = reasons.join(",");
+  body.gzip = form.get("gzip") !== null;
+  return body;
+}
+
+export function startExportForm(root: Document): void {
+  const form = root.querySelector<HTMLFormElement>("form[data-export-form]");
+  const boxEl = root.querySelector<HTMLElement>("[data-export-status]");
+  const configEl = root.getElementById("export-config");
+  if (!form || !boxEl || !configEl?.textContent) return;
+  const config = JSON.parse(configEl.textContent) as ExportConfig;
+  const box = new JobBox(boxEl);
+  const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (button) button.disabled = true;
+    void runExport(config, exportBody(new FormData(form)), box).finally(() => {
+      if (button) button.disabled = false;
+    });
+  });
+}
+
+async function runExport(config: ExportConfig, body: Record<string, string | boolean>, box: JobBox): Promise<void> {
+  box.progress("Starting the export…", null);
+  const started = await postJson<ExportJob & Record<string, string[]>>(config.exports_url, config.csrf_token, body);
+  if (started.status !== 202 || !started.body) {
+    const problems = Object.entries(started.body ?? {}).map(([field, msgs]) => `${field}: ${[msgs].flat().join(" ")}`);
+    box.failed(`The export was not started (HTTP ${started.status}).`, problems);
+    return;
+  }
+  let job: ExportJob = started.body;
+  const url = config.export_url.replace("{id}", String(job.id));
+  while (!FINAL.has(job.status)) {
+    box.progress(job.status === "created" ? "Waiting for a worker…" : `Writing… ${job.record_count} records`, null);
+    await sleep(700);
+    const next = await getJson<ExportJob>(url);
+    if (next.status !== 200 || !next.body) {
+      box.failed(`Lost track of the export (HTTP ${next.status}); reload the page to see its outcome.`);
+      return;
+    }
+    job = next.body;
+  }
+  if (job.status === "failed") {
+    box.failed(`The export failed: ${job.error || "see the worker's log"}.`);
+    return;
+  }
+  const cursor = job.cursor ? ` Cursor for the next incremental export: ${job.cursor}.` : "";
+  box.done(`Export ready: ${job.record_count} records.${cursor}`, {
+    href: job.download_url ?? "#",
+    text: "Download",
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * The data page's import: the file goes to the import API (the same endpoint scripts use); the
+ * page shows the upload's progress, then the job's, then "Imported N solutions" or the first bad
+ * lines. A file over the size limit is refused here before any byte is sent (the server refuses
+ * it too, by Content-Length, before storing it).
+ */
+import { formatBytes, getJson, sleep, upload } from "./http";
+import { JobBox } from "./job";
+
+interface ImportConfig {
+  imports_url: string;
+  max_bytes: number;
+  csrf_token: string;
+}
+
+interface LineError {
+  line: number;
+  field: string;
+  message: string;
+}
+
+export interface ImportJob {
+  id: number;
+  status: "created" | "running" | "failed" | "succeeded";
+  filename?: string;
+  counters?: Record<string, number>;
+  errors?: LineError[] | null;
+  progress?: number | null;
+  url?: string;
+  detail?: string;
+}
+
+const FINAL = new Set(["failed", "succeeded"]);
+
+export function startImportForm(root: Document): void {
+  const form = root.querySelector<HTMLFormElement>("form[data-import-form]");
+  const boxEl = root.querySelector<HTMLElement>("[data-import-status]");
+  const configEl = root.getElementById("import-config");
+  if (!form || !boxEl || !configEl?.textContent) return;
+  const config = JSON.parse(configEl.textContent) as ImportConfig;
+  const box = new JobBox(boxEl);
+  const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = form.querySelector<HTMLInputElement>("input[type=file]");
+    const file = input?.files?.[0];
+    if (!file) {
+      box.failed("Choose a file to import first.");
+      return;
+    }
+    if (file.size > config.max_bytes) {
+      box.failed(
+        `${file.name} is ${formatBytes(file.size)}; the limit is ${formatBytes(config.max_bytes)}. Nothing was uploaded.`,
+      );
+      return;
+    }
+    if (button) button.disabled = true;
+    void runImport(config, file, box).finally(() => {
+      if (button) button.disabled = false;
+    });
+  });
+}
+
+async function runImport(config: ImportConfig, file: File, box: JobBox): Promise<void> {
+  const data = new FormData();
+  data.append("file", file, file.name);
+  box.progress(`Uploading ${file.name}…`, 0);
+  let answer;
+  try {
+    answer = await upload<ImportJob>(config.imports_url, config.csrf_token, data, (f) =>
+      box.progress(f < 1 ? `Uploading ${file.name}…` : `Checking ${file.name}…`, f < 1 ? f : null),
+    );
+  } catch (error) {
+    box.failed((error as Error).message);
+    return;
+  }
+  let job = answer.body;
+  if (answer.status === 413 || !job || job.id === undefined) {
+    box.failed(job?.detail ?? `The server refused the upload (HTTP ${answer.status}). Nothing was imported.`);
+    return;
+  }
+  // A job still running in a worker: follow it until it ends.
+  const url = job.url ?? `${config.imports_url}${job.id}/`;
+  while (!FINAL.has(job.status)) {
+    const fraction = typeof job.progress === "number" ? job.progress : null;
+    box.progress(job.status === "created" ? "Waiting for a worker…" : "Importing…", fraction);
+    await sleep(700);
+    const next = await getJson<ImportJob>(url);
+    if (next.status !== 200 || !next.body) {
+      box.failed(`Lost track of the import (HTTP ${next.status}); reload the page to see its outcome.`);
+      return;
+    }
+    job = next.body;
+  }
+  showOutcome(job, box);
+}
+
+export function importSummary(job: ImportJob): string {
+  const c = job.counters ?? {};
+  const n = c.solutions_created ?? 0;
+  const parts = [`Imported ${n} solution${n === 1 ? "" : "s"}`];
+  const extra: string[] = [];
+  if (c.annotations_created) extra.push(`${c.annotations_created} with labels`);
+  if (c.problems_created !== undefined) extra.push(`${c.problems_created} new problems`);
+  if (c.duplicates) extra.push(`${c.duplicates} already in the project`);
+  return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
+}
+
+function showOutcome(job: ImportJob, box: JobBox): void {
+  if (job.status === "succeeded") {
+    box.done(importSummary(job), { href: window.location.pathname, text: "Refresh the list" });
+    return;
+  }
+  const errors = job.errors ?? [];
+  const bad = job.counters?.bad_lines ?? errors.length;
+  const shown = errors.length < bad ? ` (the first ${errors.length} are below)` : "";
+  const lines = errors.map((e) => `Line ${e.line}: ${e.field}: ${e.message}`);
+  box.failed(
+    errors.length
+      ? `${bad} bad line${bad === 1 ? "" : "s"}${shown}; nothing was imported. Fix the file and import it again.`
+      : `The import failed; nothing was imported. ${job.detail ?? ""}`.trim(),
+    lines,
+  );
+}

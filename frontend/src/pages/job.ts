@@ -1,0 +1,57 @@
+/** The status box under an import or export form: progress bar, message, line-numbered errors. */
+
+export class JobBox {
+  private readonly bar: HTMLProgressElement;
+  private readonly message: HTMLElement;
+  private readonly errors: HTMLElement;
+
+  constructor(private readonly box: HTMLElement) {
+    this.bar = box.querySelector("[data-progress]") as HTMLProgressElement;
+    this.message = box.querySelector("[data-message]") as HTMLElement;
+    this.errors = box.querySelector("[data-errors]") as HTMLElement;
+  }
+
+  /** fraction in [0, 1], or null for "working, amount unknown". */
+  progress(text: string, fraction: number | null): void {
+    this.box.hidden = false;
+    this.box.dataset.state = "running";
+    this.bar.hidden = false;
+    if (fraction === null) this.bar.removeAttribute("value");
+    else this.bar.value = Math.round(Math.min(1, Math.max(0, fraction)) * 100);
+    this.bar.max = 100;
+    this.message.textContent = text;
+    this.message.className = "";
+    this.errors.hidden = true;
+  }
+
+  done(text: string, link?: { href: string; text: string }): void {
+    this.box.hidden = false;
+    this.box.dataset.state = "succeeded";
+    this.bar.value = 100;
+    this.bar.max = 100;
+    this.message.className = "sl-ok";
+    this.message.textContent = text;
+    if (link) {
+      const a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = link.text;
+      this.message.append(" ", a);
+    }
+  }
+
+  failed(text: string, lines: string[] = []): void {
+    this.box.hidden = false;
+    this.box.dataset.state = "failed";
+    this.bar.hidden = true;
+    this.message.className = "sl-error";
+    this.message.textContent = text;
+    this.errors.replaceChildren(
+      ...lines.map((line) => {
+        const li = document.createElement("li");
+        li.textContent = line;
+        return li;
+      }),
+    );
+    this.errors.hidden = lines.length === 0;
+  }
+}

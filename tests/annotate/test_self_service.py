@@ -1,0 +1,289 @@
+"""The lead's and ML engineer's pages through Django's test client on PostgreSQL: who may open
+them (the API's policy), what their forms change, what they refuse, and the audit rows they write.
+The browser flows (import with a worker, labeling, screenshots) are in tests/e2e/test_self_service.py.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotate.models import AuditEvent, Invite, Membership, Project, Role
+from annotate.services import team
+from annotate.services.projects import PROJECT_CREATORS
+
+PASSWORD = "pw-steplabel-test"
+User = get_user_model()
+
+pytestmark = pytest.mark.django_db
+
+
+def user(name: str, *, creator: bool = False, **extra):
+    u = User.objects.create_user(name, password=PASSWORD, email=f"{name}@example.org", **extra)
+    if creator:
+        u.groups.add(Group.objects.get(name=PROJECT_CREATORS))
+    return u
+
+
+def signed_in(client, u):
+    client.force_login(u)
+    return client
+
+
+def project_with(lead, slug: str = "algebra", **roles) -> Project:
+    project = Project.objects.create(slug=slug, name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    for role, people in roles.items():
+        for person in people:
+            Membership.objects.create(project=project, user=person, role=role)
+    return project
+
+
+NEW = {
+    "name": "Geometry, round 2",
+    "slug": "geometry-round-2",
+    "task_kind": "steps",
+    "overlap": "2",
+    "qc_rate": "0.05",
+    "selection_strategy": "uncertainty",
+    "retrain_every": "300",
+    "guidelines": "# Rate\nUse $x^2$.",
+}
+
+
+def test_the_project_creators_group_exists_after_migrating():
+    assert Group.objects.filter(name=PROJECT_CREATORS).exists()
+
+
+def test_only_creators_see_and_use_create_project(client):
+    plain = user("plain")
+    signed_in(client, plain)
+    assert "Create project" not in client.get("/").content.decode()
+    assert client.get("/projects/new/").status_code == 403
+    assert client.post("/projects/new/", NEW).status_code == 403
+    assert not Project.objects.exists()
+
+    creator = user("creator", creator=True)
+    signed_in(client, creator)
+    assert "Create project" in client.get("/").content.decode()
+    response = client.post("/projects/new/", NEW)
+    assert response.status_code == 302 and response["Location"] == "/projects/geometry-round-2/data/"
+    project = Project.objects.get(slug="geometry-round-2")
+    assert (project.name, project.overlap, project.qc_rate, project.selection_strategy, project.retrain_every) == (
+        "Geometry, round 2",
+        2,
+        0.05,
+        "uncertainty",
+        300,
+    )
+    assert list(Membership.objects.filter(project=project).values_list("user__username", "role")) == [
+        ("creator", "lead")
+    ]
+    event = AuditEvent.objects.get(action="project.created")
+    assert (event.actor, event.project, event.details["overlap"]) == (creator, project, 2)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("slug", "Bad Slug!", "Enter a valid “slug”"),
+        ("slug", "new", "reserved"),
+        ("slug", "taken", "exists already"),
+        ("overlap", "0", "greater than or equal to 1"),
+        ("qc_rate", "1.5", "less than or equal to 1"),
+        ("retrain_every", "0", "greater than or equal to 1"),
+        ("task_kind", "compare", "Select a valid choice"),
+        ("name", "", "This field is required"),
+    ],
+)
+def test_create_project_refuses_bad_fields_by_name_and_creates_nothing(client, field, value, message):
+    Project.objects.create(slug="taken")
+    signed_in(client, user("root", is_superuser=True, is_staff=True))
+    response = client.post("/projects/new/", {**NEW, field: value})
+    assert response.status_code == 200
+    assert message in " ".join(response.context["form"].errors[field])
+    assert list(Project.objects.values_list("slug", flat=True)) == ["taken"]
+    assert not AuditEvent.objects.exists()
+
+
+def test_settings_change_is_saved_and_audited_with_before_and_after(client):
+    lead = user("lead")
+    project = project_with(lead)
+    signed_in(client, lead)
+    page = client.get("/projects/algebra/settings/")
+    assert page.status_code == 200 and "data-markdown-preview" in page.content.decode()
+    data = {**NEW, "name": "Algebra", "overlap": "3", "guidelines": "New rules"}
+    data.pop("slug")
+    assert client.post("/projects/algebra/settings/", data).status_code == 302
+    project.refresh_from_db()
+    assert (project.overlap, project.guidelines) == (3, "New rules")
+    event = AuditEvent.objects.get(action="project.settings_changed")
+    assert event.actor == lead and event.details["changes"]["overlap"] == [1, 3]
+    assert event.details["changes"]["guidelines"] == ["", "New rules"]
+
+
+def test_lead_pages_refuse_other_roles_and_hide_the_project_from_non_members(client):
+    lead, annotator, ml = user("lead"), user("ann"), user("ml")
+    project_with(lead, annotator=[annotator], ml_engineer=[ml])
+    outsider_lead = user("other")
+    project_with(outsider_lead, slug="other")
+    pages = ["settings", "data", "members"]
+    signed_in(client, annotator)
+    for page in [*pages, "export"]:
+        response = client.get(f"/projects/algebra/{page}/")
+        assert response.status_code == 403, page
+        assert "You may not open this page" in response.content.decode()
+    signed_in(client, ml)
+    assert [client.get(f"/projects/algebra/{p}/").status_code for p in pages] == [403, 403, 403]
+    assert client.get("/projects/algebra/export/").status_code == 200
+    signed_in(client, outsider_lead)
+    for page in [*pages, "export"]:
+        existing = client.get(f"/projects/algebra/{page}/")
+        missing = client.get(f"/projects/no-such-project/{page}/")
+        assert existing.status_code == missing.status_code == 404, page
+        assert "Page not found" in existing.content.decode()
+
+
+def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
+    lead, ann, ml = user("lead"), user("ann"), user("ml")
+    project = project_with(lead)
+    signed_in(client, lead)
+    response = client.post(
+        "/projects/algebra/members/", {"action": "add", "username": "ann", "roles": ["annotator"]}, follow=True
+    )
+    assert "Added ann as annotator." in response.content.decode()
+    client.post("/projects/algebra/members/", {"action": "add", "username": "ML@example.org", "roles": ["ml_engineer"]})
+    roles = set(Membership.objects.filter(project=project).values_list("user__username", "role"))
+    assert roles == {("lead", "lead"), ("ann", "annotator"), ("ml", "ml_engineer")}
+
+    unknown = client.post("/projects/algebra/members/", {"action": "add", "username": "ghost", "roles": ["annotator"]})
+    assert "No account is called ghost" in unknown.content.decode()
+    no_role = client.post("/projects/algebra/members/", {"action": "add", "username": "ann", "roles": []})
+    assert "This field is required" in no_role.content.decode()
+
+    client.post("/projects/algebra/members/", {"action": "remove", "user": ann.pk})
+    assert not Membership.objects.filter(project=project, user=ann).exists()
+    last = client.post("/projects/algebra/members/", {"action": "remove", "user": lead.pk}, follow=True)
+    assert "A project needs a lead" in last.content.decode()
+    assert Membership.objects.filter(project=project, user=lead, role=Role.LEAD).exists()
+    actions = list(AuditEvent.objects.order_by("id").values_list("action", "details__user"))
+    assert actions == [("member.added", "ann"), ("member.added", "ml"), ("member.removed", "ann")]
+    assert ml.pk  # added by e-mail above
+
+
+def test_invite_link_is_shown_once_works_once_and_expires(client, settings):
+    lead = user("lead")
+    project = project_with(lead)
+    signed_in(client, lead)
+    page = client.post(
+        "/projects/algebra/members/", {"action": "invite", "invite-roles": ["annotator"]}, follow=True
+    ).content.decode()
+    link = page.split("data-invite-link>")[1].split("</code>")[0]
+    path = link.removeprefix("http://testserver")
+    assert path.startswith("/invite/")
+    assert "data-invite-link" not in client.get("/projects/algebra/members/").content.decode()
+    invite = Invite.objects.get()
+    assert path.split("/")[2] not in invite.token_hash  # only a hash is stored
+
+    client.logout()
+    form = client.get(path)
+    assert form.status_code == 200 and "You are invited as Annotator" in form.content.decode()
+    weak = client.post(path, {"username": "newbie", "password1": "123", "password2": "123"})
+    assert weak.status_code == 200 and not User.objects.filter(username="newbie").exists()
+    good = {"username": "newbie", "email": "", "password1": "Tr1cky-passphrase", "password2": "Tr1cky-passphrase"}
+    assert client.post(path, good).status_code == 302
+    newbie = User.objects.get(username="newbie")
+    assert newbie.check_password("Tr1cky-passphrase")
+    assert list(Membership.objects.filter(user=newbie).values_list("project__slug", "role")) == [
+        ("algebra", "annotator")
+    ]
+    assert client.get("/annotate/algebra/").status_code == 200  # signed in as the new user
+    client.logout()
+    assert client.get(path).status_code == 404
+    assert client.post(path, {**good, "username": "second"}).status_code == 404
+    assert not User.objects.filter(username="second").exists()
+
+    _, secret = team.create_invite(project=project, actor=lead, roles=["annotator"])
+    Invite.objects.filter(used_at__isnull=True).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert client.get(f"/invite/{secret}/").status_code == 404
+
+
+def test_token_is_shown_once_and_rotation_revokes_the_old_one(client):
+    ml = user("ml")
+    lead = user("lead")
+    project_with(lead, ml_engineer=[ml])
+    signed_in(client, ml)
+    first = client.get("/account/token/").content.decode()
+    assert "Create token" in first and "data-token" not in first
+    page = client.post("/account/token/", follow=True).content.decode()
+    key = Token.objects.get(user=ml).key
+    assert f'data-token="{key}"' in page
+    assert (
+        f"curl -H &quot;Authorization: Token {key}&quot; &quot;http://testserver/api/v1/projects/algebra/export/?format=prm800k&quot;"
+        in page
+    )
+    again = client.get("/account/token/").content.decode()
+    assert key not in again and "Rotate token" in again and "YOUR_TOKEN" in again
+    client.post("/account/token/")
+    new_key = Token.objects.get(user=ml).key
+    assert new_key != key
+    api = APIClient()
+    assert api.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+    assert api.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {new_key}").status_code == 200
+    assert list(AuditEvent.objects.order_by("id").values_list("action", flat=True)) == [
+        "token.created",
+        "token.rotated",
+    ]
+    assert all(key not in str(e.details) for e in AuditEvent.objects.all())
+
+
+def test_password_change_is_audited(client):
+    u = user("ann")
+    signed_in(client, u)
+    assert client.get("/account/password/").status_code == 200
+    data = {"old_password": PASSWORD, "new_password1": "An0ther-passphrase", "new_password2": "An0ther-passphrase"}
+    response = client.post("/account/password/", data, follow=True)
+    assert "Your password is changed." in response.content.decode()
+    u.refresh_from_db()
+    assert u.check_password("An0ther-passphrase")
+    assert AuditEvent.objects.get().action == "password.changed"
+
+
+def test_home_lists_projects_with_roles_progress_and_links(client):
+    lead = user("lead")
+    project_with(lead, annotator=[lead])
+    signed_in(client, lead)
+    html = client.get("/").content.decode()
+    for text in ["Algebra", "Annotator, Lead", "0 / 0 solutions", "/annotate/algebra/", "/dashboard/algebra/"]:
+        assert text in html
+    for page in ["settings", "data", "members", "export"]:
+        assert f"/projects/algebra/{page}/" in html
+
+
+@override_settings(DEBUG=True)
+def test_debug_server_shows_the_styled_404_not_djangos(client):
+    signed_in(client, user("ann"))
+    for url in ["/no-such-page/", "/projects/nope/settings/", "/annotate/nope/"]:
+        response = client.get(url)
+        html = response.content.decode()
+        assert response.status_code == 404, url
+        assert "Page not found" in html and "Using the URLconf" not in html, url
+    api = client.get("/api/v1/projects/nope/stats/")
+    assert api.status_code == 404 and api["Content-Type"] == "application/json"
+
+
+def test_stale_csrf_token_gets_the_styled_403():
+    from django.test import Client
+
+    csrf_client = Client(enforce_csrf_checks=True)
+    csrf_client.force_login(user("ann"))
+    response = csrf_client.post("/account/token/")
+    assert response.status_code == 403 and "The form had expired" in response.content.decode()
+    assert not Token.objects.exists()
