@@ -32,8 +32,25 @@ from labeling_api.serializers_export import (
     ImportRequestSerializer,
 )
 
+TRAILER = OpenApiParameter(
+    "trailer",
+    OpenApiTypes.BOOL,
+    OpenApiParameter.QUERY,
+    description=(
+        'Add a last line `{"steplabel_export_end": {"lines": N, "format": ..., "cursor": ...}}` after the N '
+        "lines of the export, so a client can tell a complete stream from a cut one (default false: the body "
+        "is exactly the JSONL)."
+    ),
+)
 EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
 DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
+
+
+def _flag(params, name: str) -> bool:
+    value = str(params.get(name, "false")).strip().lower()
+    if value not in {"true", "false", "1", "0"}:
+        raise ValidationError({name: [f"must be true or false, got {value!r}"]})
+    return value in {"true", "1"}
 
 
 def _options(project, params) -> exports.ExportOptions:
@@ -52,9 +69,10 @@ class StreamedExportView(APIView):
         description=(
             "Streams `application/x-ndjson`, one record or row per line, in export order. The response header "
             "`X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels "
-            "(never skipping one that was still being written, never repeating one)."
+            "(never skipping one that was still being written, never repeating one). With `trailer=true` a last "
+            "line counts the lines before it; a stream cut short lacks it."
         ),
-        parameters=[SLUG, ExportOptionsSerializer],
+        parameters=[SLUG, ExportOptionsSerializer, TRAILER],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
             400: OpenApiResponse(description="A bad option, named."),
@@ -64,8 +82,12 @@ class StreamedExportView(APIView):
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         project = project_for_action(request, slug, "export")
         options = _options(project, dict(request.query_params.lists()))
+        trailer = _flag(request.query_params, "trailer")
         plan = exports.plan_export(project=project, options=options)
-        response = StreamingHttpResponse(exports.iter_chunks(plan=plan), content_type="application/x-ndjson")
+        chunks = exports.iter_chunks(plan=plan)
+        if trailer:
+            chunks = exports.with_end_line(chunks, plan=plan)
+        response = StreamingHttpResponse(chunks, content_type="application/x-ndjson")
         response["X-Export-Cursor"] = plan.cursor
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'

@@ -354,6 +354,23 @@ def iter_chunks(*, plan: ExportPlan, chunk_bytes: int = 1 << 16) -> Iterator[byt
         yield "".join(buffer).encode()
 
 
+END_KEY = "steplabel_export_end"
+
+
+def with_end_line(chunks: Iterator[bytes], *, plan: ExportPlan) -> Iterator[bytes]:
+    """The chunks, then one last line `{"steplabel_export_end": {"lines": N, ...}}` (opt-in, `trailer=true`).
+
+    A client that finds no such line, or a count that differs from the lines it read, knows the
+    stream was cut; without the option the output stays byte-exact PRM800K.
+    """
+    lines = 0
+    for chunk in chunks:
+        lines += chunk.count(b"\n")
+        yield chunk
+    end = {"lines": lines, "format": plan.options.format, "cursor": plan.cursor}
+    yield (json.dumps({END_KEY: end}) + "\n").encode()
+
+
 def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
     steps: dict[int, list[str]] = defaultdict(list)
     rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
