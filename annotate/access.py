@@ -27,6 +27,9 @@ PROJECT_ACTIONS: dict[str, frozenset[str]] = {
     # running the project from the browser (annotate.views_manage)
     "settings": frozenset({Role.LEAD}),
     "members": frozenset({Role.LEAD}),
+    # automatic labels (labeling_api.views_autolabel): never annotators (anchoring)
+    "autolabel": frozenset({Role.LEAD}),
+    "view_auto_labels": frozenset({Role.LEAD}),
 }
 
 

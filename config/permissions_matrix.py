@@ -115,6 +115,13 @@ ROUTES: dict[str, list[Call]] = {
             body={"project": "{slug}", "problem": "1+1?", "solutions": [["1+1=2"]]},
         )
     ],
+    # Automatic labels: leads only (annotators must not see the automatic guess: anchoring).
+    "project-autolabel-jobs": [
+        Call("GET", api(lead=200, superuser=200)),
+        Call("POST", api(lead=400, superuser=400), body={}),
+    ],
+    "autolabel-job-detail": [Call("GET", api(lead=200, superuser=200))],
+    "solution-labels": [Call("GET", api(lead=200, superuser=200))],
     # Pages.
     "home": [Call("GET", LOGGED_IN)],
     "workspace": [Call("GET", page(annotator=200, lead=200))],
@@ -209,6 +216,9 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.export": AdminModel("project", add=False),
     "ml.trainingrun": AdminModel("project"),
     "ml.stepscore": AdminModel("project", add=False),
+    "autolabel.autolabeljob": AdminModel("project", add=False),
+    "autolabel.autosteplabel": AdminModel("project", add=False),
+    "autolabel.autolabelbudget": AdminModel("project"),
 }
 
 

@@ -5,13 +5,22 @@ from rest_framework import serializers
 
 from annotate.models import Export, ImportJob
 
-FORMAT_HELP = "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows."
+FORMAT_HELP = (
+    "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: "
+    "Math-Shepherd lines {input, label, task} (see `labels`)."
+)
 
 
 class ExportOptionsSerializer(serializers.Serializer):
     """Options shared by the streamed export (query string) and export jobs (JSON body)."""
 
-    format = serializers.ChoiceField(["prm800k", "trl"], default="prm800k", help_text=FORMAT_HELP)
+    format = serializers.ChoiceField(["prm800k", "trl", "math_shepherd"], default="prm800k", help_text=FORMAT_HELP)
+    labels = serializers.ChoiceField(
+        ["human", "auto"],
+        default="human",
+        help_text="math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic "
+        "labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions).",
+    )
     generation = serializers.CharField(
         required=False, help_text="Active-learning round(s), comma-separated integers (-1 = screening)."
     )
@@ -36,7 +45,8 @@ class ExportOptionsSerializer(serializers.Serializer):
     neutral = serializers.ChoiceField(
         ["positive", "negative", "drop"],
         default="positive",
-        help_text="trl: neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row.",
+        help_text="trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL "
+        "converter), or ends the row.",
     )
     alternatives = serializers.ChoiceField(
         ["branch", "drop"],

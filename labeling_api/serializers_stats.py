@@ -200,3 +200,8 @@ class ProjectStatsSerializer(serializers.Serializer):
     quality = QualitySerializer()
     model = ModelSerializer()
     queue = QueueSerializer()
+    auto_labels = serializers.DictField(
+        help_text="Automatic step labels (autolabel.selectors.agreement): coverage by source, the latest job, the "
+        "completion budget, and agreement with human labels (precision and recall of `-` against human first "
+        "errors, first-error agreement)."
+    )

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from labeling_api import views, views_export, views_health, views_ml, views_queue, views_stats
+from labeling_api import views, views_autolabel, views_export, views_health, views_ml, views_queue, views_stats
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -33,4 +33,16 @@ urlpatterns = [
         name="training-run-activate",
     ),
     path("prm/score/", views_ml.ScoreView.as_view(), name="prm-score"),
+    # Automatic step labels (autolabel app): jobs, and labels side by side for leads
+    path(
+        "projects/<slug:slug>/autolabel-jobs/",
+        views_autolabel.AutolabelJobListView.as_view(),
+        name="project-autolabel-jobs",
+    ),
+    path("autolabel-jobs/<int:id>/", views_autolabel.AutolabelJobDetailView.as_view(), name="autolabel-job-detail"),
+    path(
+        "projects/<slug:slug>/solutions/<int:id>/labels/",
+        views_autolabel.SolutionLabelsView.as_view(),
+        name="solution-labels",
+    ),
 ]

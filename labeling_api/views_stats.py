@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.services import stats
+from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_stats import ProjectStatsSerializer
@@ -34,7 +35,8 @@ class ProjectStatsView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "stats")
-        response = Response(stats.project_stats(project=project))
+        data = {**stats.project_stats(project=project), "auto_labels": auto_labels.agreement(project=project)}
+        response = Response(data)
         response["Cache-Control"] = "no-store"
         return response
 

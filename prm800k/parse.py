@@ -35,6 +35,8 @@ class ParsedSolution:
     is_screening: bool = False
     # Only PRM800K records carry a label; plain lines are unlabeled solutions for the queue.
     annotation: ParsedAnnotation | None = None
+    # A Math-Shepherd line (prm800k.math_shepherd.MathShepherdLine): automatic labels, not human ones.
+    auto: Any = None
 
     @property
     def problem_hash(self) -> str:

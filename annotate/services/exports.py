@@ -38,7 +38,8 @@ from prm800k.schema import FINISH_REASONS, format_timestamp
 from prm800k.trl import trl_rows
 
 CHUNK_SIZE = 1000
-FORMATS = ("prm800k", "trl")
+FORMATS = ("prm800k", "trl", "math_shepherd")
+LABEL_SOURCES = ("human", "auto")  # math_shepherd: human annotations, or automatic labels (autolabel app)
 TRISTATE = ("include", "exclude", "only")
 _CURSOR_SALT = "steplabel.export.cursor"
 
@@ -90,6 +91,7 @@ class ExportOptions:
     neutral: str = "positive"  # trl: how a neutral (0) rating maps
     alternatives: str = "branch"  # trl: rated alternatives as their own rows, or dropped
     include_history: bool = False  # prm800k: a top-level "history" key (annotate.services.audit)
+    labels: str = "human"  # math_shepherd: human labels, or automatic ones (`auto`: imported lines byte for byte)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,7 +149,10 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         screening=choice("screening", TRISTATE, "include"),
         neutral=choice("neutral", ("positive", "negative", "drop"), "positive"),
         alternatives=choice("alternatives", ("branch", "drop"), "branch"),
+        labels=choice("labels", LABEL_SOURCES, "human"),
     )
+    if options.labels == "auto" and options.format != "math_shepherd":
+        raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd")
     for item in many("generation"):
         try:
             options.generation.append(int(item))
@@ -329,7 +334,14 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
         # Only on request, so the default export stays byte-exact PRM800K.
         with_history=options.include_history,
     )
-    if options.format == "trl":
+    if options.format == "math_shepherd":
+        from autolabel import exporting  # automatic labels live in their own app
+
+        if options.labels == "auto":
+            yield from exporting.auto_lines(project=plan.project, chunk_size=chunk_size)
+        else:
+            yield from exporting.human_lines(records, neutral=options.neutral)
+    elif options.format == "trl":
         for record in records:
             for row in trl_rows(record, neutral=options.neutral, alternatives=options.alternatives):
                 yield json.dumps(row, ensure_ascii=False) + "\n"

@@ -25,6 +25,9 @@ from django.db.models import F
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services.exports import lock_export_sequence
 from annotate.services.splits import math500_flag, text_sha256
+from autolabel.importing import is_math_shepherd
+from autolabel.importing import parse_line as parse_math_shepherd
+from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import insert_rows
 from prm800k import grading
 from prm800k.parse import ParsedSolution, parse_line, validate_line
@@ -73,10 +76,13 @@ class ImportResult:
     graded_correct: int = 0
     graded_wrong: int = 0
     ungradable: int = 0
+    auto_labels_created: int = 0  # Math-Shepherd tags: automatic labels, never counted as annotations
 
     @property
     def created_anything(self) -> bool:
-        return bool(self.problems_created or self.solutions_created or self.annotations_created)
+        return bool(
+            self.problems_created or self.solutions_created or self.annotations_created or self.auto_labels_created
+        )
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -90,6 +96,7 @@ class ImportResult:
             "graded_correct": self.graded_correct,
             "graded_wrong": self.graded_wrong,
             "ungradable": self.ungradable,
+            "auto_labels_created": self.auto_labels_created,
         }
 
 
@@ -119,6 +126,10 @@ def _iter_parsed(
             yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
             continue
         try:
+            if is_math_shepherd(obj):
+                parsed = parse_math_shepherd(obj, raw=raw)
+                yield number, None if validate_only else parsed
+                continue
             if validate_only:
                 validate_line(obj)
                 yield number, None
@@ -242,6 +253,7 @@ def _write_batch(
             else:
                 result.duplicates += 1
     _create_annotations(project=project, batch=batch, solution_ids=solution_ids, result=result, numbers=numbers)
+    result.auto_labels_created += write_math_shepherd(project=project, batch=batch, solution_ids=solution_ids)
 
 
 def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> dict[str, int]:

@@ -8,7 +8,7 @@ from annotate.models import LabelerProfile, Membership, Project, Role
 
 LEADS_GROUP = "Leads"
 # Leads browse and correct data in the Django admin: every permission of these apps.
-LEAD_ADMIN_APPS = ("annotate", "ml")
+LEAD_ADMIN_APPS = ("annotate", "ml", "autolabel")
 
 
 @transaction.atomic

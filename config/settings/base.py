@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "core",
     "annotate",
     "ml",
+    "autolabel",
     "labeling_api",
 ]
 
@@ -214,6 +215,13 @@ IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
 # Invite links made on a project's members page stop working after this many days (and after one use).
 INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 
+# Automatic step labels (autolabel/): Monte Carlo rollouts against an OpenAI-compatible server.
+AUTOLABEL_DEFAULT_BUDGET = int(os.environ.get("AUTOLABEL_DEFAULT_BUDGET", "200000"))  # completions per project
+AUTOLABEL_MAX_RETRIES = int(os.environ.get("AUTOLABEL_MAX_RETRIES", "4"))  # per request, then the job fails
+AUTOLABEL_BACKOFF_S = float(os.environ.get("AUTOLABEL_BACKOFF_S", "1.0"))  # first retry wait; doubles each time
+AUTOLABEL_REQUEST_TIMEOUT_S = float(os.environ.get("AUTOLABEL_REQUEST_TIMEOUT_S", "600"))
+AUTOLABEL_STALE_SECONDS = int(os.environ.get("AUTOLABEL_STALE_SECONDS", "900"))  # no progress: the sweep restarts it
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Steplabel API",
     "DESCRIPTION": "Step labels for process reward models (PRM800K format).",
@@ -261,6 +269,7 @@ CELERY_BEAT_SCHEDULE = {
 JOB_SWEEPERS = [
     "annotate.services.exports.sweep_stale_exports",
     "ml.services.sweep_training_runs",
+    "autolabel.services.sweep",
 ]
 
 LOGGING = {

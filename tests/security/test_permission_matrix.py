@@ -98,6 +98,10 @@ def _url(key: str, world: World) -> str:
         "password_reset_confirm": reverse("password_reset_confirm", kwargs={"uidb64": "MQ", "token": "bad-token"}),
         "export-detail": reverse("export-detail", kwargs={"id": rows["annotate.export"].pk}),
         "export-download": reverse("export-download", kwargs={"id": rows["annotate.export"].pk}),
+        "autolabel-job-detail": reverse("autolabel-job-detail", kwargs={"id": rows["autolabel.autolabeljob"].pk}),
+        "solution-labels": reverse(
+            "solution-labels", kwargs={"slug": project.slug, "id": rows["annotate.solution"].pk}
+        ),
         "training-run-activate": reverse(
             "training-run-activate", kwargs={"slug": project.slug, "id": rows["ml.trainingrun"].pk}
         ),

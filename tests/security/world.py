@@ -29,6 +29,7 @@ from annotate.models import (
 )
 from annotate.services import audit, queue
 from annotate.services.members import add_member
+from autolabel.models import AutolabelBudget, AutolabelJob, AutoSource, AutoStepLabel
 from ml.models import StepScore, TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -134,6 +135,13 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "ml.stepscore": StepScore.objects.create(
             step=step, training_run=run, p_positive=0.5, p_neutral=0.3, p_negative=0.2, uncertainty=1.0
         ),
+        "autolabel.autolabeljob": (
+            job := AutolabelJob.objects.create(project=project, base_url="http://127.0.0.1:9/v1", model="m")
+        ),
+        "autolabel.autosteplabel": AutoStepLabel.objects.create(
+            solution=labeled, index=0, source=AutoSource.ROLLOUT, label=1, estimate=0.5, job=job
+        ),
+        "autolabel.autolabelbudget": AutolabelBudget.objects.create(project=project),
         "auth.user": users["annotator"],
         "auth.group": Group.objects.get(name="Leads"),
         "authtoken.tokenproxy": Token.objects.get_or_create(user=users["annotator"])[0],

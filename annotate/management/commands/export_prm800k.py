@@ -1,4 +1,4 @@
-"""`manage.py export_prm800k --project SLUG [--format prm800k|trl] [--out PATH]`: stream JSONL (stdout by default)."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd] [--out PATH]`: stream JSONL."""
 
 import os
 import sys
@@ -16,7 +16,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True)
-        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl"])
+        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd"])
+        parser.add_argument(
+            "--labels",
+            choices=["human", "auto"],
+            default="human",
+            help="math_shepherd: human labels, or automatic ones (imported lines byte for byte, then rollouts).",
+        )
         parser.add_argument("--since", help="Cursor printed by an earlier export: only what is new since.")
         parser.add_argument("--neutral", choices=["positive", "negative", "drop"], default="positive")
         parser.add_argument("--alternatives", choices=["branch", "drop"], default="branch")
@@ -27,7 +33,7 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"No project with slug {project!r}.")
-        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives")}
+        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives", "labels")}
         try:
             plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
         except ExportOptionError as exc:

@@ -1,0 +1,120 @@
+"""`export/?format=math_shepherd&labels=auto|human`: Math-Shepherd lines from the database.
+
+labels=auto: first every imported Math-Shepherd line, in import order, rebuilt from the problem,
+its steps, the stored tags and the line's shape (byte for byte); then every solution fully labeled
+by rollouts (hard labels) that has no imported line, in solution order.
+labels=human: one line per human annotation selected by the export's filters (PRM800K records).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import Count, F, Q
+
+from annotate.models import Project, Solution, Step
+from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
+from prm800k import math_shepherd
+from prm800k.labels import main_line_completion
+
+
+def _steps(solution_ids: list[int]) -> dict[int, list[str]]:
+    steps: dict[int, list[str]] = defaultdict(list)
+    rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
+    for solution_id, text in rows.values_list("solution_id", "text"):
+        steps[solution_id].append(text)
+    return steps
+
+
+def _labels(solution_ids: list[int], source: str) -> dict[int, list[int]]:
+    labels: dict[int, list[int]] = defaultdict(list)
+    rows = AutoStepLabel.objects.filter(solution_id__in=solution_ids, source=source).order_by("solution_id", "index")
+    for solution_id, value in rows.values_list("solution_id", "label"):
+        labels[solution_id].append(value)
+    return labels
+
+
+def auto_lines(*, project: Project, chunk_size: int = 1000) -> Iterator[str]:
+    last = 0
+    while True:
+        rows = list(
+            MathShepherdRecord.objects.filter(solution__project=project, id__gt=last)
+            .order_by("id")
+            .values("id", "solution_id", "task", "shape", "solution__problem__text")[:chunk_size]
+        )
+        if not rows:
+            break
+        ids = [row["solution_id"] for row in rows]
+        steps, labels = _steps(ids), _labels(ids, AutoSource.MATH_SHEPHERD)
+        for row in rows:
+            line = math_shepherd.MathShepherdLine(
+                question=row["solution__problem__text"],
+                steps=steps[row["solution_id"]],
+                labels=labels[row["solution_id"]],
+                task=row["task"],
+                shape=json.loads(row["shape"]) if row["shape"] else None,
+            )
+            yield math_shepherd.dumps(line) + "\n"
+        last = rows[-1]["id"]
+    yield from _rollout_lines(project=project, chunk_size=chunk_size)
+
+
+def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[str]:
+    """Solutions whose every step has a rollout label, and no imported line."""
+    complete = (
+        Solution.objects.filter(project=project, math_shepherd__isnull=True)
+        .annotate(n_auto=Count("auto_labels", filter=Q(auto_labels__source=AutoSource.ROLLOUT)))
+        .filter(n_auto=F("n_steps"), n_steps__gt=0)
+    )
+    last = 0
+    while True:
+        rows = list(
+            complete.filter(id__gt=last).order_by("id").values("id", "problem__text", "problem__subject")[:chunk_size]
+        )
+        if not rows:
+            return
+        ids = [row["id"] for row in rows]
+        steps, labels = _steps(ids), _labels(ids, AutoSource.ROLLOUT)
+        for row in rows:
+            line = math_shepherd.MathShepherdLine(
+                question=row["problem__text"],
+                steps=steps[row["id"]],
+                labels=labels[row["id"]],
+                task=row["problem__subject"],
+            )
+            yield math_shepherd.dumps(line) + "\n"
+        last = ids[-1]
+
+
+def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
+    """The main line of a PRM800K record: step texts and ratings, then the unrated pre-generated rest."""
+    texts: list[str] = []
+    ratings: list[int | None] = []
+    for step in record["label"]["steps"]:
+        main = main_line_completion(step)  # the chosen completion, else the first (phase 2: the solution's step)
+        human = step.get("human_completion")
+        if main is None:  # phase 1 with no completion: the labeler's own step stands
+            if not isinstance(human, dict):
+                break
+            main = {"text": human["text"], "rating": 1}
+        texts.append(main["text"])
+        ratings.append(main.get("rating"))
+        if main.get("rating") == -1:
+            break
+    pre_generated = record["question"].get("pre_generated_steps") or []
+    if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):
+        texts.extend(pre_generated[len(texts) :])  # after the first error: `-` (human_line fills them)
+    return texts, ratings
+
+
+def human_lines(records: Iterable[dict[str, Any]], *, neutral: str) -> Iterator[str]:
+    for record in records:
+        texts, ratings = human_ratings(record)
+        line = math_shepherd.human_line(
+            question=record["question"]["problem"], steps=texts, ratings=ratings, neutral=neutral
+        )
+        if line is not None:
+            yield json.dumps(line) + "\n"

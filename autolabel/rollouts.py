@@ -1,0 +1,168 @@
+"""Monte Carlo step estimates from an OpenAI-compatible completions server (no Django here).
+
+Math-Shepherd (Wang et al., 2024): complete the solution from each step prefix N times; the share
+of completions whose final answer is right is the step's soft estimate, and the step is `+` when
+any completion is right. OmegaPRM (Luo et al., 2024) finds the first step whose estimate is zero
+by binary search over prefixes instead of rolling out from every step: a prefix that still
+reaches the answer vouches for every step in it, and (under the same assumption) one that cannot
+condemns every later step.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_BOXED = re.compile(r"\\boxed\s*\{")
+_ANSWER_HEADING = re.compile(r"#\s*Answer\s*\n+\s*(.+?)\s*(?:\n|$)")
+_ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is:?\s*\$?(.+?)\$?\s*(?:\.\s*)?(?:\n|$)")
+
+
+def build_prompt(problem: str, steps: list[str]) -> str:
+    """The prefix a completion continues: the problem, then the steps so far, one per line."""
+    return problem.rstrip() + "\n\n" + "\n".join(step.rstrip() for step in steps) + "\n"
+
+
+def _boxed(text: str) -> str | None:
+    last = None
+    for match in _BOXED.finditer(text):
+        depth, start = 1, match.end()
+        for i in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                last = text[start:i]
+                break
+    return last
+
+
+def extract_answer(text: str) -> str | None:
+    """The final answer of a completion: PRM800K's '# Answer', a \\boxed{}, or 'The answer is: X'."""
+    for pattern in (_ANSWER_HEADING, _ANSWER_IS):
+        found = pattern.findall(text)
+        if found:
+            return found[-1].strip() or None
+    return _boxed(text)
+
+
+class EndpointError(Exception):
+    """The completions server failed in a way retries cannot fix (or retries ran out)."""
+
+
+@dataclass(slots=True)
+class CompletionClient:
+    """POST {base_url}/completions with retries and exponential backoff (stdlib urllib)."""
+
+    base_url: str
+    model: str
+    max_tokens: int = 1024
+    temperature: float = 0.7
+    timeout_s: float = 600.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    on_retry: Callable[[str], None] | None = None
+
+    def complete(self, prompt: str, n: int) -> list[str]:
+        """n completion texts of `prompt`; asks again for the rest when a server returns fewer (llama.cpp)."""
+        texts: list[str] = []
+        while len(texts) < n:
+            got = self._request(prompt, n - len(texts))
+            if not got:
+                raise EndpointError(f"{self.base_url}/completions returned no choices")
+            texts.extend(got)
+        return texts[:n]
+
+    def _request(self, prompt: str, n: int) -> list[str]:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "prompt": prompt,
+                "n": n,
+                "max_tokens": self.max_tokens,
+                "temperature": self.temperature,
+            }
+        ).encode()
+        url = self.base_url.rstrip("/") + "/completions"
+        for attempt in range(self.max_retries + 1):
+            request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                    payload = json.loads(response.read())
+                return [choice.get("text") or "" for choice in payload.get("choices") or []]
+            except urllib.error.HTTPError as exc:
+                detail = exc.read()[:300].decode("utf-8", "replace")
+                reason = f"{url}: HTTP {exc.code}: {detail}"
+                if exc.code < 500 and exc.code != 429:
+                    raise EndpointError(reason) from None  # a bad model name or request: retrying won't help
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+                reason = f"{url}: {getattr(exc, 'reason', exc)}"
+            except ValueError as exc:
+                reason = f"{url}: not a completions answer ({exc})"
+            if attempt == self.max_retries:
+                raise EndpointError(f"{reason} (after {self.max_retries + 1} tries)")
+            if self.on_retry:
+                self.on_retry(reason)
+            time.sleep(self.backoff_s * 2**attempt * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------------------------------------
+# Which prefixes to roll out from
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StepResult:
+    index: int
+    label: int  # +1 / -1
+    estimate: float | None  # None: inferred, not measured
+    n_completions: int = 0
+    n_correct: int = 0
+    inferred: bool = False
+
+
+def search(
+    *, n_steps: int, measured: dict[int, float], answer_correct: bool | None, mode: str
+) -> tuple[int | None, int | None]:
+    """(next step index to roll out from or None when done, first step labeled `-` or None).
+
+    `measured` maps step index -> estimate of the prefixes rolled out so far (the last step's is
+    1 or 0 without rollouts when the final answer was graded). Deterministic in `measured`, so a
+    restarted job resumes the same search from what it stored.
+    """
+    if mode == "full":
+        missing = [index for index in range(n_steps) if index not in measured]
+        if missing:
+            return missing[0], None
+        return None, next((i for i in range(n_steps) if measured[i] == 0), None)
+    if answer_correct is True:
+        return None, None  # the solution itself reaches the answer from every prefix: all `+`
+    lo = 0
+    hi = n_steps - 1 if measured.get(n_steps - 1) == 0 else n_steps
+    # Invariant: the steps before lo are vouched for; step hi (when < n_steps) has estimate 0.
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mid not in measured:
+            return mid, None
+        if measured[mid] > 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return None, (lo if lo < n_steps else None)
+
+
+def labels_from(*, n_steps: int, measured: dict[int, StepResult], first_zero: int | None) -> list[StepResult]:
+    """Every step's result: measured ones as they are, the rest inferred from the first zero."""
+    results: list[StepResult] = []
+    for index in range(n_steps):
+        if index in measured:
+            results.append(measured[index])
+        else:
+            bad = first_zero is not None and index >= first_zero
+            results.append(StepResult(index=index, label=-1 if bad else 1, estimate=None, inferred=True))
+    return results

@@ -1,0 +1,123 @@
+"""Automatic step labels over HTTP (leads): autolabel jobs, and a solution's labels side by side.
+
+Thin views over autolabel.services / selectors; who may call them is in labeling_api.access.
+Annotators never get these (anchoring: they label without seeing the automatic guess).
+"""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.models import Solution
+from autolabel import selectors, services
+from autolabel.models import AutolabelJob, SearchMode
+from labeling_api.access import project_for_action
+from labeling_api.openapi import SLUG, denied
+
+JOB_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Autolabel job id.")
+SOLUTION_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Solution id.")
+DENIED = denied(forbidden="A member without the lead role.", not_found="No such project (or job), or not a member.")
+
+
+class AutolabelJobRequestSerializer(serializers.Serializer):
+    base_url = serializers.CharField(help_text="OpenAI-compatible base URL, e.g. http://gpu-box:8000/v1.")
+    model = serializers.CharField()
+    rollouts = serializers.IntegerField(default=8, help_text="Completions per step prefix.")
+    max_tokens = serializers.IntegerField(default=1024)
+    temperature = serializers.FloatField(default=0.7)
+    concurrency = serializers.IntegerField(default=16, help_text="Requests in flight at most.")
+    search = serializers.ChoiceField(choices=SearchMode.values, default=SearchMode.BINARY)
+
+
+class AutolabelJobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AutolabelJob
+        fields = [
+            "id",
+            "status",
+            "base_url",
+            "model",
+            "rollouts",
+            "max_tokens",
+            "temperature",
+            "concurrency",
+            "search",
+            "solutions_total",
+            "solutions_done",
+            "steps_labeled",
+            "requests_done",
+            "completions_used",
+            "retries",
+            "error",
+            "created_at",
+            "started_at",
+            "heartbeat_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class AutolabelJobListView(APIView):
+    @extend_schema(
+        operation_id="projects_autolabel_jobs_create",
+        summary="Label open solutions automatically (Monte Carlo rollouts)",
+        description=(
+            "Queues a job (lead) that asks an OpenAI-compatible completions server for `rollouts` completions of "
+            "step prefixes of every open solution with a ground-truth answer, grades them, and stores per step the "
+            "share reaching the answer and a `+`/`-` label. Poll GET /api/v1/autolabel-jobs/{id}/."
+        ),
+        parameters=[SLUG],
+        request=AutolabelJobRequestSerializer,
+        responses={202: AutolabelJobSerializer, 400: OpenApiResponse(description="A bad option, named."), **DENIED},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "autolabel")
+        body = AutolabelJobRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            job = services.create_job(project=project, user=request.user, options=dict(body.validated_data))
+        except services.AutolabelOptionError as exc:
+            raise ValidationError({exc.field: [exc.message]}) from None
+        return Response(AutolabelJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="projects_autolabel_jobs_list",
+        summary="Autolabel jobs of a project, newest first",
+        parameters=[SLUG],
+        responses={200: AutolabelJobSerializer(many=True), **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "autolabel")
+        jobs = AutolabelJob.objects.filter(project=project).order_by("-id")[:100]
+        return Response(AutolabelJobSerializer(jobs, many=True).data)
+
+
+class AutolabelJobDetailView(APIView):
+    @extend_schema(
+        operation_id="autolabel_jobs_retrieve",
+        summary="An autolabel job's progress",
+        parameters=[JOB_ID],
+        responses={200: AutolabelJobSerializer, **DENIED},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        job = get_object_or_404(AutolabelJob.objects.select_related("project"), pk=id)
+        project_for_action(request, job.project.slug, "autolabel")
+        return Response(AutolabelJobSerializer(job).data)
+
+
+class SolutionLabelsView(APIView):
+    @extend_schema(
+        operation_id="projects_solutions_labels",
+        summary="Human and automatic labels of one solution, step by step (leads)",
+        parameters=[SLUG, SOLUTION_ID],
+        responses={200: OpenApiTypes.OBJECT, **DENIED},
+    )
+    def get(self, request: Request, slug: str, id: int) -> Response:
+        project = project_for_action(request, slug, "view_auto_labels")
+        solution = get_object_or_404(Solution.objects.select_related("problem"), pk=id, project=project)
+        return Response(selectors.solution_labels(solution=solution))
