@@ -21,8 +21,9 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, AuditEvent, ImportJob, Membership, Problem, Project, Role, Solution
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from annotate.services.projects import PROJECT_CREATORS
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 from tests.celery_worker import celery_worker, purge_broker, wait_for
 from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, wait_ready
 
