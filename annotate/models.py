@@ -35,7 +35,7 @@ class Strategy(models.TextChoices):
 
 class TaskKind(models.TextChoices):
     # The only kind today; pairwise comparison ("compare") is a future kind and is not offered.
-    STEPS = "steps", "Step labels (rate each step of a solution)"
+    STEPS = "steps", "Step labels"
 
 
 class FinishReason(models.TextChoices):

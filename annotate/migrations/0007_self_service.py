@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='project',
             name='task_kind',
-            field=models.CharField(choices=[('steps', 'Step labels (rate each step of a solution)')], default='steps', max_length=16),
+            field=models.CharField(choices=[('steps', 'Step labels')], default='steps', max_length=16),
         ),
         migrations.CreateModel(
             name='Invite',

@@ -102,8 +102,7 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
         expect(page.locator("[data-import-status]")).to_contain_text("Imported 14 solutions", timeout=60_000)
     screenshot(page, "self-service-data-imported")
     assert Solution.objects.filter(project=project).count() == 14
-    page.reload()
-    row = page.locator("[data-imports] tbody tr").first
+    row = page.locator("[data-imports] tbody tr").first  # the list refreshes when the job ends
     expect(row).to_contain_text("carol")
     expect(row).to_contain_text("demo_solutions.jsonl")
     expect(row).to_contain_text("Succeeded")
@@ -164,7 +163,8 @@ def test_a_bad_file_shows_its_line_errors_and_changes_nothing(pages, screenshot,
     expect(errors).to_have_count(2)
     expect(errors.nth(0)).to_contain_text("Line 2")
     expect(errors.nth(1)).to_contain_text("Line 3")
-    screenshot(page, "self-service-data-bad-file")
+    expect(page.locator("[data-imports] tbody tr").first).to_contain_text("Failed")
+    screenshot(page, "self-service-data-bad-file", full_page=True)
     assert (Problem.objects.count(), Solution.objects.count()) == before
 
 
@@ -250,8 +250,7 @@ def test_ml_engineer_makes_a_token_and_pulls_an_export_with_it(pages, screenshot
         download.click()
     lines = Path(info.value.path()).read_text().splitlines()
     assert len(lines) == 3
-    page.reload()
-    row = page.locator("[data-exports] tbody tr").first
+    row = page.locator("[data-exports] tbody tr").first  # the list refreshes when the job ends
     expect(row).to_contain_text("Succeeded")
     expect(row.get_by_role("link", name="Export what is newer")).to_be_visible()
     screenshot(page, "self-service-export", full_page=True)

@@ -3,7 +3,7 @@
  * follows its progress, then offers the download and the cursor for the next incremental export.
  */
 import { getJson, postJson, sleep } from "./http";
-import { JobBox } from "./job";
+import { JobBox, refreshSection } from "./job";
 
 interface ExportConfig {
   exports_url: string;
@@ -84,4 +84,5 @@ async function runExport(config: ExportConfig, body: Record<string, string | boo
     href: job.download_url ?? "#",
     text: "Download",
   });
+  await refreshSection("[data-exports-section]");
 }

@@ -5,7 +5,7 @@
  * it too, by Content-Length, before storing it).
  */
 import { formatBytes, getJson, sleep, upload } from "./http";
-import { JobBox } from "./job";
+import { JobBox, refreshSection } from "./job";
 
 interface ImportConfig {
   imports_url: string;
@@ -93,6 +93,7 @@ async function runImport(config: ImportConfig, file: File, box: JobBox): Promise
     job = next.body;
   }
   showOutcome(job, box);
+  await refreshSection("[data-imports-section]");
 }
 
 export function importSummary(job: ImportJob): string {
@@ -108,7 +109,7 @@ export function importSummary(job: ImportJob): string {
 
 function showOutcome(job: ImportJob, box: JobBox): void {
   if (job.status === "succeeded") {
-    box.done(importSummary(job), { href: window.location.pathname, text: "Refresh the list" });
+    box.done(importSummary(job));
     return;
   }
   const errors = job.errors ?? [];

@@ -55,3 +55,13 @@ export class JobBox {
     this.errors.hidden = lines.length === 0;
   }
 }
+
+/** Re-read this page and swap in its fresh copy of `selector` (e.g. the past-jobs table). */
+export async function refreshSection(selector: string): Promise<void> {
+  const current = document.querySelector(selector);
+  if (!current) return;
+  const response = await fetch(window.location.href, { credentials: "same-origin" });
+  if (!response.ok) return;
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector(selector);
+  if (fresh) current.replaceWith(document.importNode(fresh, true));
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+
+import { exportBody } from "./exports";
+import { slugify } from "./forms";
+import { importSummary } from "./imports";
+
+describe("slugify", () => {
+  it("makes a Django slug from a project name", () => {
+    expect(slugify("Algebra, round 2")).toBe("algebra-round-2");
+    expect(slugify("  Géométrie — été 2026!  ")).toBe("geometrie-ete-2026");
+    expect(slugify("$$$")).toBe("");
+    expect(slugify("a".repeat(49) + " bc").length).toBeLessThanOrEqual(50);
+    expect(slugify("a".repeat(49) + " bc").endsWith("-")).toBe(false);
+  });
+});
+
+describe("exportBody", () => {
+  it("leaves out empty fields and joins finish reasons", () => {
+    const form = new FormData();
+    form.append("csrfmiddlewaretoken", "x");
+    form.append("format", "trl");
+    form.append("since", " ");
+    form.append("finish_reason", "solution");
+    form.append("finish_reason", "found_error");
+    expect(exportBody(form)).toEqual({ format: "trl", finish_reason: "solution,found_error", gzip: false });
+    form.append("gzip", "on");
+    expect(exportBody(form).gzip).toBe(true);
+  });
+});
+
+describe("importSummary", () => {
+  it("says how many solutions were imported", () => {
+    const job = { id: 1, status: "succeeded" as const };
+    expect(importSummary({ ...job, counters: { solutions_created: 14, problems_created: 13 } })).toBe(
+      "Imported 14 solutions (13 new problems).",
+    );
+    expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, duplicates: 3 } })).toBe(
+      "Imported 1 solution (0 new problems, 3 already in the project).",
+    );
+  });
+});
