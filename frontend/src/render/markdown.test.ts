@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { extractMath, renderMarkdown } from "./markdown";
+import { extractMath, renderMarkdown, renderStep } from "./markdown";
 
 describe("extractMath", () => {
   it("finds every delimiter form", () => {
@@ -62,5 +62,38 @@ describe("renderMarkdown safety", () => {
   it("renders display math in its own block", () => {
     expect(renderMarkdown("$$\\sum_i i$$")).toContain("katex-display");
     expect(renderMarkdown("\\[x\\]")).toContain("katex-display");
+  });
+});
+
+describe("math outside text", () => {
+  it("keeps a formula in an image's alt text as its source, never KaTeX markup in the attribute", () => {
+    const html = renderMarkdown("![area $\\pi r^2$ here](https://example.org/c.png) and $x$");
+    expect(html).toContain('alt="area $\\pi r^2$ here"');
+    const img = /<img [^>]*>/.exec(html)?.[0] ?? "";
+    expect(img).not.toContain("katex");
+    expect(img).not.toContain("<span");
+    expect(html).toContain('class="katex"'); // the formula in the text is still typeset
+  });
+
+  it("escapes a formula that lands in a link title or URL", () => {
+    const html = renderMarkdown('[x](https://example.org/a "t $a<b$")');
+    expect(html).toContain('title="t $a&lt;b$"');
+    expect(html).not.toMatch(/title="[^"]*katex/);
+  });
+});
+
+describe("renderStep", () => {
+  it("shows PRM800K's '# Answer' step as an answer line, not a heading", () => {
+    const html = renderStep("# Answer\n\n$\\frac{1}{2}$");
+    expect(html).not.toContain("<h1");
+    expect(html).toMatch(/^<p class="sl-answer"><span class="sl-answer-label">Answer:<\/span> <span class="katex/);
+  });
+
+  it("keeps text before the answer line and renders other steps as Markdown", () => {
+    const html = renderStep("So it is 10.\n# Answer\n\n10");
+    expect(html).toContain("<p>So it is 10.</p>");
+    expect(html).toContain('<span class="sl-answer-label">Answer:</span> 10</p>');
+    expect(renderStep("# Answer")).toContain("(none given)");
+    expect(renderStep("Answer is *7*")).toBe("<p>Answer is <em>7</em></p>\n");
   });
 });

@@ -130,15 +130,54 @@ function randomNonce(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+interface MathEnv {
+  math: MathSegment[];
+  re: RegExp;
+}
+
+// Formulas are typeset only in text content. Anywhere else a placeholder can land (an image's alt
+// text, a link's URL or title, code) it becomes the formula's source again, escaped: KaTeX's markup
+// inside an attribute would corrupt the element.
+md.renderer.rules.text = (tokens, idx, _options, e) => {
+  const html = md.utils.escapeHtml(tokens[idx].content);
+  const env = e as Partial<MathEnv> | undefined;
+  if (!env?.math?.length || !env.re) return html;
+  return html.replace(env.re, (whole, n: string) => {
+    const seg = env.math?.[Number(n)];
+    return seg ? renderTex(seg.tex, seg.display) : whole;
+  });
+};
+
 /** Markdown + math to HTML that is safe to assign to innerHTML. */
 export function renderMarkdown(src: string, opts: { inline?: boolean } = {}): string {
   const nonce = randomNonce();
   const { text, math } = extractMath(src, nonce);
-  const html = opts.inline ? md.renderInline(text) : md.render(text);
+  const env: MathEnv = { math, re: new RegExp(`MATH${nonce}X(\\d+)X`, "g") };
+  const html = opts.inline ? md.renderInline(text, { ...env }) : md.render(text, { ...env });
   if (math.length === 0) return html;
-  const re = new RegExp(`MATH${nonce}X(\\d+)X`, "g");
-  return html.replace(re, (whole, n: string) => {
+  return html.replace(env.re, (whole, n: string) => {
     const seg = math[Number(n)];
-    return seg ? renderTex(seg.tex, seg.display) : whole;
+    if (!seg) return whole;
+    const delim = seg.display ? "$$" : "$";
+    return md.utils.escapeHtml(delim + seg.tex + delim);
   });
+}
+
+// PRM800K ends a solution with a step "# Answer\n\n<answer>": a convention, not a heading.
+const ANSWER_LINE = /^[ \t]*#[ \t]*Answer[ \t]*$/im;
+
+/**
+ * A solution step (or alternative): Markdown + math, with PRM800K's `# Answer` line shown as an
+ * answer line ("Answer: 10") instead of a page-sized heading.
+ */
+export function renderStep(src: string): string {
+  const m = ANSWER_LINE.exec(src);
+  if (!m) return renderMarkdown(src);
+  const before = src.slice(0, m.index).trim();
+  const answer = src.slice(m.index + m[0].length).trim();
+  const line =
+    '<p class="sl-answer"><span class="sl-answer-label">Answer:</span> ' +
+    (answer ? renderMarkdown(answer, { inline: true }) : '<span class="sl-answer-missing">(none given)</span>') +
+    "</p>";
+  return (before ? renderMarkdown(before) : "") + line;
 }
