@@ -1,8 +1,18 @@
 from django.contrib import admin
+from django.templatetags.static import static
+from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.urls import include, path
+
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    # Resolved per request: with hashed static names the manifest is read when it exists.
+    return HttpResponsePermanentRedirect(static("steplabel/favicon.svg"))
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Pages that do not link the icon (the admin's) still get it where browsers look by default.
+    path("favicon.ico", favicon),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("labeling_api.urls")),
     path("", include("annotate.urls")),

@@ -51,8 +51,15 @@ def test_label_a_solution_to_the_end(pages, screenshot):
     page.keyboard.press("3")
     expect(visible_steps(page)).to_have_count(2)
     expect(current_step(page)).to_contain_text("Step 2")
-    page.keyboard.press("f")  # unsure about step 2
-    expect(current_step(page).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
+    # f flags the rating just given (step 1), not the step that came into focus; its Flag button
+    # wears the f badge so the annotator sees where the key acts.
+    step1_flag = page.locator(".sl-step").nth(0).get_by_role("button", name="Flag")
+    expect(step1_flag.locator("kbd")).to_be_visible()
+    expect(current_step(page).get_by_role("button", name="Flag").locator("kbd")).to_be_hidden()
+    page.keyboard.press("f")
+    expect(step1_flag).to_have_attribute("aria-pressed", "true")
+    expect(current_step(page).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "false")
+    screenshot(page, "workspace-flag-after-rating")
     page.keyboard.press("2")
     expect(visible_steps(page)).to_have_count(3)
     screenshot(page, "workspace-rating-step-3")
@@ -68,7 +75,7 @@ def test_label_a_solution_to_the_end(pages, screenshot):
     annotation = annotation_for(solution)
     assert annotation.finish_reason == "solution"
     assert main_ratings(annotation) == [1, 0, 1]
-    assert [s["completions"][0]["flagged"] for s in label_steps(annotation)] == [False, True, False]
+    assert [s["completions"][0]["flagged"] for s in label_steps(annotation)] == [True, False, False]
     assert annotation.total_time_ms is not None and annotation.total_time_ms > 0
     assert Assignment.objects.get(solution=solution).status == AssignmentStatus.SUBMITTED
     # The progress panel counts it.
@@ -177,8 +184,8 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     open_workspace(page, "ann")
 
     page.keyboard.press("3")
-    page.keyboard.press("f")
     page.keyboard.press("2")
+    page.keyboard.press("f")  # flags step 2, just rated
     expect_rated(page, 2)
     expect(page.locator(".sl-save")).to_have_text("Saved")  # on the server too
 

@@ -8,7 +8,9 @@ import {
   currentIndex,
   errorIndex,
   finishReason,
+  flagTarget,
   focusWriter,
+  hasWork,
   IncompleteLabelingError,
   isComplete,
   MAX_UNDO,
@@ -20,6 +22,7 @@ import {
   setHumanStep,
   toSaved,
   toggleFlag,
+  toggleFlagAt,
   undo,
   visibleCount,
   type LabelingState,
@@ -84,7 +87,7 @@ describe("undo", () => {
   });
 
   it("undoes a flag, a written alternative and a corrected step too", () => {
-    let s = toggleFlag(createState("phase2", STEPS));
+    let s = toggleFlagAt(createState("phase2", STEPS), { step: 0, alt: null });
     expect(s.labels[0].flagged).toBe(true);
     s = undo(s);
     expect(s.labels[0].flagged).toBe(false);
@@ -102,33 +105,63 @@ describe("undo", () => {
 
   it("keeps at most MAX_UNDO snapshots", () => {
     let s = createState("phase2", STEPS);
-    for (let i = 0; i < MAX_UNDO + 20; i++) s = toggleFlag(s);
+    for (let i = 0; i < MAX_UNDO + 20; i++) s = toggleFlagAt(s, { step: 0, alt: null });
     expect(s.past.length).toBe(MAX_UNDO);
   });
 });
 
 describe("flag", () => {
-  it("toggles the flag of the step being rated, which survives its rating", () => {
+  it("f flags the rating just given, not the step that comes next", () => {
     let s = createState("phase2", STEPS);
-    s = toggleFlag(s);
+    expect(toggleFlag(s)).toBe(s); // nothing rated yet: nothing to mark unsure
     s = rate(s, 0);
+    expect(flagTarget(s)).toEqual({ step: 0, alt: null });
+    s = toggleFlag(s);
     expect(s.labels[0]).toMatchObject({ rating: 0, flagged: true });
     expect(s.labels[1].flagged).toBe(false);
-    s = toggleFlag(toggleFlag(s));
-    expect(s.labels[1].flagged).toBe(false);
+    s = rate(s, 1);
+    s = toggleFlag(s);
+    expect(s.labels.map((l) => l.flagged)).toEqual([true, true, false]);
+    s = toggleFlag(s);
+    expect(s.labels.map((l) => l.flagged)).toEqual([true, false, false]);
   });
 
-  it("flags the focused alternative, and the last step once every step is rated", () => {
+  it("flags the alternative just rated, and undo brings back the earlier target", () => {
     let s = createState("phase2", [{ index: 0, text: "a", alternatives: ["b", "c"] }]);
     s = rate(s, -1);
     expect(s.focus).toEqual({ kind: "alt", alt: 0 });
+    s = rate(s, 1);
+    expect(flagTarget(s)).toEqual({ step: 0, alt: 0 });
     s = toggleFlag(s);
     expect(s.labels[0].alternatives[0].flagged).toBe(true);
     expect(s.labels[0].flagged).toBe(false);
+    s = undo(undo(s));
+    expect(flagTarget(s)).toEqual({ step: 0, alt: null });
+  });
 
-    let done = rateAll(createState("phase2", STEPS), [1, 1, 1]);
-    done = toggleFlag(done);
-    expect(done.labels[2].flagged).toBe(true);
+  it("the Flag buttons flag any step shown, rated or not, and nothing hidden", () => {
+    let s = rate(createState("phase2", STEPS), 1);
+    s = toggleFlagAt(s, { step: 1, alt: null });
+    expect(s.labels.map((l) => l.flagged)).toEqual([false, true, false]);
+    expect(toggleFlagAt(s, { step: 2, alt: null })).toBe(s);
+    expect(toggleFlagAt(s, { step: 0, alt: 3 })).toBe(s);
+  });
+
+  it("keeps the flag target in drafts and ignores a malformed one", () => {
+    const s = rate(rate(createState("phase2", STEPS), 1), 0);
+    const saved = JSON.parse(JSON.stringify(toSaved(s)));
+    expect(restore("phase2", STEPS, saved).last).toEqual({ step: 1, alt: null });
+    expect(undo(restore("phase2", STEPS, saved)).last).toEqual({ step: 0, alt: null });
+    expect(restore("phase2", STEPS, { ...saved, last: { step: 7, alt: null } }).last).toBeNull();
+  });
+});
+
+describe("hasWork", () => {
+  it("is false for a fresh state and true once anything is labeled", () => {
+    const fresh = createState("phase2", [{ index: 0, text: "a", alternatives: ["b"] }]);
+    expect(hasWork(fresh)).toBe(false);
+    expect(hasWork(rate(fresh, 1))).toBe(true);
+    expect(hasWork(toggleFlagAt(fresh, { step: 0, alt: null }))).toBe(true);
   });
 });
 

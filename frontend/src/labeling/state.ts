@@ -45,9 +45,17 @@ export interface StepLabel {
 /** What 1/2/3 and f act on at the current step. `human` and `newalt` are the two text boxes. */
 export type Focus = { kind: "main" } | { kind: "alt"; alt: number } | { kind: "human" } | { kind: "newalt" };
 
+/** A rating target: a step's main line (`alt` null) or one of its alternatives. */
+export interface Target {
+  step: number;
+  alt: number | null;
+}
+
 export interface Snapshot {
   labels: StepLabel[];
   focus: Focus;
+  /** The target rated last (what `f` flags); absent in drafts saved before it existed. */
+  last?: Target | null;
 }
 
 export interface LabelingState {
@@ -55,6 +63,8 @@ export interface LabelingState {
   steps: readonly TaskStep[];
   labels: StepLabel[];
   focus: Focus;
+  /** The target rated last: `f` flags it, since annotators rate first and then mark a rating unsure. */
+  last: Target | null;
   /** Earlier snapshots, newest last: Backspace pops one. */
   past: Snapshot[];
 }
@@ -76,6 +86,7 @@ export function createState(mode: Mode, steps: readonly TaskStep[]): LabelingSta
       done: false,
     })),
     focus: MAIN,
+    last: null,
     past: [],
   };
 }
@@ -156,6 +167,22 @@ export function ratedCount(s: LabelingState): number {
   return s.labels.filter((l) => l.rating !== null).length;
 }
 
+/** Whether anything was labeled (a rating, a flag, a written step or alternative): a draft worth resuming. */
+export function hasWork(s: LabelingState): boolean {
+  return s.labels.some(
+    (l) =>
+      l.rating !== null ||
+      l.flagged ||
+      l.human !== null ||
+      l.alternatives.some((a) => !a.offered || a.rating !== null || a.flagged),
+  );
+}
+
+/** What `f` flags: the rating given last; null before any rating (nothing to mark unsure yet). */
+export function flagTarget(s: LabelingState): Target | null {
+  return s.last;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Actions
 // ---------------------------------------------------------------------------------------------
@@ -166,7 +193,7 @@ function cloneLabels(labels: StepLabel[]): StepLabel[] {
 
 /** A new state whose labels may be mutated freely, with the current one pushed for undo. */
 function edit(s: LabelingState): LabelingState {
-  const past = [...s.past, { labels: s.labels, focus: s.focus }];
+  const past = [...s.past, { labels: s.labels, focus: s.focus, last: s.last }];
   if (past.length > MAX_UNDO) past.splice(0, past.length - MAX_UNDO);
   return { ...s, labels: cloneLabels(s.labels), past };
 }
@@ -191,7 +218,7 @@ export function rate(s: LabelingState, rating: Rating): LabelingState {
   const f = s.focus;
   if (f.kind === "main") {
     if (label.rating !== null) return s; // already rated: Backspace undoes it
-    const next = edit(s);
+    const next = { ...edit(s), last: { step: cur, alt: null } };
     next.labels[cur].rating = rating;
     if (s.mode === "phase2") {
       // A Negative ends the pass here: go to the first alternative offered, if any.
@@ -203,7 +230,7 @@ export function rate(s: LabelingState, rating: Rating): LabelingState {
   if (f.kind === "alt") {
     if (f.alt < 0 || f.alt >= label.alternatives.length || label.rating === null) return s;
     if (label.alternatives[f.alt].rating === rating) return s;
-    const next = edit(s);
+    const next = { ...edit(s), last: { step: cur, alt: f.alt } };
     next.labels[cur].alternatives[f.alt].rating = rating;
     if (s.mode === "phase2") {
       const alt = Math.min(f.alt + 1, label.alternatives.length - 1);
@@ -214,19 +241,21 @@ export function rate(s: LabelingState, rating: Rating): LabelingState {
   return s;
 }
 
-/** Toggle the flag ("unsure") on the focused rating target, or on the last step once all are done. */
+/** `f`: toggle the flag ("unsure") on the rating given last; nothing before any rating. */
 export function toggleFlag(s: LabelingState): LabelingState {
-  const cur = currentIndex(s);
-  const stepIdx = cur ?? s.steps.length - 1;
-  if (stepIdx < 0) return s;
+  const t = flagTarget(s);
+  return t === null ? s : toggleFlagAt(s, t);
+}
+
+/** Toggle the flag of one target (the Flag buttons): any step shown, or an alternative there. */
+export function toggleFlagAt(s: LabelingState, t: Target): LabelingState {
+  if (t.step < 0 || t.step >= visibleCount(s)) return s;
+  const alts = s.labels[t.step].alternatives;
+  if (t.alt !== null && (t.alt < 0 || t.alt >= alts.length)) return s;
   const next = edit(s);
-  const l = next.labels[stepIdx];
-  if (cur !== null && s.focus.kind === "alt" && s.focus.alt < l.alternatives.length) {
-    const a = l.alternatives[s.focus.alt];
-    a.flagged = !a.flagged;
-  } else {
-    l.flagged = !l.flagged;
-  }
+  const l = next.labels[t.step];
+  if (t.alt === null) l.flagged = !l.flagged;
+  else l.alternatives[t.alt].flagged = !l.alternatives[t.alt].flagged;
   return next;
 }
 
@@ -291,7 +320,7 @@ export function blurWriter(s: LabelingState): LabelingState {
 export function undo(s: LabelingState): LabelingState {
   if (s.past.length === 0) return s;
   const prev = s.past[s.past.length - 1];
-  return { ...s, labels: prev.labels, focus: prev.focus, past: s.past.slice(0, -1) };
+  return { ...s, labels: prev.labels, focus: prev.focus, last: prev.last ?? null, past: s.past.slice(0, -1) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,6 +400,7 @@ export function buildPayload(s: LabelingState, opts: PayloadOptions): SubmitPayl
 export interface SavedLabels {
   labels: StepLabel[];
   focus: Focus;
+  last?: Target | null;
   past: Snapshot[];
 }
 
@@ -378,7 +408,7 @@ export interface SavedLabels {
 export const SAVED_UNDO = 30;
 
 export function toSaved(s: LabelingState): SavedLabels {
-  return { labels: s.labels, focus: s.focus, past: s.past.slice(-SAVED_UNDO) };
+  return { labels: s.labels, focus: s.focus, last: s.last, past: s.past.slice(-SAVED_UNDO) };
 }
 
 function isRating(v: unknown): v is Rating | null {
@@ -408,6 +438,13 @@ function validLabels(v: unknown, n: number): v is StepLabel[] {
   );
 }
 
+function validTarget(v: unknown, labels: StepLabel[]): v is Target {
+  if (v === null || typeof v !== "object") return false;
+  const t = v as Target;
+  if (!Number.isInteger(t.step) || t.step < 0 || t.step >= labels.length) return false;
+  return t.alt === null || (Number.isInteger(t.alt) && t.alt >= 0 && t.alt < labels[t.step].alternatives.length);
+}
+
 function validFocus(v: unknown): v is Focus {
   if (v === null || typeof v !== "object") return false;
   const f = v as Focus;
@@ -422,9 +459,13 @@ export function restore(mode: Mode, steps: readonly TaskStep[], saved: unknown):
   const d = saved as Partial<SavedLabels>;
   if (!validLabels(d.labels, steps.length)) return fresh;
   const past = Array.isArray(d.past)
-    ? d.past.filter((p) => p && validLabels(p.labels, steps.length) && validFocus(p.focus)).slice(-MAX_UNDO)
+    ? d.past
+        .filter((p) => p && validLabels(p.labels, steps.length) && validFocus(p.focus))
+        .map((p) => ({ ...p, last: validTarget(p.last, p.labels) ? p.last : null }))
+        .slice(-MAX_UNDO)
     : [];
   // Writer boxes are not restored with focus: the text in them was never committed.
   const focus = validFocus(d.focus) && (d.focus.kind === "main" || d.focus.kind === "alt") ? d.focus : MAIN;
-  return { ...fresh, labels: cloneLabels(d.labels), focus, past };
+  const last = validTarget(d.last, d.labels) ? d.last : null;
+  return { ...fresh, labels: cloneLabels(d.labels), focus, last, past };
 }

@@ -10,8 +10,10 @@ import {
   currentIndex,
   errorIndex,
   finishReason,
+  flagTarget,
   focusWriter,
   type GiveUpReason,
+  hasWork,
   IncompleteLabelingError,
   type LabelingState,
   moveFocus,
@@ -24,11 +26,12 @@ import {
   setHumanStep,
   type SubmitPayload,
   toggleFlag,
+  toggleFlagAt,
   toSaved,
   undo,
   visibleCount,
 } from "../labeling/state";
-import { renderMarkdown } from "../render/markdown";
+import { renderMarkdown, renderStep } from "../render/markdown";
 import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import { clearLocal, type Draft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
 import { h, setPressed, setRendered } from "./dom";
@@ -53,7 +56,7 @@ export const SHORTCUTS: [string, string][] = [
   ["1", "Rate Negative (the step or alternative in focus)"],
   ["2", "Rate Neutral"],
   ["3", "Rate Positive"],
-  ["f", "Flag / unflag as unsure (the step or alternative in focus)"],
+  ["f", "Flag / unflag your last rating as unsure (its Flag button shows the f); Flag buttons flag any step"],
   ["Backspace", "Undo the last change"],
   ["↓ / j, ↑ / k", "Move between the step and its alternatives"],
   ["a", "Write an alternative step here (after a Negative; any rated step in phase 1)"],
@@ -345,7 +348,8 @@ export class Workspace {
     this.render();
     window.scrollTo({ top: 0 });
     this.focusCurrent();
-    if (draft && draft.rev > 0) this.say("Resumed your saved work on this solution.");
+    // Only work that was actually restored is announced (an untouched task also has a draft: its key).
+    if (draft && hasWork(this.state)) this.say("Resumed your saved work on this solution.");
     if (this.pending) void this.sendSubmit(this.pending);
   }
 
@@ -376,12 +380,11 @@ export class Workspace {
         type: "button",
         class: "sl-flag",
         "aria-pressed": "false",
-        "aria-keyshortcuts": "f",
-        onclick: () => this.act((s) => toggleFlag({ ...s, focus: { kind: "main" } })),
+        onclick: () => this.act((s) => toggleFlagAt(s, { step: i, alt: null })),
       },
       h("span", { class: "sl-sym", "aria-hidden": "true" }, "⚑"),
       "Flag",
-      h("kbd", { "aria-hidden": "true" }, "f"),
+      h("kbd", { "aria-hidden": "true", hidden: true }, "f"),
     );
     const status = h("span", { class: "sl-step-status" });
     const altList = h("ul", { class: "sl-alt-list" });
@@ -443,7 +446,7 @@ export class Workspace {
       "li",
       { class: "sl-step", tabindex: -1, "aria-label": `Step ${n}` },
       h("div", { class: "sl-step-head" }, h("span", { class: "sl-step-n" }, `Step ${n}`), status),
-      setRendered(h("div", { class: "sl-md sl-step-text" }), renderMarkdown(text)),
+      setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(text)),
       h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate step ${n}` }, ...rateButtons, flagButton),
       humanShown,
       alts,
@@ -459,6 +462,7 @@ export class Workspace {
     const visible = visibleCount(s);
     const err = errorIndex(s);
     const canWrite = canAddAlternatives(s);
+    const fTarget = flagTarget(s);
     this.steps.forEach((v, i) => {
       const l = s.labels[i];
       const isCur = i === cur;
@@ -474,7 +478,8 @@ export class Workspace {
         b.disabled = !mainActive;
       });
       setPressed(v.flagButton, l.flagged);
-      v.flagButton.disabled = !(isCur || (cur === null && i === s.steps.length - 1));
+      v.flagButton.disabled = i >= visible;
+      markFlagKey(v.flagButton, fTarget?.step === i && fTarget.alt === null);
       v.li.classList.toggle("sl-focus-main", isCur && s.focus.kind === "main" && l.rating === null);
       v.status.textContent =
         l.rating === null ? (isCur ? "rate this step" : "") : `${ratingName(l.rating)}${l.flagged ? " · flagged" : ""}`;
@@ -498,7 +503,8 @@ export class Workspace {
         const fb = item.querySelector<HTMLButtonElement>("button.sl-flag");
         if (fb) {
           setPressed(fb, a.flagged);
-          fb.disabled = !(isCur && l.rating !== null);
+          fb.disabled = i >= visible;
+          markFlagKey(fb, fTarget?.step === i && fTarget.alt === j);
         }
       });
 
@@ -544,7 +550,9 @@ export class Workspace {
     if (s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null))) {
       return "Rate the alternative you wrote (1/2/3) before submitting.";
     }
-    return "Rate the highlighted step: 1 Negative · 2 Neutral · 3 Positive.";
+    const last = flagTarget(s);
+    const unsure = last === null ? "" : ` f flags your last rating (step ${last.step + 1}${last.alt === null ? "" : `, alternative ${last.alt + 1}`}).`;
+    return `Rate the highlighted step: 1 Negative · 2 Neutral · 3 Positive.${unsure}`;
   }
 
   private buildAlt(i: number, j: number, text: string, offered: boolean): HTMLLIElement {
@@ -555,10 +563,12 @@ export class Workspace {
           type: "button",
           class: `sl-rate sl-${b.cls}`,
           "aria-pressed": "false",
+          "aria-keyshortcuts": b.key,
           onclick: () => this.act((s) => (currentIndex(s) === i ? rate({ ...s, focus: { kind: "alt", alt: j } }, b.rating) : s)),
         },
         h("span", { class: "sl-sym", "aria-hidden": "true" }, b.symbol),
         b.name,
+        h("kbd", { "aria-hidden": "true" }, b.key),
       ),
     );
     const flag = h(
@@ -567,15 +577,16 @@ export class Workspace {
         type: "button",
         class: "sl-flag",
         "aria-pressed": "false",
-        onclick: () => this.act((s) => (currentIndex(s) === i ? toggleFlag({ ...s, focus: { kind: "alt", alt: j } }) : s)),
+        onclick: () => this.act((s) => toggleFlagAt(s, { step: i, alt: j })),
       },
       h("span", { class: "sl-sym", "aria-hidden": "true" }, "⚑"),
       "Flag",
+      h("kbd", { "aria-hidden": "true", hidden: true }, "f"),
     );
     return h(
       "li",
       { class: "sl-alt", tabindex: -1, "aria-label": `Alternative ${j + 1}${offered ? "" : " (yours)"}` },
-      setRendered(h("div", { class: "sl-md sl-alt-text" }), renderMarkdown(text)),
+      setRendered(h("div", { class: "sl-md sl-alt-text" }), renderStep(text)),
       h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate alternative ${j + 1}` }, ...buttons, flag),
     );
   }
@@ -657,7 +668,8 @@ export class Workspace {
       case "f":
       case "F":
         e.preventDefault();
-        this.act(toggleFlag);
+        if (flagTarget(this.state) === null) this.say("Nothing rated yet: f flags a rating once you have given it.");
+        else this.act(toggleFlag);
         return;
       case "Backspace":
         e.preventDefault();
@@ -927,6 +939,14 @@ export class Workspace {
     this.alert.hidden = true;
     this.alert.textContent = "";
   }
+}
+
+/** The `f` badge shows on the one Flag button that the key acts on (the rating given last). */
+function markFlagKey(button: HTMLButtonElement, isTarget: boolean): void {
+  const kbd = button.querySelector("kbd");
+  if (kbd) kbd.hidden = !isTarget;
+  if (isTarget) button.setAttribute("aria-keyshortcuts", "f");
+  else button.removeAttribute("aria-keyshortcuts");
 }
 
 function ratingName(r: Rating): string {

@@ -1,0 +1,95 @@
+"""What the workspace shows, beyond the labeling flow: PRM800K's answer line, key badges on every
+rating button, the "Resumed" notice only for restored work, and the favicon."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.helpers import (
+    STEPS,
+    current_step,
+    make_project,
+    make_solution,
+    make_user,
+    open_workspace,
+    wait_ready,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_answer_step_is_an_answer_line_not_a_heading(pages, screenshot):
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, ["So $x^2 + 1 = 10$.", "# Answer\n\n10"])
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    answer = current_step(page).locator(".sl-step-text")
+    expect(answer.locator("h1")).to_have_count(0)
+    expect(answer.locator(".sl-answer")).to_have_text("Answer: 10")
+    # The answer line is body-sized, not a page title.
+    size = answer.locator(".sl-answer").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    body = page.locator(".sl-step-n").first.evaluate("e => parseFloat(getComputedStyle(e.closest('.sl-step')).fontSize)")
+    assert size <= body * 1.05, (size, body)
+    screenshot(page, "workspace-answer-line")
+
+
+def test_alternative_rating_buttons_show_their_keys(pages, screenshot):
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, ["Substitute: $x^2 = 3^2$.", "So $x^2 = 6$."])
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    page.keyboard.press("1")
+    page.keyboard.press("a")
+    page.keyboard.type("So $x^2 = 9$.")
+    page.keyboard.press("Enter")
+    alternative = page.get_by_role("listitem", name="Alternative 1 (yours)")
+    group = alternative.get_by_role("group", name="Rate alternative 1")
+    expect(group.get_by_role("button")).to_have_text(["−Negative1", "○Neutral2", "+Positive3", "⚑Flagf"])
+    for key, name in (("1", "Negative"), ("2", "Neutral"), ("3", "Positive")):
+        button = group.get_by_role("button", name=name, exact=True)
+        expect(button.locator("kbd")).to_be_visible()
+        expect(button).to_have_attribute("aria-keyshortcuts", key)
+    page.keyboard.press("3")
+    # The alternative was rated last: f now acts on it, and its Flag button shows the key.
+    expect(group.get_by_role("button", name="Flag").locator("kbd")).to_be_visible()
+    page.keyboard.press("f")
+    expect(group.get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
+    screenshot(page, "workspace-alternative-key-badges")
+
+
+def test_resumed_only_when_saved_work_was_restored(pages):
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-save")).to_have_text("Saved")  # the untouched task's draft (its key) is stored
+    page.reload()
+    wait_ready(page)
+    expect(current_step(page)).to_contain_text("Step 1")
+    expect(page.locator(".sl-notice")).not_to_contain_text("Resumed")
+
+    page.keyboard.press("3")
+    expect(page.locator(".sl-save")).to_have_text("Saved")
+    page.reload()
+    wait_ready(page)
+    expect(page.locator(".sl-notice")).to_contain_text("Resumed your saved work")
+
+
+def test_pages_have_a_favicon(pages):
+    project = make_project()
+    make_user("ann", project)
+    page = pages.page()
+    open_workspace(page, "ann")
+    href = page.locator("link[rel=icon]").get_attribute("href")
+    assert href and href.endswith("favicon.svg")
+    icon = page.request.get(href)
+    assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    # Pages without the link (the admin's) get it where browsers look by default.
+    fallback = page.request.get("/favicon.ico")
+    assert fallback.status == 200 and fallback.url.endswith("favicon.svg")
