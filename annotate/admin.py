@@ -277,12 +277,13 @@ class AnnotationAdmin(ProjectScopedAdmin):
         "n_neutral",
         "n_negative",
         "first_error_index",
+        "reason",
         "is_gold",
         "is_quality_control",
         "submitted_at",
     ]
     list_filter = ["project", "source", "finish_reason", "is_gold", "is_quality_control", "is_screening", "generation"]
-    search_fields = ["=id", "labeler_uuid", "annotator__username", "=solution__id", "idempotency_key"]
+    search_fields = ["=id", "labeler_uuid", "annotator__username", "=solution__id", "idempotency_key", "finish_note"]
     raw_id_fields = ["solution", "assignment"]
     autocomplete_fields = ["project", "annotator"]
     list_select_related = ["project", "annotator"]
@@ -315,6 +316,12 @@ class AnnotationAdmin(ProjectScopedAdmin):
         for name, value in label_counters(json.loads(obj.label_steps)).items():
             setattr(obj, name, value)
         super().save_model(request, obj, form, change)
+
+    @admin.display(description="reason", ordering="finish_note")
+    def reason(self, obj: Annotation) -> str:
+        """The annotator's reason for giving up or reporting a bad problem, shortened for the list."""
+        note = obj.finish_note.strip()
+        return note if len(note) <= 120 else note[:119] + "…"
 
     @admin.action(description="Mark as gold (annotation and its solution)")
     def mark_as_gold(self, request: HttpRequest, queryset: QuerySet[Annotation]) -> None:

@@ -373,6 +373,7 @@ class AnnotatorStatus(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "annotator statuses"
         constraints = [models.UniqueConstraint(fields=["project", "user"], name="uniq_annotator_status")]
 
     def __str__(self) -> str:

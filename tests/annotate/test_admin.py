@@ -254,3 +254,20 @@ def test_editing_label_steps_recomputes_counters(admin_client_pg, data):
     payload["label_steps"] = "[{"
     response = admin_client_pg.post(url, payload)
     assert response.status_code == 200 and "Not valid JSON" in response.content.decode()
+
+
+def test_the_lead_reads_a_give_up_reason_in_the_annotation_list(admin_client_pg, data):
+    annotation = data[Annotation]
+    annotation.finish_reason = "give_up"
+    annotation.finish_note = "Step 2 uses a notation I do not know."
+    annotation.save()
+    page = admin_client_pg.get(_url(Annotation, "changelist")).content.decode()
+    assert '<th scope="col" class="column-reason">' in page
+    assert "Step 2 uses a notation I do not know." in page
+    found = admin_client_pg.get(_url(Annotation, "changelist"), {"q": "notation"}).content.decode()
+    assert _url(Annotation, "change", annotation.pk) in found
+
+
+def test_annotator_status_is_spelled_in_the_plural(admin_client_pg, data):
+    index = admin_client_pg.get(reverse("admin:index")).content.decode()
+    assert "Annotator statuses" in index and "Annotator statuss" not in index
