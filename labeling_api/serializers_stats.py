@@ -32,9 +32,10 @@ class GenerationProgressSerializer(serializers.Serializer):
 
 
 class PaceSerializer(serializers.Serializer):
-    window_hours = I(help_text="24, or 168 when nothing was labeled in the last 24 hours.")
-    labels = I()
-    labels_per_hour = F()
+    window_hours = I(help_text="The window the pace is measured over: the last 7 days (168).")
+    active_hours = I(help_text="Hours of the window in which at least one queue label was submitted.")
+    labels = I(help_text="Queue labels submitted in the window.")
+    labels_per_hour = F(help_text="labels / active_hours: the team's pace while it labels.")
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -48,8 +49,10 @@ class ProgressSerializer(serializers.Serializer):
     labels = I()
     by_generation = GenerationProgressSerializer(many=True)
     pace = PaceSerializer()
-    eta_hours = _nullable(F, help_text="labels_remaining / labels_per_hour; null when nothing was labeled lately.")
-    eta_at = _nullable(serializers.DateTimeField)
+    eta_hours = _nullable(
+        F, help_text="labels_remaining / labels_per_hour: hours of labeling left; null when nothing was labeled lately."
+    )
+    eta_at = _nullable(serializers.DateTimeField, help_text="Now + eta_hours, if the team labeled without a break.")
 
 
 class AnnotatorSeriesSerializer(serializers.Serializer):
@@ -139,11 +142,22 @@ class QualitySerializer(serializers.Serializer):
     agreement = AgreementSerializer()
 
 
+def _interval(**kwargs):
+    return serializers.ListField(child=F(), min_length=2, max_length=2, required=False, **kwargs)
+
+
 class HeldoutSerializer(serializers.Serializer):
     auroc_negative = F(required=False)
     accuracy = F(required=False)
     first_error_f1 = F(required=False)
     ece = F(required=False)
+    n_steps = I(required=False, help_text="Held-out steps the metrics were measured on.")
+    n_solutions = I(required=False, help_text="Held-out solutions (first-error F1 is over these).")
+    accuracy_ci = _interval(help_text="95% Wilson interval of the step accuracy.")
+    first_error_f1_ci = _interval(help_text="95% bootstrap interval of first-error F1 (solutions resampled).")
+    too_small = serializers.BooleanField(
+        required=False, help_text="Under 50 held-out steps or 10 solutions: the scores say little."
+    )
 
 
 class RunSerializer(serializers.Serializer):
@@ -159,13 +173,9 @@ class RunSerializer(serializers.Serializer):
     error = S(allow_blank=True)
 
 
-class CurvePointSerializer(serializers.Serializer):
+class CurvePointSerializer(HeldoutSerializer):
     run = I()
     label_count = I()
-    auroc_negative = F(required=False)
-    accuracy = F(required=False)
-    first_error_f1 = F(required=False)
-    ece = F(required=False)
 
 
 class ModelSerializer(serializers.Serializer):

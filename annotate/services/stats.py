@@ -48,8 +48,14 @@ GOLD_SAMPLE_ANSWERS = 20_000
 # Median times are taken over the most recent labels (the current pace, and a bounded sort).
 MEDIAN_SAMPLE = 20_000
 TRAINING_RUNS_SHOWN = 200
+# The ETA's pace: queue labels of the last PACE_DAYS per active hour.
+PACE_DAYS = 7
 # Held-out metrics plotted on the learning curve, when a run reports them.
 CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
+CURVE_INTERVALS = ("accuracy_ci", "first_error_f1_ci")
+# Below this a held-out score is noise: at 50 steps a 95% interval of accuracy is still ~±0.11 wide.
+HELDOUT_MIN_STEPS = 50
+HELDOUT_MIN_SOLUTIONS = 10
 IMPORTED = "(imported)"
 
 logger = logging.getLogger(__name__)
@@ -127,11 +133,10 @@ class _Names:
 
 
 class _Windows:
-    """The time windows of one stats call: pace (24 h, 7 days), 48 hourly and 30 daily buckets (UTC)."""
+    """The time windows of one stats call: pace (7 days), 48 hourly and 30 daily buckets (UTC)."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now
-        self.day_ago = now - timedelta(hours=24)
         self.week_ago = now - timedelta(days=7)
         self.hour0 = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURLY_BUCKETS - 1)
         self.hour_end = self.hour0 + timedelta(hours=HOURLY_BUCKETS)
@@ -168,7 +173,7 @@ def _scan(
     """Every label aggregate the dashboard needs, by grouping:
 
     - rollup: counters per (annotator, generation, finish reason), the last label, and the recent
-      queue labels that set the pace (gold and screening answers do not move the queue);
+      queue labels of the last 7 days that set the pace (gold and screening answers do not move the queue);
     - daily / hourly: labels and steps per (bucket, annotator) within the 30-day / 48-hour windows.
 
     On PostgreSQL one pass with GROUPING SETS over annotation_stats_idx (index-only: the counters
@@ -181,7 +186,6 @@ def _scan(
             SELECT GROUPING(annotator_id, generation, finish_reason, day, hour) AS grouping,
                 annotator_id, generation, finish_reason, day, hour, COUNT(*) AS n, {sums},
                 MAX(submitted_at) AS last,
-                COUNT(*) FILTER (WHERE queue AND submitted_at > %(day_ago)s) AS queue_day,
                 COUNT(*) FILTER (WHERE queue AND submitted_at > %(week_ago)s) AS queue_week
             FROM (
                 SELECT annotator_id, generation, finish_reason, submitted_at,
@@ -203,7 +207,6 @@ def _scan(
             "after": -1 if after is None else after,
             "upto": 2**62 if upto is None else upto,
             "now": w.now,
-            "day_ago": w.day_ago,
             "week_ago": w.week_ago,
             "day0": w.day0,
             "day_end": w.day_end,
@@ -238,7 +241,6 @@ def _scan(
             n=Count("id"),
             **{name: Sum(column) for name, column in _SUMS},
             last=Max("submitted_at"),
-            queue_day=Count("id", filter=queue & Q(submitted_at__gt=w.day_ago)),
             queue_week=Count("id", filter=queue & Q(submitted_at__gt=w.week_ago)),
         )
         .order_by()
@@ -380,6 +382,25 @@ def _solution_groups(*, project: Project) -> list[dict]:
     )
 
 
+def _active_hours(*, project: Project, since: datetime, now: datetime) -> int:
+    """Distinct UTC hours in (since, now] with a queue label: a range of annotation_stats_idx,
+    at most PACE_DAYS * 24 groups."""
+    return (
+        Annotation.objects.filter(
+            project=project,
+            is_gold=False,
+            is_quality_control=False,
+            is_screening=False,
+            submitted_at__gt=since,
+            submitted_at__lte=now,
+        )
+        .annotate(hour=TruncHour("submitted_at", tzinfo=UTC))
+        .values("hour")
+        .distinct()
+        .count()
+    )
+
+
 def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: datetime) -> dict:
     """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
     by_gen: dict[int | None, dict] = {}
@@ -396,7 +417,7 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
             totals[key] += row[key] or 0
         if row["open"]:
             by_strategy[row["strategy"] or "unscored"] += row["open"]
-    labels_total = steps_labeled = day = week = 0
+    labels_total = steps_labeled = week = 0
     for row in rollup:
         gen = by_gen.setdefault(
             row["generation"],
@@ -406,12 +427,12 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         gen["steps_labeled"] += row["steps"] or 0
         labels_total += row["n"]
         steps_labeled += row["steps"] or 0
-        day += row["queue_day"]
         week += row["queue_week"]
 
-    # Pace: queue labels over the last 24 h, else over the last 7 days.
-    hours, recent = (24, day) if day else (24 * 7, week)
-    per_hour = recent / hours if recent else 0.0
+    # Pace: queue labels of the last 7 days per *active* hour (an hour in which any was submitted),
+    # so a team that labeled 6 in its first 4 minutes reads 6/h, not 6 spread over the whole day.
+    active = _active_hours(project=project, since=now - timedelta(days=PACE_DAYS), now=now) if week else 0
+    per_hour = week / active if active else 0.0
     remaining = totals["remaining"]
     eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
     return {
@@ -424,7 +445,12 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         "steps_labeled": steps_labeled,
         "labels": labels_total,
         "by_generation": sorted(by_gen.values(), key=lambda g: _gen_key(g["generation"])),
-        "pace": {"window_hours": hours, "labels": recent, "labels_per_hour": per_hour},
+        "pace": {
+            "window_hours": PACE_DAYS * 24,
+            "active_hours": active,
+            "labels": week,
+            "labels_per_hour": per_hour,
+        },
         "eta_hours": eta_hours,
         "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,
         "_open_by_strategy": [
@@ -684,9 +710,20 @@ def _quality(*, project: Project, labels, per_annotator: dict[int | None, dict],
 
 
 def _heldout(metrics: dict) -> dict:
-    """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}})."""
+    """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}}), with
+    the held-out size, the 95% intervals training computed, and whether the set is too small."""
     source = metrics.get("heldout") if isinstance(metrics.get("heldout"), dict) else metrics
-    return {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
+    out = {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
+    for size in ("n_steps", "n_solutions"):
+        if isinstance(source.get(size), int):
+            out[size] = source[size]
+    for ci in CURVE_INTERVALS:
+        value = source.get(ci)
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+            out[ci] = value
+    if out and "n_steps" in out:
+        out["too_small"] = out["n_steps"] < HELDOUT_MIN_STEPS or out.get("n_solutions", 0) < HELDOUT_MIN_SOLUTIONS
+    return out
 
 
 def _model(*, project: Project) -> dict:

@@ -1,7 +1,10 @@
-"""Held-out metrics: AUROC for Negative steps, accuracy, ECE, ProcessBench first-error F1 (numpy only)."""
+"""Held-out metrics: AUROC for Negative steps, accuracy, ECE, ProcessBench first-error F1 (numpy only),
+with 95% intervals (Wilson for accuracy, a bootstrap over solutions for F1) so that a perfect score on
+a handful of held-out steps reads as the guess it is."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -74,6 +77,32 @@ def first_error_f1(predicted, true) -> dict:
     return {"first_error_f1": f1, "acc_erroneous": acc_err, "acc_correct": acc_ok, "n_solutions": int(len(true))}
 
 
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> list[float] | None:
+    """Wilson score interval of a proportion (sound at 0/n and n/n, unlike the normal one)."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def first_error_f1_interval(predicted, true, *, n_boot: int = 1000, seed: int = 0) -> list[float] | None:
+    """95% percentile bootstrap interval of first-error F1, resampling solutions."""
+    pred = np.asarray(predicted)
+    true = np.asarray(true)
+    if len(true) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(true), size=(n_boot, len(true)))
+    values = [first_error_f1(pred[d], true[d])["first_error_f1"] for d in draws]
+    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if len(values) == 0:
+        return None
+    return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
+
+
 def choose_threshold(p_negative_per_solution, true, grid=None) -> float:
     """The P(-1) threshold that maximises first-error F1 on the given (training) solutions."""
     if grid is None:
@@ -91,9 +120,11 @@ def step_metrics(y_class, probs) -> dict:
     y = np.asarray(y_class)
     p = np.asarray(probs, dtype=np.float64)
     nll = float(-np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1)).mean()) if len(y) else None
+    correct = int((p.argmax(1) == y).sum()) if len(y) else 0
     return {
         "auroc_negative": auroc(y == 0, p[:, 0]) if len(y) else None,
         "accuracy": accuracy(y, p),
+        "accuracy_ci": wilson_interval(correct, len(y)),
         "ece": ece(y, p),
         "nll": nll,
         "n_steps": int(len(y)),

@@ -21,7 +21,13 @@ import torch.nn.functional as F
 from ml.prm.config import PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.featurizers import FeatureCache, Rows, make_featurizer
-from ml.prm.metrics import choose_threshold, first_error_f1, first_error_predictions, step_metrics
+from ml.prm.metrics import (
+    choose_threshold,
+    first_error_f1,
+    first_error_f1_interval,
+    first_error_predictions,
+    step_metrics,
+)
 from ml.prm.model import PRM, EnsembleHead, scores_from_head_probs
 
 CHECKPOINT_VERSION = 1
@@ -78,7 +84,9 @@ def evaluate(examples: Sequence[StepExample], head_probs: torch.Tensor, threshol
     m = step_metrics(y, sc.probs)
     seqs, truth = _path_eval(examples, sc.p_negative)
     if len(truth):
-        m.update(first_error_f1(first_error_predictions(seqs, threshold), truth))
+        predicted = first_error_predictions(seqs, threshold)
+        m.update(first_error_f1(predicted, truth))
+        m["first_error_f1_ci"] = first_error_f1_interval(predicted, truth)
     return m
 
 

@@ -164,10 +164,10 @@ def test_progress_and_eta(campaign):
         "steps_total": 14,
         "steps_labeled": 14,  # 3 + 3 + 3 on S1/S2, 2 + 3 on G1 (gold reference not counted)
         "labels": 5,
-        "eta_hours": 60.0,  # 2 queue labels in the last 24 h: 1/12 per hour, 5 to go
+        "eta_hours": 5.0,  # 3 queue labels in the last 7 days, in 3 active hours: 1 per hour, 5 to go
     }
-    assert p["pace"] == {"window_hours": 24, "labels": 2, "labels_per_hour": 2 / 24}
-    assert p["eta_at"] == (NOW + timedelta(hours=60)).isoformat()
+    assert p["pace"] == {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0}
+    assert p["eta_at"] == (NOW + timedelta(hours=5)).isoformat()
     assert p["by_generation"] == [
         {"generation": None, "solutions": 0, "labeled": 0, "open": 0, "labels": 2, "steps_labeled": 5},
         {"generation": 0, "solutions": 2, "labeled": 2, "open": 1, "labels": 3, "steps_labeled": 9},
@@ -175,13 +175,29 @@ def test_progress_and_eta(campaign):
     ]
 
 
-def test_pace_falls_back_to_seven_days_and_none_without_labels(campaign):
-    later = NOW + timedelta(days=1)  # the last 24 h are empty: S1's two labels within 7 days
+def test_pace_counts_active_hours_and_is_none_without_labels(campaign):
+    later = NOW + timedelta(days=1)  # nothing new: the same 3 labels in 3 active hours within 7 days
     p = project_stats(project=campaign["project"], now=later)["progress"]
-    assert p["pace"] == {"window_hours": 168, "labels": 3, "labels_per_hour": 3 / 168}
-    assert p["eta_hours"] == pytest.approx(5 / (3 / 168))
+    assert p["pace"] == {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0}
+    assert p["eta_hours"] == pytest.approx(5.0)
     p = project_stats(project=campaign["project"], now=NOW + timedelta(days=30))["progress"]
     assert p["pace"]["labels"] == 0 and p["eta_hours"] is None and p["eta_at"] is None
+
+
+def test_eta_after_six_labels_in_four_minutes_uses_the_pace_of_those_minutes():
+    """A team that labeled 6 solutions in its first 4 minutes labels ~6 per hour it works, not 6
+    per 24 hours: the ETA divides by the hours with labeling activity, not by the wall clock."""
+    project = Project.objects.create(slug="fresh", name="Fresh", overlap=1)
+    ann = _user("ann4", project)
+    start = NOW.replace(minute=10)
+    solutions = [_solution(project, n_steps=3, count=0) for _ in range(14)]
+    for i, solution in enumerate(solutions[:6]):
+        _label(solution, ann, [1, 1, 1], at=start + timedelta(seconds=40 * i), ms=35_000, finish="solution")
+        Solution.objects.filter(pk=solution.pk).update(annotation_count=1, is_open=False)
+    p = project_stats(project=project, now=start + timedelta(minutes=4))["progress"]
+    assert p["labels_remaining"] == 8
+    assert p["pace"] == {"window_hours": 168, "active_hours": 1, "labels": 6, "labels_per_hour": 6.0}
+    assert p["eta_hours"] == pytest.approx(8 / 6)
 
 
 def test_throughput_series_and_medians(campaign):
@@ -277,6 +293,24 @@ def test_model_learning_curve_and_queue(campaign):
             {"strategy": "uncertainty", "open": 1},
         ],
     }
+
+
+def test_learning_curve_shows_heldout_size_intervals_and_when_it_is_too_small(campaign):
+    project = campaign["project"]
+    tiny = {"accuracy": 1.0, "first_error_f1": 1.0, "n_steps": 6, "n_solutions": 2}
+    tiny |= {"accuracy_ci": [0.61, 1.0], "first_error_f1_ci": [0.0, 1.0]}
+    big = {"accuracy": 0.8, "first_error_f1": 0.6, "n_steps": 900, "n_solutions": 120}
+    big |= {"accuracy_ci": [0.77, 0.83], "first_error_f1_ci": [0.52, 0.68]}
+    runs = [
+        TrainingRun.objects.create(project=project, label_count=n, status="succeeded", metrics={"heldout": m})
+        for n, m in ((19, tiny), (5000, big))
+    ]
+    curve = project_stats(project=project, now=NOW)["model"]["learning_curve"]
+    points = {p["run"]: p for p in curve}
+    assert points[runs[0].pk] == {"run": runs[0].pk, "label_count": 19, **tiny, "too_small": True}
+    assert points[runs[1].pk] == {"run": runs[1].pk, "label_count": 5000, **big, "too_small": False}
+    # Runs trained before the size was stored show no verdict rather than a wrong one.
+    assert "too_small" not in points[campaign["runs"][0].pk]
 
 
 def test_query_count_does_not_grow_with_labels_or_annotators(campaign):
@@ -409,7 +443,7 @@ def test_api_numbers_use_the_current_time(campaign):
     _label(solution, campaign["bob"], [1, 1], at=timezone.now() - timedelta(minutes=1), ms=8_000)
     body = _api(campaign["lead"]).get("/api/v1/projects/algebra/stats/").json()
     assert sum(body["throughput"]["hourly"]["labels"][-2:]) >= 1
-    assert body["progress"]["pace"]["window_hours"] == 24
+    assert body["progress"]["pace"]["window_hours"] == 168 and body["progress"]["pace"]["active_hours"] >= 1
 
 
 def test_snapshot_plus_new_labels_matches_a_fresh_computation(campaign):

@@ -3,7 +3,16 @@
 import numpy as np
 import pytest
 
-from ml.prm.metrics import auroc, choose_threshold, ece, first_error_f1, first_error_predictions, step_metrics
+from ml.prm.metrics import (
+    auroc,
+    choose_threshold,
+    ece,
+    first_error_f1,
+    first_error_f1_interval,
+    first_error_predictions,
+    step_metrics,
+    wilson_interval,
+)
 
 
 def test_auroc_hand_cases():
@@ -46,3 +55,26 @@ def test_step_metrics():
     m = step_metrics(y, probs)
     assert m["auroc_negative"] == 1.0 and m["accuracy"] == 1.0 and m["n_negative"] == 1
     assert m["nll"] == pytest.approx(-np.mean(np.log([0.7, 0.7, 0.8, 0.4])))
+
+
+def test_wilson_interval_hand_cases():
+    # 5 of 5 right is no proof of a perfect model: the 95% interval reaches down to 0.57.
+    lo, hi = wilson_interval(5, 5)
+    assert lo == pytest.approx(0.5655, abs=1e-4) and hi == 1.0
+    lo, hi = wilson_interval(80, 100)
+    assert lo == pytest.approx(0.7112, abs=1e-4) and hi == pytest.approx(0.8666, abs=1e-4)
+    assert wilson_interval(0, 0) is None
+    m = step_metrics(np.array([0, 2]), np.array([[0.9, 0.05, 0.05], [0.1, 0.1, 0.8]]))
+    assert m["accuracy"] == 1.0 and m["accuracy_ci"] == pytest.approx(wilson_interval(2, 2))
+
+
+def test_first_error_f1_interval_is_wide_on_few_solutions_and_narrow_on_many():
+    few = first_error_f1_interval([1, -1, 2], [1, -1, 0])
+    assert few[0] < 0.5 and few[1] == 1.0
+    rng = np.random.default_rng(1)
+    true = rng.integers(-1, 4, size=400)
+    pred = np.where(rng.random(400) < 0.8, true, -1)  # right 80% of the time
+    lo, hi = first_error_f1_interval(pred, true)
+    point = first_error_f1(pred, true)["first_error_f1"]
+    assert lo < point < hi and hi - lo < 0.15
+    assert first_error_f1_interval([], []) is None

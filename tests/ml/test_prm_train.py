@@ -29,6 +29,11 @@ def test_learns_planted_pattern_on_heldout_problems(planted):
     assert held["accuracy"] > 0.8
     assert held["first_error_f1"] > 0.6
     assert held["ece"] < 0.1
+    # The run stores the intervals the dashboard shows next to the held-out scores.
+    lo, hi = held["accuracy_ci"]
+    assert lo < held["accuracy"] < hi and hi - lo < 0.1  # > 500 held-out steps: a narrow interval
+    lo, hi = held["first_error_f1_ci"]
+    assert lo <= held["first_error_f1"] <= hi and held["n_solutions"] > 0
     assert ckpt["label_count"] == len(examples) == ckpt["n_train"] + ckpt["n_heldout"]
     assert ckpt["best_epoch"] >= 0 and ckpt["history"]
 

@@ -5,9 +5,14 @@ import {
   fmtEta,
   fmtInt,
   fmtNum,
+  fmtPace,
   fmtPct,
+  fmtScore,
   fmtSeconds,
+  generationLines,
   generationName,
+  type HeldOut,
+  heldoutSize,
   METRIC_NAMES,
   shares,
   toUnixSeconds,
@@ -139,12 +144,8 @@ export class Dashboard {
         fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
       ),
       figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
-      figure("steps labeled", fmtInt(p.steps_labeled), `of ${fmtInt(p.steps_total)} steps`),
-      figure(
-        "queue done in",
-        fmtEta(p.eta_hours, p.labels_remaining),
-        p.eta_at ? `${when(p.eta_at)} at ${fmtNum(p.pace.labels_per_hour, 1)} labels/h` : undefined,
-      ),
+      figure("steps labeled", fmtInt(p.steps_labeled), `in ${fmtInt(p.labels)} labels · ${fmtInt(p.steps_total)} steps queued`),
+      figure("queue done in", fmtEta(p.eta_hours, p.labels_remaining), p.labels_remaining ? fmtPace(p.pace) : undefined),
     );
     // Generations with queue solutions (gold and screening answers carry no generation).
     const gens = p.by_generation.filter((g) => g.solutions > 0);
@@ -164,13 +165,13 @@ export class Dashboard {
         { class: "sl-legend" },
         el("li", {}, swatch(GEN_COLORS[0]), "solutions"),
         el("li", {}, swatch(GEN_COLORS[1]), "labeled"),
-        ...gens.map((g) =>
-          el(
-            "li",
-            {},
-            `${generationName(g.generation)}: ${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} labeled, ${fmtInt(g.steps_labeled)} steps`,
-          ),
-        ),
+        ...generationLines(p.by_generation).map((line) => el("li", { "data-generation": "" }, line)),
+      ),
+      el(
+        "p",
+        { class: "sl-figure-note" },
+        `Labels count under the generation they were served in (imported solutions are served in the current one); ` +
+          `together: ${fmtInt(p.labels)} labels, ${fmtInt(p.steps_labeled)} steps.`,
       ),
     );
   }
@@ -274,11 +275,21 @@ export class Dashboard {
         curve.map((c) => c.label_count),
         m.curve_metrics.map((k, i) => ({
           label: METRIC_NAMES[k] ?? k,
-          values: curve.map((c) => c[k] ?? null),
+          values: curve.map((c) => (c[k as keyof HeldOut] as number | undefined) ?? null),
           color: PALETTE[i % PALETTE.length],
           dash: k === "ece" ? [5, 4] : undefined,
         })),
         "step labels",
+      );
+      const last = curve[curve.length - 1]!;
+      const size = heldoutSize(last);
+      curveEl.append(
+        el(
+          "p",
+          { class: size.tooSmall ? "sl-curve-note sl-warn" : "sl-curve-note", "data-slot": "curve-note" },
+          `Latest point (run #${last.run}, ${fmtInt(last.label_count)} step labels): step accuracy ${fmtScore(last.accuracy, last.accuracy_ci)}, ` +
+            `first-error F1 ${fmtScore(last.first_error_f1, last.first_error_f1_ci)} with 95% intervals, on ${size.text}.`,
+        ),
       );
     } else {
       curveEl.replaceChildren(el("p", { class: "sl-empty" }, "No finished training run with held-out metrics yet."));
@@ -288,7 +299,13 @@ export class Dashboard {
       el(
         "thead",
         {},
-        el("tr", {}, ...["Run", "Status", "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Finished"].map((h) => el("th", { scope: "col" }, h))),
+        el(
+          "tr",
+          {},
+          ...["Run", "Status", "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished"].map((h) =>
+            el("th", { scope: "col" }, h),
+          ),
+        ),
       ),
       el("tbody", {}, ...runs.map((r) => runRow(r, m.curve_metrics))),
     );
@@ -369,14 +386,27 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
   return row;
 }
 
+const INTERVALS: Record<string, keyof HeldOut> = { accuracy: "accuracy_ci", first_error_f1: "first_error_f1_ci" };
+
 function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
+  const h = r.heldout;
+  const size = heldoutSize(h);
+  const score = (k: string): string => {
+    const ci = INTERVALS[k] ? (h[INTERVALS[k]] as [number, number] | undefined) : undefined;
+    return fmtScore(h[k as keyof HeldOut] as number | undefined, ci);
+  };
   return el(
     "tr",
     r.is_active ? { class: "sl-active" } : {},
     el("th", { scope: "row" }, `#${r.id}${r.is_active ? " (active)" : ""}`),
     el("td", { class: r.status === "failed" ? "sl-error" : "" }, r.status, r.error ? el("small", {}, ` ${r.error}`) : null),
     el("td", { class: "sl-num" }, fmtInt(r.label_count)),
-    ...metrics.map((k) => el("td", { class: "sl-num" }, fmtNum(r.heldout[k] ?? null, 3))),
+    ...metrics.map((k) => el("td", { class: "sl-num" }, score(k))),
+    el(
+      "td",
+      size.tooSmall ? { class: "sl-warn", title: size.text } : {},
+      h.n_steps === undefined ? "—" : `${fmtInt(h.n_steps)} steps${size.tooSmall ? " (too small)" : ""}`,
+    ),
     el("td", {}, when(r.finished_at)),
   );
 }

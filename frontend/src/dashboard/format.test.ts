@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
 
-import { busiest, fmtEta, fmtInt, fmtPct, fmtSeconds, generationName, shares, toUnixSeconds } from "./format";
+import {
+  busiest,
+  fmtEta,
+  fmtInt,
+  fmtPace,
+  fmtPct,
+  fmtScore,
+  fmtSeconds,
+  generationLines,
+  generationName,
+  heldoutSize,
+  shares,
+  toUnixSeconds,
+} from "./format";
 
 describe("format", () => {
   it("formats counts, shares and missing values", () => {
@@ -41,5 +54,41 @@ describe("format", () => {
       ["y", 3, 0.75],
     ]);
     expect(shares(["x"], [0])).toEqual([["x", 0, null]]);
+  });
+
+  it("bases the pace on active hours", () => {
+    expect(fmtPace({ window_hours: 168, active_hours: 1, labels: 6, labels_per_hour: 6 })).toBe(
+      "of labeling at 6.0 labels per active hour (6 in 1 active hour, last 7 days)",
+    );
+    expect(fmtPace({ window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0 })).toBe(
+      "no queue labels in the last 7 days",
+    );
+  });
+
+  it("lists every generation with solutions or labels, so its steps add up to the headline", () => {
+    // Imported solutions (no generation) served in generation 0: their labels count there.
+    const rows = [
+      { generation: null, solutions: 14, labeled: 6, open: 8, labels: 0, steps_labeled: 0 },
+      { generation: 0, solutions: 0, labeled: 0, open: 0, labels: 6, steps_labeled: 18 },
+      { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 0, steps_labeled: 0 },
+    ];
+    expect(generationLines(rows)).toEqual([
+      "none: 6 of 14 solutions labeled; no labels served",
+      "gen 0: 6 labels served, 18 steps",
+    ]);
+  });
+
+  it("shows held-out scores with intervals and says when the set is too small", () => {
+    expect(fmtScore(1, [0.61, 1])).toBe("1.000 (0.61–1.00)");
+    expect(fmtScore(0.5)).toBe("0.500");
+    expect(fmtScore(undefined)).toBe("—");
+    expect(heldoutSize({ n_steps: 6, n_solutions: 2, too_small: true })).toEqual({
+      text: "6 held-out steps, 2 solutions: too small to mean anything (scores need 50+ steps and 10+ solutions)",
+      tooSmall: true,
+    });
+    expect(heldoutSize({ n_steps: 900, n_solutions: 120, too_small: false }).text).toBe(
+      "900 held-out steps, 120 solutions",
+    );
+    expect(heldoutSize({ accuracy: 0.5 }).tooSmall).toBe(false);
   });
 });

@@ -24,13 +24,80 @@ export function fmtSeconds(s: number | null | undefined): string {
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
 }
 
-/** The queue's ETA: hours at the current pace; null when nothing was labeled lately. */
+/** The queue's ETA: hours of labeling at the team's pace; null when nothing was labeled lately. */
 export function fmtEta(hours: number | null | undefined, remaining: number): string {
   if (remaining === 0) return "queue done";
   if (hours === null || hours === undefined) return "no labels in the last 7 days";
   if (hours < 1) return `about ${Math.max(1, Math.round(hours * 60))} min`;
   if (hours < 48) return `about ${hours.toFixed(hours < 10 ? 1 : 0)} h`;
   return `about ${(hours / 24).toFixed(hours < 240 ? 1 : 0)} days`;
+}
+
+export interface Pace {
+  window_hours: number;
+  active_hours: number;
+  labels: number;
+  labels_per_hour: number;
+}
+
+/** What the ETA rests on: labels per hour in which the team labeled, and how many such hours. */
+export function fmtPace(p: Pace): string {
+  if (!p.labels) return "no queue labels in the last 7 days";
+  const hours = p.active_hours === 1 ? "1 active hour" : `${fmtInt(p.active_hours)} active hours`;
+  return `of labeling at ${fmtNum(p.labels_per_hour, 1)} labels per active hour (${fmtInt(p.labels)} in ${hours}, last ${Math.round(p.window_hours / 24)} days)`;
+}
+
+export interface GenerationProgress {
+  generation: number | null;
+  solutions: number;
+  labeled: number;
+  open: number;
+  labels: number;
+  steps_labeled: number;
+}
+
+/**
+ * Legend lines for progress by generation. Solutions count under their own generation, labels under
+ * the generation they were served in (imported solutions are served in the current one), so every
+ * generation with either is listed: the labels and steps of the lines add up to the headline.
+ */
+export function generationLines(rows: readonly GenerationProgress[]): string[] {
+  return rows
+    .filter((g) => g.solutions > 0 || g.labels > 0)
+    .map((g) => {
+      const parts: string[] = [];
+      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} solutions labeled`);
+      parts.push(g.labels > 0 ? `${fmtInt(g.labels)} labels served, ${fmtInt(g.steps_labeled)} steps` : "no labels served");
+      return `${generationName(g.generation)}: ${parts.join("; ")}`;
+    });
+}
+
+export interface HeldOut {
+  auroc_negative?: number;
+  accuracy?: number;
+  first_error_f1?: number;
+  ece?: number;
+  n_steps?: number;
+  n_solutions?: number;
+  accuracy_ci?: [number, number];
+  first_error_f1_ci?: [number, number];
+  too_small?: boolean;
+}
+
+/** A held-out score with its 95% interval when the run stored one: "0.630 (0.58–0.68)". */
+export function fmtScore(value: number | null | undefined, ci?: readonly number[] | null): string {
+  if (value === null || value === undefined) return DASH;
+  return ci && ci.length === 2 ? `${value.toFixed(3)} (${ci[0].toFixed(2)}–${ci[1].toFixed(2)})` : value.toFixed(3);
+}
+
+/** The held-out set's size, and a plain warning when it is too small for its scores to mean anything. */
+export function heldoutSize(h: HeldOut): { text: string; tooSmall: boolean } {
+  if (h.n_steps === undefined) return { text: "held-out size not recorded", tooSmall: false };
+  const solutions = h.n_solutions === undefined ? "" : `, ${fmtInt(h.n_solutions)} solutions`;
+  const size = `${fmtInt(h.n_steps)} held-out steps${solutions}`;
+  return h.too_small
+    ? { text: `${size}: too small to mean anything (scores need 50+ steps and 10+ solutions)`, tooSmall: true }
+    : { text: size, tooSmall: false };
 }
 
 export function toUnixSeconds(isoTimes: readonly string[]): number[] {

@@ -1,4 +1,5 @@
 /** The shape of GET /api/v1/projects/{slug}/stats/ (labeling_api/serializers_stats.py). */
+import type { GenerationProgress, HeldOut, Pace } from "./format";
 
 export interface DashboardConfig {
   project: { slug: string; name: string };
@@ -44,7 +45,7 @@ export interface Run {
   id: number;
   status: string;
   label_count: number;
-  heldout: Record<string, number>;
+  heldout: HeldOut;
   is_active: boolean;
   activated_at: string | null;
   created_at: string | null;
@@ -65,15 +66,8 @@ export interface Stats {
     steps_total: number;
     steps_labeled: number;
     labels: number;
-    by_generation: {
-      generation: number | null;
-      solutions: number;
-      labeled: number;
-      open: number;
-      labels: number;
-      steps_labeled: number;
-    }[];
-    pace: { window_hours: number; labels: number; labels_per_hour: number };
+    by_generation: GenerationProgress[];
+    pace: Pace;
     eta_hours: number | null;
     eta_at: string | null;
   };
@@ -112,7 +106,7 @@ export interface Stats {
     in_progress: boolean;
     runs: Run[];
     curve_metrics: string[];
-    learning_curve: ({ run: number; label_count: number } & Record<string, number>)[];
+    learning_curve: ({ run: number; label_count: number } & HeldOut)[];
   };
   queue: { selection_strategy: string; open_by_strategy: { strategy: string; open: number }[] };
 }

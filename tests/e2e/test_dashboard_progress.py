@@ -1,0 +1,105 @@
+"""The dashboard's progress, ETA and learning-curve figures on a project as a new lead first sees it:
+14 imported solutions (no generation), 6 labeled in the first 4 minutes, one early training run."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, Problem, Project, Role, Solution, Step
+from annotate.services.prm800k import dumps_label_steps, label_counters
+from ml.models import TrainingRun
+from tests.e2e.helpers import login, make_user
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _hash(*parts) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def fresh_project() -> Project:
+    project = Project.objects.create(slug="fresh", name="Fresh import", overlap=1, current_generation=0)
+    make_user("lena", project, Role.LEAD)
+    ann = make_user("ann", project)
+    solutions = []
+    for i in range(14):
+        problem = Problem.objects.create(
+            project=project, text=f"Problem {i}", content_hash=_hash("p", i), text_hash=_hash("t", i)
+        )
+        solutions.append(
+            Solution.objects.create(project=project, problem=problem, content_hash=_hash("s", i), n_steps=3)
+        )
+        Step.objects.bulk_create([Step(solution=solutions[-1], index=k, text=f"step {k}") for k in range(3)])
+    # The first 4 minutes of labeling: the claim serves imported solutions in the current generation.
+    now = timezone.now()
+    start = now - timedelta(minutes=4)
+    if start.hour != now.hour:  # keep the 4 minutes in one clock hour, as the scenario has it
+        start, now = now.replace(minute=0, second=5), now.replace(minute=4, second=5)
+    for i, solution in enumerate(solutions[:6]):
+        steps = [
+            {"completions": [{"text": f"step {k}", "rating": 1, "flagged": False}], "human_completion": None,
+             "chosen_completion": 0}
+            for k in range(3)
+        ]
+        Annotation.objects.create(
+            project=project,
+            solution=solution,
+            annotator=ann,
+            labeler_uuid=str(ann.pk),
+            submitted_at=start + timedelta(seconds=40 * i),
+            generation=0,
+            finish_reason="solution",
+            total_time_ms=35_000,
+            label_steps=dumps_label_steps(steps),
+            **label_counters(steps),
+        )
+        Solution.objects.filter(pk=solution.pk).update(annotation_count=1, is_open=False)
+    heldout = {
+        "accuracy": 1.0,
+        "first_error_f1": 1.0,
+        "auroc_negative": 1.0,
+        "ece": 0.05,
+        "n_steps": 4,
+        "n_solutions": 2,
+        "accuracy_ci": [0.51, 1.0],
+        "first_error_f1_ci": [0.0, 1.0],
+    }
+    TrainingRun.objects.create(
+        project=project, status="succeeded", label_count=19, is_active=True, metrics={"heldout": heldout}
+    )
+    return project
+
+
+def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_out(pages, screenshot):
+    fresh_project()
+    page = pages.page()
+    login(page, "lena", "/dashboard/fresh/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+
+    figures = page.locator('[data-slot="progress-figures"]')
+    expect(figures).to_contain_text("18steps labeled")
+    # The legend lists the generation the labels were served in: its steps add up to the headline.
+    lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
+    assert lines == ["none: 6 of 14 solutions labeled; no labels served", "gen 0: 6 labels served, 18 steps"]
+    steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))
+    assert steps == 18
+
+    # 6 labels in 4 minutes: 6 per active hour, 8 labels to go -> about 1.3 h (not "32 h at 0.3/h").
+    expect(figures).to_contain_text("about 1.3 h")
+    expect(figures).to_contain_text("6.0 labels per active hour (6 in 1 active hour, last 7 days)")
+
+    note = page.locator('[data-slot="curve-note"]')
+    expect(note).to_contain_text("step accuracy 1.000 (0.51–1.00)")
+    expect(note).to_contain_text("4 held-out steps, 2 solutions: too small to mean anything")
+    expect(note).to_have_class(re.compile("sl-warn"))
+    expect(page.locator('[data-slot="runs"] tbody td.sl-warn')).to_have_text("4 steps (too small)")
+    page.locator("#progress").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-progress-fresh")
+    page.locator("#model").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-heldout-too-small")
