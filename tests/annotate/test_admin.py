@@ -262,7 +262,7 @@ def test_the_lead_reads_a_give_up_reason_in_the_annotation_list(admin_client_pg,
     annotation.finish_note = "Step 2 uses a notation I do not know."
     annotation.save()
     page = admin_client_pg.get(_url(Annotation, "changelist")).content.decode()
-    assert '<th scope="col" class="column-reason">' in page
+    assert 'column-reason">' in page and ">Reason</a>" in page
     assert "Step 2 uses a notation I do not know." in page
     found = admin_client_pg.get(_url(Annotation, "changelist"), {"q": "notation"}).content.decode()
     assert _url(Annotation, "change", annotation.pk) in found
