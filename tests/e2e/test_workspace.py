@@ -184,8 +184,8 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     open_workspace(page, "ann")
 
     page.keyboard.press("3")
+    page.keyboard.press("f")  # flags step 1, just rated
     page.keyboard.press("2")
-    page.keyboard.press("f")  # flags step 2, just rated
     expect_rated(page, 2)
     expect(page.locator(".sl-save")).to_have_text("Saved")  # on the server too
 
@@ -194,7 +194,7 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     wait_ready(page)
     expect_rated(page, 2)
     expect(current_step(page)).to_contain_text("Step 3")
-    expect(page.locator(".sl-step").nth(1).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".sl-step").nth(0).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
     expect(page.locator(".sl-notice")).to_contain_text("Resumed")
 
     # A fresh browser (no localStorage) resumes from the server's draft.
@@ -213,7 +213,7 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     assert Assignment.objects.filter(annotator=user).count() == 1
     annotation = annotation_for(solution)
     assert main_ratings(annotation) == [1, 0, 1]
-    assert [s["completions"][0]["flagged"] for s in label_steps(annotation)] == [False, True, False]
+    assert [s["completions"][0]["flagged"] for s in label_steps(annotation)] == [True, False, False]
 
 
 def test_undo_a_rating(pages):
