@@ -1,6 +1,6 @@
 from django.contrib import admin
-from django.templatetags.static import static
 from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 

@@ -43,8 +43,11 @@ def fresh_project() -> Project:
         start, now = now.replace(minute=0, second=5), now.replace(minute=4, second=5)
     for i, solution in enumerate(solutions[:6]):
         steps = [
-            {"completions": [{"text": f"step {k}", "rating": 1, "flagged": False}], "human_completion": None,
-             "chosen_completion": 0}
+            {
+                "completions": [{"text": f"step {k}", "rating": 1, "flagged": False}],
+                "human_completion": None,
+                "chosen_completion": 0,
+            }
             for k in range(3)
         ]
         Annotation.objects.create(

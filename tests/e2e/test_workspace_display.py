@@ -30,8 +30,9 @@ def test_answer_step_is_an_answer_line_not_a_heading(pages, screenshot):
     expect(answer.locator("h1")).to_have_count(0)
     expect(answer.locator(".sl-answer")).to_have_text("Answer: 10")
     # The answer line is body-sized, not a page title.
-    size = answer.locator(".sl-answer").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
-    body = page.locator(".sl-step-n").first.evaluate("e => parseFloat(getComputedStyle(e.closest('.sl-step')).fontSize)")
+    font_size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    size = answer.locator(".sl-answer").evaluate(font_size)
+    body = current_step(page).evaluate(font_size)
     assert size <= body * 1.05, (size, body)
     screenshot(page, "workspace-answer-line")
 
