@@ -12,8 +12,9 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, Problem, Project, Role, Solution, Step
-from annotate.services.prm800k import dumps_label_steps, label_counters
 from ml.models import TrainingRun
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 from tests.e2e.helpers import login, make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
