@@ -28,7 +28,7 @@ from annotate.services.splits import math500_flag, text_sha256
 from autolabel.importing import is_math_shepherd
 from autolabel.importing import parse_line as parse_math_shepherd
 from autolabel.importing import write_batch as write_math_shepherd
-from core.bulk_insert import insert_rows
+from core.bulk_insert import analyze, insert_rows
 from prm800k import grading
 from prm800k.parse import ParsedSolution, parse_line, validate_line
 from prm800k.records import dumps_label_steps
@@ -183,6 +183,8 @@ def import_file(
         numbers = count(lock_export_sequence(project=project) + 1)
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
             _write_batch(project=project, batch=batch, result=result, numbers=numbers)
+    if result.created_anything:
+        analyze(Problem, Solution, Step, Annotation)
     return result
 
 

@@ -113,7 +113,7 @@ def test_run_dev_refuses_a_port_in_use_before_the_banner(embedded_env):
         )  # fmt: skip
     assert result.returncode != 0
     assert f"Cannot serve on 127.0.0.1:{port}" in result.stderr and "Address already in use" in result.stderr
-    assert f"make run PORT={port + 1}" in result.stderr
+    assert f"PORT={port + 1} make run" in result.stderr
     assert "Steplabel is running" not in result.stdout and "Database migrated" not in result.stdout
 
 

@@ -38,7 +38,7 @@ def _check_port_free(host: str, port: int) -> None:
         except OSError as exc:
             raise CommandError(
                 f"Cannot serve on {host}:{port}: {exc.strerror}. Another process is using the port; stop it, "
-                f"or pick another port: `make run PORT={port + 1}` (or `manage.py run_dev --port {port + 1}`)."
+                f"or pick another port: `PORT={port + 1} make run` (or `manage.py run_dev --port {port + 1}`)."
             ) from None
 
 
