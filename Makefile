@@ -20,7 +20,7 @@ help:
 	@echo "make run    - set up, then serve the demo at http://127.0.0.1:8000/ with a Celery worker"
 	@echo "make test   - set up, check PostgreSQL + Redis, lint, typecheck, then the whole test suite"
 	@echo "make setup  - .venv with pinned requirements, Chromium for browser tests, the frontend build"
-	@echo "make lint   - ruff check, ruff format --check, TypeScript typecheck"
+	@echo "make lint   - ruff check, ruff format --check, import contracts (lint-imports), TypeScript typecheck"
 	@echo "make bench  - run every bench/*.py script"
 
 setup: python-deps chromium frontend
@@ -73,6 +73,7 @@ endif
 lint: python-deps lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 ifneq ($(HAS_FRONTEND),)
 	cd frontend && npm run typecheck
 endif

@@ -173,7 +173,7 @@ class SolutionAdmin(ProjectScopedAdmin):
         "strategy",
     ]
     search_fields = ["=id", "problem__text", "final_answer", "=content_hash"]
-    raw_id_fields = ["problem", "model_version"]
+    raw_id_fields = ["problem"]
     autocomplete_fields = ["project"]
     list_select_related = ["project", "problem"]
     readonly_fields = ["content_hash", "n_steps", "annotation_count", "created_at"]

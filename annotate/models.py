@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 
 from core.models import JobStatus
+from prm800k.splits import math500_flag, text_sha256
 
 
 class Role(models.TextChoices):
@@ -112,8 +113,6 @@ class Problem(models.Model):
         return self.text[:80]
 
     def save(self, *args, **kwargs) -> None:
-        from annotate.services.splits import math500_flag, text_sha256
-
         if not self.text_hash:
             self.text_hash = text_sha256(self.text)
         self.is_math500 = math500_flag(self.text_hash)
@@ -140,9 +139,9 @@ class Solution(models.Model):
     # Provenance: the round, strategy, model and score that put it in the queue.
     generation = models.IntegerField(null=True, blank=True)
     strategy = models.CharField(max_length=32, blank=True)
-    model_version = models.ForeignKey(
-        "ml.TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    # The training run (ml.TrainingRun id) whose scores set the priority; a plain id, so the labeling
+    # domain does not depend on the model registry, and a deleted run leaves its number behind.
+    model_run_id = models.BigIntegerField(null=True, blank=True)
     verifier_score = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -17,6 +17,7 @@ from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_stats import ProjectStatsSerializer
+from ml import selectors as ml_selectors
 
 DENIED = denied(forbidden="A member without the lead role.")
 
@@ -35,8 +36,10 @@ class ProjectStatsView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "stats")
-        data = {**stats.project_stats(project=project), "auto_labels": auto_labels.agreement(project=project)}
-        response = Response(data)
+        body = stats.project_stats(project=project)
+        body["auto_labels"] = auto_labels.agreement(project=project)
+        body["model"] = ml_selectors.model_summary(project=project)  # annotate does not read ml
+        response = Response(body)
         response["Cache-Control"] = "no-store"
         return response
 

@@ -508,7 +508,7 @@ def apply_selection(*, selection: Selection, generation: int) -> int:
                 with connection.cursor() as cursor:
                     cursor.execute(
                         f"UPDATE {table} AS s SET priority = v.priority, verifier_score = v.score, "
-                        "generation = %s, strategy = %s, model_version_id = %s "
+                        "generation = %s, strategy = %s, model_run_id = %s "
                         "FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS v(id, priority, score) "
                         "WHERE s.id = v.id",
                         [generation, selection.strategy, selection.run_id, ids, pri, score],
@@ -522,11 +522,11 @@ def apply_selection(*, selection: Selection, generation: int) -> int:
                         verifier_score=s,
                         generation=generation,
                         strategy=selection.strategy,
-                        model_version_id=selection.run_id,
+                        model_run_id=selection.run_id,
                     )
                     for i, p, s in zip(ids, pri, score, strict=True)
                 ]
-                fields_ = ["priority", "verifier_score", "generation", "strategy", "model_version"]
+                fields_ = ["priority", "verifier_score", "generation", "strategy", "model_run_id"]
                 n += Solution.objects.bulk_update(objs, fields_, batch_size=500)
     return n
 

@@ -24,7 +24,6 @@ from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services.exports import lock_export_sequence
-from annotate.services.splits import math500_flag, text_sha256
 from autolabel.importing import is_math_shepherd
 from autolabel.importing import parse_line as parse_math_shepherd
 from autolabel.importing import write_batch as write_math_shepherd
@@ -33,6 +32,7 @@ from prm800k import grading
 from prm800k.parse import ParsedSolution, parse_line, validate_line
 from prm800k.records import dumps_label_steps
 from prm800k.schema import RecordError
+from prm800k.splits import math500_flag, text_sha256
 
 MAX_REPORTED_ERRORS = 20
 T = TypeVar("T")

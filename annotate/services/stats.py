@@ -36,7 +36,6 @@ from annotate.models import (
 )
 from annotate.tasks import refresh_stats_snapshot
 from core import jobs
-from ml.models import TrainingRun
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal, summarize
 from prm800k.labels import main_line_ratings
 
@@ -47,15 +46,8 @@ AGREEMENT_SAMPLE_SOLUTIONS = 500
 GOLD_SAMPLE_ANSWERS = 20_000
 # Median times are taken over the most recent labels (the current pace, and a bounded sort).
 MEDIAN_SAMPLE = 20_000
-TRAINING_RUNS_SHOWN = 200
 # The ETA's pace: queue labels of the last PACE_DAYS per active hour.
 PACE_DAYS = 7
-# Held-out metrics plotted on the learning curve, when a run reports them.
-CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
-CURVE_INTERVALS = ("accuracy_ci", "first_error_f1_ci")
-# Below this a held-out score is noise: at 50 steps a 95% interval of accuracy is still ~±0.11 wide.
-HELDOUT_MIN_STEPS = 50
-HELDOUT_MIN_SOLUTIONS = 10
 IMPORTED = "(imported)"
 
 logger = logging.getLogger(__name__)
@@ -108,7 +100,6 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
         "throughput": throughput,
         "labels": label_summary,
         "quality": quality,
-        "model": _model(project=project),
         "queue": {
             "selection_strategy": project.selection_strategy,
             "open_by_strategy": progress["_open_by_strategy"],
@@ -706,69 +697,6 @@ def _quality(*, project: Project, labels, per_annotator: dict[int | None, dict],
         "threshold": project.screening_threshold,
         "annotators": _annotator_table(project=project, per_annotator=per_annotator, names=names),
         "agreement": _agreement(project=project, labels=labels),
-    }
-
-
-def _heldout(metrics: dict) -> dict:
-    """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}}), with
-    the held-out size, the 95% intervals training computed, and whether the set is too small."""
-    source = metrics.get("heldout") if isinstance(metrics.get("heldout"), dict) else metrics
-    out = {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
-    for size in ("n_steps", "n_solutions"):
-        if isinstance(source.get(size), int):
-            out[size] = source[size]
-    for ci in CURVE_INTERVALS:
-        value = source.get(ci)
-        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
-            out[ci] = value
-    if out and "n_steps" in out:
-        out["too_small"] = out["n_steps"] < HELDOUT_MIN_STEPS or out.get("n_solutions", 0) < HELDOUT_MIN_SOLUTIONS
-    return out
-
-
-def _model(*, project: Project) -> dict:
-    runs = list(
-        TrainingRun.objects.filter(project=project)
-        .order_by("-id")
-        .values(
-            "id",
-            "status",
-            "label_count",
-            "metrics",
-            "is_active",
-            "activated_at",
-            "created_at",
-            "started_at",
-            "finished_at",
-            "error",
-        )[:TRAINING_RUNS_SHOWN]
-    )
-    runs.reverse()
-    shown = []
-    for run in runs:
-        shown.append(
-            {
-                "id": run["id"],
-                "status": run["status"],
-                "label_count": run["label_count"],
-                "heldout": _heldout(run["metrics"] or {}),
-                "is_active": run["is_active"],
-                "activated_at": _iso(run["activated_at"]),
-                "created_at": _iso(run["created_at"]),
-                "started_at": _iso(run["started_at"]),
-                "finished_at": _iso(run["finished_at"]),
-                "error": (run["error"] or "").strip().splitlines()[-1][:300] if run["error"] else "",
-            }
-        )
-    curve = sorted((r for r in shown if r["status"] == "succeeded" and r["heldout"]), key=lambda r: r["label_count"])
-    latest = shown[-1] if shown else None
-    return {
-        "active_run": next((r for r in shown if r["is_active"]), None),
-        "latest_run": latest,
-        "in_progress": any(r["status"] in ("created", "running") for r in shown),
-        "runs": shown,
-        "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
-        "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],
     }
 
 

@@ -217,7 +217,7 @@ def test_activate_model_and_roll_back(admin_client_pg, tmp_path):
         assert list(TrainingRun.objects.filter(is_active=True, project=project)) == [first]
         assert Project.objects.get(pk=project.pk).current_generation == generation + 1
         # The open queue is rescored by the activated model.
-        open_ids = Solution.objects.filter(project=project, is_open=True).values_list("model_version_id", flat=True)
+        open_ids = Solution.objects.filter(project=project, is_open=True).values_list("model_run_id", flat=True)
         assert set(open_ids) == {first.pk}
 
         # A failed run cannot be activated; the active one stays.

@@ -42,6 +42,7 @@ from annotate.models import (
 )
 from annotate.services.stats import project_stats
 from ml.models import TrainingRun
+from ml.selectors import model_summary
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
@@ -273,7 +274,7 @@ def test_quality_table_and_agreement(campaign):
 
 def test_model_learning_curve_and_queue(campaign):
     stats = project_stats(project=campaign["project"], now=NOW)
-    model = stats["model"]
+    model = model_summary(project=campaign["project"])  # merged into the API's answer by the view
     r1, r2, r3, r4 = (r.pk for r in campaign["runs"])
     assert [r["id"] for r in model["runs"]] == [r1, r2, r3, r4]
     assert model["active_run"]["id"] == r2 and model["active_run"]["is_active"] is True
@@ -305,7 +306,7 @@ def test_learning_curve_shows_heldout_size_intervals_and_when_it_is_too_small(ca
         TrainingRun.objects.create(project=project, label_count=n, status="succeeded", metrics={"heldout": m})
         for n, m in ((19, tiny), (5000, big))
     ]
-    curve = project_stats(project=project, now=NOW)["model"]["learning_curve"]
+    curve = model_summary(project=project)["learning_curve"]
     points = {p["run"]: p for p in curve}
     assert points[runs[0].pk] == {"run": runs[0].pk, "label_count": 19, **tiny, "too_small": True}
     assert points[runs[1].pk] == {"run": runs[1].pk, "label_count": 5000, **big, "too_small": False}
@@ -331,7 +332,8 @@ def test_empty_project(db):
     assert stats["progress"]["solutions_total"] == 0 and stats["progress"]["eta_hours"] == 0.0
     assert stats["throughput"]["median_seconds_per_step"] is None
     assert stats["quality"]["annotators"] == [] and stats["quality"]["agreement"]["alpha"] is None
-    assert stats["model"]["active_run"] is None and stats["model"]["learning_curve"] == []
+    model = model_summary(project=Project.objects.get(slug="empty"))
+    assert model["active_run"] is None and model["learning_curve"] == []
 
 
 # --- HTTP API ------------------------------------------------------------------------------------

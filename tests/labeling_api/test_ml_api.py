@@ -117,7 +117,7 @@ def test_activate_rolls_back_to_an_earlier_run(clients, project):
     second.refresh_from_db()
     project.refresh_from_db()
     assert not second.is_active and project.current_generation == 3
-    assert set(Solution.objects.filter(project=project, is_open=True).values_list("model_version", flat=True)) == {
+    assert set(Solution.objects.filter(project=project, is_open=True).values_list("model_run_id", flat=True)) == {
         first.pk
     }
     failed = TrainingRun.objects.create(project=project, status=JobStatus.FAILED)

@@ -108,7 +108,7 @@ def open_queue(project: Project) -> list[Solution]:
 def assert_convincing_wrong_order(project: Project, run: TrainingRun) -> None:
     """Graded-wrong solutions first, by PRM score (highest first); then the graded-correct ones."""
     order = open_queue(project)
-    assert order and all(s.model_version_id == run.pk and s.strategy == "convincing_wrong" for s in order)
+    assert order and all(s.model_run_id == run.pk and s.strategy == "convincing_wrong" for s in order)
     assert all(s.generation == project.current_generation and s.verifier_score is not None for s in order)
     wrong = [s for s in order if s.answer_correct is False]
     right = [s for s in order if s.answer_correct is True]
@@ -235,7 +235,7 @@ def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
             run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk
         )
         assert first.status == second.status == JobStatus.SUCCEEDED
-        assert Solution.objects.filter(project=project, is_open=True).first().model_version_id == second.pk
+        assert Solution.objects.filter(project=project, is_open=True).first().model_run_id == second.pk
         # only the active model's step scores are kept
         assert not StepScore.objects.filter(training_run=first).exists()
 
@@ -247,7 +247,7 @@ def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
     assert first.is_active and not second.is_active
     assert project.current_generation == 3  # each activation is a new round
     opened = open_queue(project)
-    assert {s.model_version_id for s in opened} == {first.pk} and {s.generation for s in opened} == {3}
+    assert {s.model_run_id for s in opened} == {first.pk} and {s.generation for s in opened} == {3}
     assert (
         StepScore.objects.filter(training_run=first).count()
         == Step.objects.filter(solution__project=project, solution__is_open=True).count()

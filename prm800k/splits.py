@@ -6,7 +6,7 @@ import hashlib
 from functools import lru_cache
 from pathlib import Path
 
-MATH500_HASHES = Path(__file__).resolve().parent.parent / "data" / "math500_problem_sha256.txt"
+MATH500_HASHES = Path(__file__).resolve().parent / "data" / "math500_problem_sha256.txt"
 
 
 def text_sha256(text: str) -> str:

@@ -1,0 +1,85 @@
+"""Reads of the model registry for other areas: the dashboard's model section (merged into the
+project statistics by labeling_api.views_stats, so the labeling domain never imports ml)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from annotate.models import Project
+from ml.models import TrainingRun
+
+TRAINING_RUNS_SHOWN = 200
+# Held-out metrics plotted on the learning curve, when a run reports them.
+CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
+CURVE_INTERVALS = ("accuracy_ci", "first_error_f1_ci")
+# Below this a held-out score is noise: at 50 steps a 95% interval of accuracy is still ~±0.11 wide.
+HELDOUT_MIN_STEPS = 50
+HELDOUT_MIN_SOLUTIONS = 10
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _heldout(metrics: dict) -> dict:
+    """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}}), with
+    the held-out size, the 95% intervals training computed, and whether the set is too small."""
+    source = metrics.get("heldout") if isinstance(metrics.get("heldout"), dict) else metrics
+    out = {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
+    for size in ("n_steps", "n_solutions"):
+        if isinstance(source.get(size), int):
+            out[size] = source[size]
+    for ci in CURVE_INTERVALS:
+        value = source.get(ci)
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+            out[ci] = value
+    if out and "n_steps" in out:
+        out["too_small"] = out["n_steps"] < HELDOUT_MIN_STEPS or out.get("n_solutions", 0) < HELDOUT_MIN_SOLUTIONS
+    return out
+
+
+def model_summary(*, project: Project) -> dict:
+    """Runs (newest TRAINING_RUNS_SHOWN, oldest first), the active and latest run, the learning curve."""
+    runs = list(
+        TrainingRun.objects.filter(project=project)
+        .order_by("-id")
+        .values(
+            "id",
+            "status",
+            "label_count",
+            "metrics",
+            "is_active",
+            "activated_at",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "error",
+        )[:TRAINING_RUNS_SHOWN]
+    )
+    runs.reverse()
+    shown = []
+    for run in runs:
+        shown.append(
+            {
+                "id": run["id"],
+                "status": run["status"],
+                "label_count": run["label_count"],
+                "heldout": _heldout(run["metrics"] or {}),
+                "is_active": run["is_active"],
+                "activated_at": _iso(run["activated_at"]),
+                "created_at": _iso(run["created_at"]),
+                "started_at": _iso(run["started_at"]),
+                "finished_at": _iso(run["finished_at"]),
+                "error": (run["error"] or "").strip().splitlines()[-1][:300] if run["error"] else "",
+            }
+        )
+    curve = sorted((r for r in shown if r["status"] == "succeeded" and r["heldout"]), key=lambda r: r["label_count"])
+    latest = shown[-1] if shown else None
+    return {
+        "active_run": next((r for r in shown if r["is_active"]), None),
+        "latest_run": latest,
+        "in_progress": any(r["status"] in ("created", "running") for r in shown),
+        "runs": shown,
+        "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
+        "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],
+    }
