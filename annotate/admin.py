@@ -19,6 +19,7 @@ from annotate.models import (
     AnnotationRevision,
     AnnotatorStatus,
     Assignment,
+    AuditEvent,
     Export,
     ImportJob,
     LabelerProfile,
@@ -386,3 +387,31 @@ class ExportAdmin(JobAdmin):
     ]
     list_filter = ["status", "format", "project"]
     search_fields = ["=id", "file_path", "requested_by__username"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """The audit log of the self-service pages (annotate.services.events): superusers read it; nobody
+    edits or deletes it here. Leads are staff with every annotate permission, so the check is explicit."""
+
+    list_display = ["at", "action", "actor", "project"]
+    list_filter = ["action", "project"]
+    search_fields = ["action", "actor__username", "project__slug"]
+    list_select_related = ["actor", "project"]
+    readonly_fields = ["at", "action", "actor", "project", "details"]
+    date_hierarchy = "at"
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False

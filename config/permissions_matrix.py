@@ -213,6 +213,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     # The audit trail: read-only for everyone, superusers included.
     "annotate.annotationrevision": AdminModel("project", add=False, delete=False),
     "annotate.importjob": AdminModel("project", add=False),
+    # The self-service pages' audit log: superusers read it, nobody changes it.
+    "annotate.auditevent": AdminModel("superuser", add=False, delete=False),
     "annotate.export": AdminModel("project", add=False),
     "ml.trainingrun": AdminModel("project"),
     "ml.stepscore": AdminModel("project", add=False),

@@ -17,6 +17,7 @@ from annotate.models import (
     AnnotationSource,
     AnnotatorStatus,
     Assignment,
+    AuditEvent,
     Export,
     ImportJob,
     LabelerProfile,
@@ -130,6 +131,7 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "annotate.annotation": annotation,
         "annotate.annotationrevision": revision,
         "annotate.importjob": ImportJob.objects.create(project=project, requested_by=users["lead"]),
+        "annotate.auditevent": AuditEvent.objects.create(actor=users["lead"], project=project, action="test"),
         "annotate.export": Export.objects.create(project=project, requested_by=users["lead"]),
         "ml.trainingrun": run,
         "ml.stepscore": StepScore.objects.create(
