@@ -1,0 +1,234 @@
+"""`autolabel` end to end: a real Celery worker, PostgreSQL, Redis and a stand-in completions server.
+
+The stand-in (tests/autolabel/stand_in_server.py) answers wrong whenever the prompt holds a planted
+WRONG step, so the labels to expect are known: the step that plants it is `-`, the ones before `+`.
+"""
+
+import io
+import json
+import os
+import signal
+import socket
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from annotate.models import Annotation, AnnotationSource, Project, Role, Solution
+from autolabel import services
+from autolabel.models import AutolabelBudget, AutolabelJob, AutoSource, AutoStepLabel
+from autolabel.rollouts import build_prompt
+from core.models import JobStatus
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
+from tests.annotate.queue_factories import gold_label_steps
+from tests.api_clients import member_client
+from tests.autolabel.stand_in_server import Behaviour, stand_in_server
+from tests.celery_worker import celery_worker, purge_broker, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# problem, ground truth, steps (the last one gives the final answer)
+SOLUTIONS = [
+    ("What is 2+3?", "5", ["We add 2 and 3.", "So 2+3 = 6, WRONG.", "Checking: 6.", "# Answer\n\n6"]),
+    ("What is 4*5?", "20", ["4*5 = 20.", "# Answer\n\n20"]),
+    ("What is 10-3?", "7", ["SHAKY: 10-3 might be 7.", "Then 10-3 = 8, WRONG.", "# Answer\n\n8"]),
+]
+# first `-` step per problem (None: every step `+`), and the rollouts a binary search needs
+EXPECTED = {"What is 2+3?": [1, -1, -1, -1], "What is 4*5?": [1, 1], "What is 10-3?": [1, -1, -1]}
+
+
+def _project(tmp_path: Path, slug: str = "auto", solutions=SOLUTIONS) -> Project:
+    source = tmp_path / f"{slug}.jsonl"
+    source.write_text(
+        "".join(json.dumps({"problem": p, "ground_truth_answer": t, "steps": s}) + "\n" for p, t, s in solutions)
+    )
+    call_command("import_prm800k", str(source), project=slug, no_progress=True, stdout=io.StringIO())
+    return Project.objects.get(slug=slug)
+
+
+def _behaviour(solutions=SOLUTIONS, **kwargs) -> Behaviour:
+    return Behaviour(answers={p: t for p, t, _ in solutions}, **kwargs)
+
+
+def _labels() -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for solution in Solution.objects.select_related("problem").order_by("id"):
+        rows = AutoStepLabel.objects.filter(solution=solution, source=AutoSource.ROLLOUT).order_by("index")
+        found[solution.problem.text] = [row.label for row in rows]
+    return found
+
+
+def _autolabel(url: str, **options) -> str:
+    out = io.StringIO()
+    params = {"project": "auto", "base_url": url, "model": "stand-in", "rollouts": 4, "concurrency": 4, **options}
+    call_command("autolabel", stdout=out, **params)
+    return out.getvalue()
+
+
+def test_autolabel_wait_labels_a_project_through_a_worker(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    behaviour = _behaviour()
+    purge_broker()
+    with stand_in_server(behaviour) as url, celery_worker():
+        output = _autolabel(url, wait=True)
+    assert "succeeded" in output
+    assert _labels() == EXPECTED
+
+    # Binary search: "2+3" probes steps 1 then 0 (its graded wrong answer is the last step's 0);
+    # "4*5" is graded right (every prefix reaches it: no rollout); "10-3" probes steps 1 then 0.
+    prompts = [request["prompt"] for request in behaviour.requests]
+    assert sorted(prompts) == sorted(
+        [
+            build_prompt("What is 2+3?", SOLUTIONS[0][2][:2]),
+            build_prompt("What is 2+3?", SOLUTIONS[0][2][:1]),
+            build_prompt("What is 10-3?", SOLUTIONS[2][2][:2]),
+            build_prompt("What is 10-3?", SOLUTIONS[2][2][:1]),
+        ]
+    )
+    assert all(request["n"] == 4 and request["model"] == "stand-in" for request in behaviour.requests)
+    shaky = AutoStepLabel.objects.get(solution__problem__text="What is 10-3?", index=0)
+    assert (shaky.estimate, shaky.n_completions, shaky.n_correct, shaky.inferred) == (0.5, 4, 2, False)
+    inferred = AutoStepLabel.objects.get(solution__problem__text="What is 2+3?", index=2)
+    assert (inferred.label, inferred.estimate, inferred.inferred) == (-1, None, True)
+
+    job = AutolabelJob.objects.get()
+    assert (job.status, job.solutions_done, job.solutions_total, job.steps_labeled) == (JobStatus.SUCCEEDED, 3, 3, 9)
+    assert (job.requests_done, job.completions_used) == (4, 16)
+    assert AutolabelBudget.objects.get(project=project).completions_used == 16
+    # Automatic labels are no human labels: the queue still holds every solution.
+    assert Annotation.objects.count() == 0 and Solution.objects.filter(is_open=True).count() == 3
+
+    # They export as Math-Shepherd lines.
+    lead = member_client(project, "lead", Role.LEAD)
+    body = b"".join(lead.get("/api/v1/projects/auto/export/?format=math_shepherd&labels=auto").streaming_content)
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert [line["label"].count(" -") for line in lines] == [3, 0, 2]
+    assert lines[0]["label"].startswith("What is 2+3? Step 1: We add 2 and 3. +\nStep 2: So 2+3 = 6, WRONG. -")
+
+    # A lead sees them beside a human's labels; an annotator does not.
+    wrong = Solution.objects.get(problem__text="What is 2+3?")
+    steps = gold_label_steps([1, -1])
+    Annotation.objects.create(
+        project=project,
+        solution=wrong,
+        labeler_uuid="human-1",
+        source=AnnotationSource.IMPORT,
+        submitted_at=job.finished_at,
+        finish_reason="found_error",
+        label_steps=dumps_label_steps(steps),
+        **label_counters(steps),
+    )
+    view = lead.get(f"/api/v1/projects/auto/solutions/{wrong.pk}/labels/").json()
+    assert [step["human"] for step in view["steps"]] == [[1], [-1], [None], [None]]
+    assert [step["auto"]["rollout"]["label"] for step in view["steps"]] == [1, -1, -1, -1]
+    annotator = member_client(project, "ann", Role.ANNOTATOR)
+    assert annotator.get(f"/api/v1/projects/auto/solutions/{wrong.pk}/labels/").status_code == 403
+    assert annotator.get("/api/v1/projects/auto/autolabel-jobs/").status_code == 403
+
+    stats = lead.get("/api/v1/projects/auto/stats/").json()["auto_labels"]
+    assert stats["pairs_compared"] == 1
+    assert (stats["precision_negative"], stats["recall_negative"], stats["first_error_agreement"]) == (1.0, 1.0, 1.0)
+    assert stats["latest_job"]["status"] == JobStatus.SUCCEEDED
+    polled = lead.get(f"/api/v1/autolabel-jobs/{job.pk}/").json()
+    assert polled["status"] == "succeeded" and polled["completions_used"] == 16
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@override_settings(AUTOLABEL_MAX_RETRIES=2, AUTOLABEL_BACKOFF_S=0.01)
+def test_a_dead_endpoint_fails_the_job_with_its_reason(tmp_path: Path) -> None:
+    _project(tmp_path)
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    with pytest.raises(CommandError, match=r"failed: .*127\.0\.0\.1.*(refused|Errno).*after 3 tries"):
+        _autolabel(url, wait=True, here=True, concurrency=1)
+    job = AutolabelJob.objects.get()
+    assert job.status == JobStatus.FAILED and job.retries == 2 and job.finished_at is not None
+    assert AutoStepLabel.objects.filter(inferred=False).count() == 0
+    # The refused requests' completions go back to the budget.
+    assert AutolabelBudget.objects.get().completions_used == 0
+
+
+@override_settings(AUTOLABEL_MAX_RETRIES=3, AUTOLABEL_BACKOFF_S=0.01)
+def test_retries_with_backoff_get_past_a_warming_server_and_bad_models_fail_at_once(tmp_path: Path) -> None:
+    _project(tmp_path)
+    behaviour = _behaviour(fail_first=2, max_n=3)  # llama.cpp-like: fewer choices than asked
+    with stand_in_server(behaviour) as url:
+        _autolabel(url, here=True, wait=True, concurrency=1)
+        job = AutolabelJob.objects.get()
+        assert job.status == JobStatus.SUCCEEDED and job.retries == 2
+        assert _labels() == EXPECTED
+        assert AutoStepLabel.objects.get(solution__problem__text="What is 10-3?", index=0).n_completions == 4
+
+        _autolabel(url, here=True, wait=True)  # nothing left to label: the new job ends at once
+        assert AutolabelJob.objects.order_by("-id").first().solutions_total == 0
+
+        _project(tmp_path, slug="auto", solutions=[("What is 9-1?", "8", ["9-1 = 7, WRONG.", "# Answer\n\n7"])])
+        behaviour.answers["What is 9-1?"] = "8"
+        with pytest.raises(CommandError, match="HTTP 404.*does not exist"):
+            _autolabel(url, here=True, wait=True, model="no-such-model")
+        assert AutolabelJob.objects.order_by("-id").first().retries == 0
+
+
+def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) -> None:
+    _project(tmp_path)
+    with stand_in_server(_behaviour()) as url:
+        with pytest.raises(CommandError, match="budget is spent .*4/6 used.* results so far kept"):
+            _autolabel(url, here=True, wait=True, budget=6, concurrency=1)
+    assert AutoStepLabel.objects.filter(inferred=False).count() == 1  # one probe of 4 completions
+    assert AutolabelBudget.objects.get().completions_used == 4
+    # Options are checked before anything is queued.
+    with pytest.raises(CommandError, match="--rollouts: must be an integer in"):
+        _autolabel("http://127.0.0.1:9/v1", rollouts=0)
+    with pytest.raises(CommandError, match="--base-url: must start with http"):
+        _autolabel("ftp://x")
+
+
+def test_a_worker_killed_mid_job_resumes_and_labels_no_step_twice(tmp_path: Path) -> None:
+    steps = ["Start {i}.", "Go on {i}.", "{i}+1 = 0, WRONG.", "Recheck.", "# Answer\n\n0"]
+    solutions = [(f"What is {i}+1?", str(i + 1), [step.format(i=i) for step in steps]) for i in range(8)]
+    _project(tmp_path, solutions=solutions)
+    behaviour = _behaviour(solutions, delay_s=0.4)
+    purge_broker()
+    with stand_in_server(behaviour) as url:
+        job = services.create_job(
+            project=Project.objects.get(slug="auto"),
+            user=None,
+            options={"base_url": url, "model": "stand-in", "rollouts": 2, "concurrency": 2},
+        )
+        with celery_worker() as worker:
+            wait_for(lambda: AutoStepLabel.objects.filter(inferred=False).count() >= 3, timeout=90, message="results")
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+        time.sleep(0.5)  # let the killed worker's requests reach the server
+        before = {(label.solution.problem.text, label.index) for label in AutoStepLabel.objects.filter(inferred=False)}
+        sent_before = len(behaviour.requests)
+        job.refresh_from_db()
+        assert job.status == JobStatus.RUNNING and 3 <= len(before) < 24
+
+        # The sweep finds the heartbeat stale, puts the job back, and a new worker resumes it.
+        assert services.sweep(stale_after=__import__("datetime").timedelta(0)) >= 1
+        with celery_worker():
+            wait_for(
+                lambda: AutolabelJob.objects.get(pk=job.pk).status in (JobStatus.SUCCEEDED, JobStatus.FAILED),
+                timeout=120,
+                message="job finished",
+            )
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.solutions_done == job.solutions_total == 8
+    assert all(labels == [1, 1, -1, -1, -1] for labels in _labels().values())
+    per_step = Counter(AutoStepLabel.objects.values_list("solution_id", "index", "source"))
+    assert set(per_step.values()) == {1} and len(per_step) == 8 * 5
+    # Nothing stored before the kill was asked for again: only in-flight requests were lost.
+    asked_after = Counter(request["prompt"] for request in behaviour.requests[sent_before:])
+    for text, index in before:
+        steps = next(s for p, _, s in solutions if p == text)
+        assert asked_after[build_prompt(text, steps[: index + 1])] == 0
