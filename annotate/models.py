@@ -162,7 +162,7 @@ class Solution(models.Model):
                 name="solution_screening_idx",
                 condition=models.Q(is_screening=True),
             ),
-            # Dashboard (annotate.services.stats): progress by generation/strategy as an index-only scan,
+            # Dashboard (annotate.selectors.stats): progress by generation/strategy as an index-only scan,
             # and the most recent overlapping solutions for agreement.
             models.Index(
                 fields=["project"],
@@ -296,7 +296,7 @@ class Annotation(models.Model):
             models.Index(fields=["project", "export_seq"], name="annotation_export_seq_idx"),
             # The workspace side panel: one annotator's labels today.
             models.Index(fields=["annotator", "project", "submitted_at"], name="annotation_annotator_day_idx"),
-            # Dashboard (annotate.services.stats): every aggregate reads the counters from this index
+            # Dashboard (annotate.selectors.stats): every aggregate reads the counters from this index
             # (index-only scans, never the wide label JSON rows); time windows are ranges on it.
             models.Index(
                 fields=["project", "submitted_at"],

@@ -15,10 +15,10 @@ def run_export(export_id: int) -> None:
 
 @shared_task
 def refresh_stats_snapshot(project_id: int) -> None:
-    """Rebuild a project's dashboard snapshot off the request path (see services.stats)."""
+    """Rebuild a project's dashboard snapshot off the request path (annotate.selectors.stats.snapshot)."""
     from annotate.models import Project
-    from annotate.services import stats
+    from annotate.selectors.stats import snapshot
 
     project = Project.objects.filter(pk=project_id).first()
     if project is not None:
-        stats.build_snapshot(project=project)
+        snapshot.build_snapshot(project=project)

@@ -313,7 +313,7 @@ def main() -> None:
     body = response.json()
     load_during = os.getloadavg()
     # Query breakdown of one computation (the test client's request_started resets query logs).
-    from annotate.services.stats import project_stats
+    from annotate.selectors.stats import project_stats
 
     cache.clear()
     with CaptureQueriesContext(connection) as queries:

@@ -1,4 +1,4 @@
-"""The shape of `GET /api/v1/projects/{slug}/stats/`, for OpenAPI (annotate.services.stats builds it)."""
+"""The shape of `GET /api/v1/projects/{slug}/stats/`, for OpenAPI (annotate.selectors.stats builds it)."""
 
 from rest_framework import serializers
 

@@ -22,7 +22,7 @@ urlpatterns = [
     path("exports/<int:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
     path("exports/<int:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),
     path("projects/<slug:slug>/imports/", views_export.ImportView.as_view(), name="project-imports"),
-    # Dashboard numbers (annotate.services.stats)
+    # Dashboard numbers (annotate.selectors.stats)
     path("projects/<slug:slug>/stats/", views_stats.ProjectStatsView.as_view(), name="project-stats"),
     path("projects/<slug:slug>/stats/annotators.csv", views_stats.AnnotatorCsvView.as_view(), name="project-stats-csv"),
     # The model loop (ml.services)

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.services import stats
+from annotate.selectors import stats
 from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied

@@ -40,7 +40,7 @@ from annotate.models import (
     Solution,
     Step,
 )
-from annotate.services.stats import project_stats
+from annotate.selectors.stats import project_stats
 from ml.models import TrainingRun
 from ml.selectors import model_summary
 from prm800k.labels import label_counters

@@ -6,21 +6,22 @@ import pytest
 from django.core.cache import cache
 
 from annotate.models import Project
-from annotate.services import stats
+from annotate.selectors import stats
+from annotate.selectors.stats import snapshot as stats_snapshot
 from tests.celery_worker import celery_worker, purge_broker, wait_for
 
 
 @pytest.mark.django_db(transaction=True)
 def test_stale_snapshot_is_served_then_rebuilt_by_a_worker():
     project = Project.objects.create(slug="refresh")
-    key = stats._snapshot_key(project)
+    key = stats_snapshot._snapshot_key(project)
     cache.delete_many([key, f"{key}:refreshing"])
     first = stats.project_stats(project=project)  # no snapshot yet: built in the request
     snapshot = cache.get(key)
     assert snapshot is not None and first["snapshot_at"] == snapshot["at"].isoformat()
 
-    stale_at = snapshot["at"] - timedelta(seconds=stats.SNAPSHOT_SECONDS + 60)
-    cache.set(key, {**snapshot, "at": stale_at}, stats.SNAPSHOT_MAX_AGE)
+    stale_at = snapshot["at"] - timedelta(seconds=stats_snapshot.SNAPSHOT_SECONDS + 60)
+    cache.set(key, {**snapshot, "at": stale_at}, stats_snapshot.SNAPSHOT_MAX_AGE)
     purge_broker()
     with celery_worker(queues="default"):
         served = stats.project_stats(project=project)

@@ -1,0 +1,66 @@
+"""Shared pieces of the dashboard statistics: windows, user names, small helpers."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+HOURLY_BUCKETS = 48
+DAILY_BUCKETS = 30
+# Agreement and gold accuracy parse label JSON: bound how many labels they read.
+AGREEMENT_SAMPLE_SOLUTIONS = 500
+GOLD_SAMPLE_ANSWERS = 20_000
+# Median times are taken over the most recent labels (the current pace, and a bounded sort).
+MEDIAN_SAMPLE = 20_000
+# The ETA's pace: queue labels of the last PACE_DAYS per active hour.
+PACE_DAYS = 7
+IMPORTED = "(imported)"
+
+logger = logging.getLogger("annotate.selectors.stats")
+
+
+def _is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _gen_key(generation: int | None) -> tuple[int, int]:
+    return (0, 0) if generation is None else (1, generation)
+
+
+class _Names:
+    """Usernames of annotators, fetched once for every user id any section mentions."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, str] = {}
+
+    def load(self, ids) -> None:
+        missing = {i for i in ids if i is not None and i not in self._cache}
+        if missing:
+            users = get_user_model().objects.filter(pk__in=missing).values_list("pk", "username")
+            self._cache.update(dict(users))
+
+    def __call__(self, user_id: int | None) -> str:
+        return IMPORTED if user_id is None else self._cache.get(user_id, f"user {user_id}")
+
+
+class _Windows:
+    """The time windows of one stats call: pace (7 days), 48 hourly and 30 daily buckets (UTC)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.week_ago = now - timedelta(days=7)
+        self.hour0 = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURLY_BUCKETS - 1)
+        self.hour_end = self.hour0 + timedelta(hours=HOURLY_BUCKETS)
+        self.day0 = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=DAILY_BUCKETS - 1)
+        self.day_end = self.day0 + timedelta(days=DAILY_BUCKETS)
