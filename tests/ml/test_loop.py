@@ -25,6 +25,7 @@ from core.tasks import sweep_jobs
 from ml import services
 from ml.models import StepScore, TrainingRun
 from ml.prm.synthetic import planted_solutions
+from ml.services import runs
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.annotate.queue_factories import make_user
@@ -313,7 +314,7 @@ def test_concurrent_requests_give_one_run_and_a_request_during_a_run_waits_for_i
     first = TrainingRun.objects.get(project=project)
 
     # While it runs, requests create exactly one waiting run, which cannot start alongside it.
-    assert services._claim(first.pk) is not None  # what the worker does first
+    assert runs._claim(first.pk) is not None  # what the worker does first
     nxt = services.request_retrain(project=project, enqueue=False)
     again = services.request_retrain(project=project, enqueue=False)
     assert nxt.pk == again.pk and not nxt.merged and again.merged and nxt.status == JobStatus.CREATED

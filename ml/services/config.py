@@ -1,0 +1,79 @@
+"""Training configuration: per-run overrides checked against PRMConfig, deployment defaults."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import fields
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+from ml.prm.config import PRMConfig
+
+if TYPE_CHECKING:
+    pass
+
+
+logger = logging.getLogger("ml.services")
+
+SCORE_BATCH_SOLUTIONS = 2000  # solutions scored per batch (their steps featurized together)
+UPDATE_BATCH = 5000  # solution rows per priority-update transaction (short row locks for claims)
+FEATURE_CACHE_MAX_ROWS = 300_000  # per process; past this the cache starts over (memory bound)
+STALE_AFTER = timedelta(seconds=int(getattr(settings, "ML_STALE_RUN_SECONDS", 3600)))
+# Config keys a caller may override per run (API, command); the rest come from PRMConfig defaults.
+CONFIG_KEYS = frozenset(f.name for f in fields(PRMConfig)) - {"extra", "device"}
+
+
+class NoActiveModel(Exception):
+    """The project has no active PRM yet."""
+
+
+class RunNotActivatable(Exception):
+    """Only a succeeded run of the same project, whose artifact exists, can be activated."""
+
+
+def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Check per-run training overrides against PRMConfig's fields and their types; ValueError names the key."""
+    defaults = {f.name: f.default for f in fields(PRMConfig)}
+    for key, value in overrides.items():
+        if key == "extra":
+            if not isinstance(value, dict):
+                raise ValueError("extra: must be an object")
+            continue
+        if key not in CONFIG_KEYS:
+            raise ValueError(f"unknown training config keys: {key}")
+        default = defaults[key]
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        elif isinstance(default, float) or default is None:
+            ok = (value is None and default is None) or (
+                isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            )
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, tuple):
+            ok = isinstance(value, list | tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        else:
+            ok = True
+        if not ok:
+            raise ValueError(f"{key}: expected a value like {default!r}, got {value!r}")
+    return overrides
+
+
+def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:
+    """PRMConfig defaults, then the deployment's defaults (settings.ML_TRAINING_CONFIG, else the
+    ML_TRAINING_CONFIG environment variable as JSON), then the run's own overrides."""
+    defaults = getattr(settings, "ML_TRAINING_CONFIG", None)
+    if defaults is None:
+        defaults = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
+    return PRMConfig.from_dict(validate_config({**defaults, **(overrides or {})}))
+
+
+def artifact_abspath(relative: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / relative

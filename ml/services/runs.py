@@ -1,0 +1,294 @@
+"""The active-learning loop inside the app: training runs, activation, rescoring and rollback.
+
+Flow (DESIGN.md, "The active-learning loop"): `request_retrain` creates a TrainingRun row and
+enqueues `ml.tasks.train_model` on commit; `run_training` claims the row (created -> running,
+only when no other run of the project is running), builds step examples from the project's
+annotations, trains with `ml.prm`, writes the checkpoint atomically under MEDIA_ROOT/models/,
+scores every open solution with it, and only then activates it, advances the project's
+generation and writes the queue priorities. Any exception marks the run failed with its
+traceback; the previous model stays active.
+
+Single flight per project: at most one run is running and at most one waits (status created).
+A request while one waits returns the waiting run (`merged`); a request while one runs creates
+the waiting run, which the running one enqueues when it finishes. The Project row lock
+serializes these decisions (SQLite serializes writers by itself).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from annotate.models import Annotation, Project
+from core import jobs
+from core.models import JobStatus
+from ml.models import TrainingRun
+from ml.prm.examples import StepExample, examples_from_record
+from ml.services.config import STALE_AFTER, RunNotActivatable, artifact_abspath, training_config
+from ml.services.prm_lib import lib
+from ml.services.scoring import (
+    _drop_other_scores,
+    _remember_prm,
+    apply_selection,
+    feature_cache,
+    rescore_project,
+    score_open_solutions,
+)
+from ml.services_auto import label_total
+from ml.tasks import train_model
+
+if TYPE_CHECKING:
+    pass
+
+
+logger = logging.getLogger("ml.services")
+
+
+def build_examples(*, project: Project, up_to_annotation_id: int | None = None) -> list[StepExample]:
+    """Every rated completion of every annotation is an example (as PRM800K trains its PRM).
+
+    The stored `label_steps` carry the completions' texts, so a record needs only the problem
+    text; problem ids group examples for the train / held-out split.
+    """
+    qs = Annotation.objects.filter(project=project)
+    if up_to_annotation_id is not None:
+        qs = qs.filter(id__lte=up_to_annotation_id)
+    rows = qs.order_by("id").values_list("id", "solution__problem_id", "solution__problem__text", "label_steps")
+    out: list[StepExample] = []
+    texts: dict[int, str] = {}  # one string per problem, shared by its examples
+    for annotation_id, problem_id, problem_text, label_steps in rows.iterator(chunk_size=2000):
+        problem_text = texts.setdefault(problem_id, problem_text)
+        record = {"question": {"problem": problem_text}, "label": {"steps": json.loads(label_steps)}}
+        out += examples_from_record(record, solution_id=f"a{annotation_id}", problem_id=f"p{problem_id}")
+    return out
+
+
+def _lock_project(project_id: int) -> Project:
+    return Project.objects.select_for_update().get(pk=project_id)
+
+
+def _enqueue(run_id: int) -> None:
+    """Send the task after commit; a broker outage leaves the run waiting for the sweeper."""
+    jobs.enqueue_on_commit(train_model, run_id)
+
+
+@transaction.atomic
+def request_retrain(
+    *,
+    project: Project,
+    user=None,
+    config: dict[str, Any] | None = None,
+    trigger: str = "request",
+    enqueue: bool = True,
+) -> TrainingRun:
+    """A training run for the project's labels so far; never two at once.
+
+    Returns the waiting run when there is one (with `run.merged = True`), else a new one. A new
+    run created while another runs waits for it: the running one enqueues it when it finishes.
+    `config` overrides training settings for a new run (a merged request keeps the waiting
+    run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
+    """
+    if config:
+        training_config(overrides=config)  # validate before anything is written
+    _lock_project(project.pk)
+    _fail_stale(project_id=project.pk)
+    waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()
+    if waiting is not None:
+        waiting.merged = True
+        return waiting
+    extra = {"trigger": trigger, "requested_by": getattr(user, "username", None)}
+    run = TrainingRun.objects.create(
+        project=project, status=JobStatus.CREATED, config={**(config or {}), "extra": extra}
+    )
+    run.merged = False
+    if enqueue:
+        _enqueue(run.pk)
+    return run
+
+
+def _fail_stale(*, project_id: int | None = None, older_than: timedelta = STALE_AFTER) -> list[int]:
+    """Runs stuck in `running` past the timeout (a killed worker) are failed; returns their ids."""
+    qs = TrainingRun.objects.filter(status=JobStatus.RUNNING, started_at__lt=timezone.now() - older_than)
+    if project_id is not None:
+        qs = qs.filter(project_id=project_id)
+    ids = list(qs.values_list("id", flat=True))
+    if ids:
+        TrainingRun.objects.filter(pk__in=ids, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED,
+            finished_at=timezone.now(),
+            error=f"No progress for more than {older_than}: the worker died or was killed. Re-requested.",
+        )
+    return ids
+
+
+def sweep_stale_runs(
+    *, older_than: timedelta = STALE_AFTER, waiting_after: timedelta = timedelta(minutes=2)
+) -> list[TrainingRun]:
+    """Fail runs stuck in `running` and request a fresh run for each of their projects.
+
+    Also re-sends runs waiting longer than `waiting_after` with nothing running in their project
+    (their message was lost: a broker outage), so a project never stalls. Returns those runs.
+    """
+    requested: list[TrainingRun] = []
+    stale_projects = set(
+        TrainingRun.objects.filter(status=JobStatus.RUNNING, started_at__lt=timezone.now() - older_than).values_list(
+            "project_id", flat=True
+        )
+    )
+    for project_id in sorted(stale_projects):
+        with transaction.atomic():
+            _lock_project(project_id)
+            _fail_stale(project_id=project_id, older_than=older_than)
+        requested.append(request_retrain(project=Project.objects.get(pk=project_id), trigger="sweeper"))
+    just_requested = [run.pk for run in requested]
+    waiting = TrainingRun.objects.filter(status=JobStatus.CREATED, created_at__lt=timezone.now() - waiting_after)
+    for run in waiting.exclude(pk__in=just_requested):
+        if not TrainingRun.objects.filter(project_id=run.project_id, status=JobStatus.RUNNING).exists():
+            jobs.send_task(train_model, run.pk)
+            requested.append(run)
+    return requested
+
+
+def sweep_training_runs(*, stale_after: timedelta | None = None) -> int:
+    """The training-run sweeper of core.tasks.sweep_jobs: stuck runs failed and requested afresh."""
+    return len(sweep_stale_runs(older_than=STALE_AFTER if stale_after is None else stale_after))
+
+
+def _claim(run_id: int) -> TrainingRun | None:
+    """created -> running, unless the row is gone, already taken, or its project has a run going."""
+    with transaction.atomic():
+        project_id = TrainingRun.objects.filter(pk=run_id).values_list("project_id", flat=True).first()
+        if project_id is None:
+            return None
+        _lock_project(project_id)
+        if TrainingRun.objects.filter(project_id=project_id, status=JobStatus.RUNNING).exists():
+            return None  # the running one enqueues this one when it finishes
+        watermark = Annotation.objects.filter(project_id=project_id).aggregate(m=Max("id"))["m"] or 0
+        if not jobs.claim(TrainingRun, run_id, metrics={"annotation_watermark": watermark}):
+            return None
+    return TrainingRun.objects.select_related("project").get(pk=run_id)
+
+
+def _summary_metrics(checkpoint: dict) -> dict[str, Any]:
+    heldout = checkpoint["metrics"].get("heldout") or {}
+    keys = ("auroc_negative", "accuracy", "ece", "first_error_f1", "acc_erroneous", "acc_correct")
+    return {
+        **{k: heldout.get(k) for k in keys},
+        "n_examples": checkpoint["label_count"],
+        "n_train": checkpoint["n_train"],
+        "n_heldout": checkpoint["n_heldout"],
+        "n_problems": checkpoint["n_problems"],
+        "label_counts": checkpoint["label_counts"],
+        "best_epoch": checkpoint["best_epoch"],
+        "temperature": checkpoint["temperature"],
+        "threshold": checkpoint["threshold"],
+        "heldout": heldout,
+        "train": checkpoint["metrics"].get("train") or {},
+    }
+
+
+def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> TrainingRun | None:
+    """Train, score, activate (see module doc). Returns the finished run, or None when this call
+    did not claim it (gone, taken, or waiting for the project's running run)."""
+    run = _claim(run_id)
+    if run is None:
+        return None
+    t0 = time.perf_counter()
+    project = run.project
+    artifact = f"models/{project.slug}/run-{run.pk}.pt"
+    written = False
+    try:
+        config = training_config(overrides={k: v for k, v in run.config.items() if k != "extra"})
+        config.extra = {**config.extra, **(run.config.get("extra") or {}), "run_id": run.pk}
+        watermark = run.metrics["annotation_watermark"]
+        label_count = label_total(project=project, up_to_annotation_id=watermark)
+        examples = build_examples(project=project, up_to_annotation_id=watermark)
+        if log:
+            log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels")
+        cache = feature_cache(config)
+        checkpoint = lib.train_prm(examples, config, cache=cache, log=log)
+        t_train = time.perf_counter() - t0
+        lib.save_checkpoint(checkpoint, artifact_abspath(artifact))
+        written = True
+        prm = lib.build_prm(checkpoint, cache=cache)
+        _remember_prm(run.pk, prm)
+        selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
+        metrics = {
+            "annotation_watermark": watermark,
+            **_summary_metrics(checkpoint),
+            "train_seconds": round(t_train, 3),
+            "score_seconds": selection.seconds,
+            "scored_solutions": len(selection.solution_ids),
+            "scored_steps": selection.n_steps,
+        }
+        with transaction.atomic():
+            locked = _lock_project(project.pk)
+            # The sweeper may have failed this run meanwhile: then it must not activate.
+            if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
+                raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
+            generation = _activate(run=run, project=locked)
+            TrainingRun.objects.filter(pk=run.pk).update(
+                status=JobStatus.SUCCEEDED,
+                config=config.to_dict(),
+                label_count=label_count,
+                metrics={**metrics, "duration_seconds": round(time.perf_counter() - t0, 3)},
+                artifact_path=artifact,
+                finished_at=timezone.now(),
+                error="",
+            )
+        apply_selection(selection=selection, generation=generation)
+        _drop_other_scores(project=project, run=run)
+        if log:
+            log(f"run {run.pk}: active as generation {generation}; {len(selection.solution_ids)} solutions reordered")
+    except Exception:
+        logger.exception("training run %s failed", run.pk)
+        TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
+        )
+        if written and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
+            artifact_abspath(artifact).unlink(missing_ok=True)
+    finally:
+        _enqueue_waiting(project_id=project.pk)
+    run.refresh_from_db()
+    return run
+
+
+def _enqueue_waiting(*, project_id: int) -> None:
+    waiting = TrainingRun.objects.filter(project_id=project_id, status=JobStatus.CREATED).order_by("id").first()
+    if waiting is not None:
+        jobs.send_task(train_model, waiting.pk)
+
+
+def _activate(*, run: TrainingRun, project: Project) -> int:
+    """Make `run` the project's one active model and advance its generation (in the caller's
+    transaction, with the project row locked). Returns the new generation."""
+    TrainingRun.objects.filter(project=project, is_active=True).exclude(pk=run.pk).update(is_active=False)
+    TrainingRun.objects.filter(pk=run.pk).update(is_active=True, activated_at=timezone.now())
+    project.current_generation = F("current_generation") + 1
+    project.save(update_fields=["current_generation"])
+    project.refresh_from_db(fields=["current_generation"])
+    return project.current_generation
+
+
+def rollback(*, project: Project, run: TrainingRun) -> TrainingRun:
+    """Activate an earlier succeeded run (a new generation), then reorder the queue with it."""
+    if run.project_id != project.pk or run.status != JobStatus.SUCCEEDED or not run.artifact_path:
+        raise RunNotActivatable(f"Run {run.pk} is {run.status}; only a succeeded run of {project.slug} can be active.")
+    if not artifact_abspath(run.artifact_path).exists():
+        raise RunNotActivatable(f"Run {run.pk}'s model file is missing.")
+    with transaction.atomic():
+        locked = _lock_project(project.pk)
+        _activate(run=run, project=locked)
+    rescore_project(project=project, run=run)
+    run.refresh_from_db()
+    project.refresh_from_db()
+    return run

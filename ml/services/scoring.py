@@ -1,0 +1,261 @@
+"""Scoring open solutions with a PRM, writing queue priorities, rescoring, rollback, and the scoring API."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from annotate.models import Project, Solution, Step, Strategy
+from core.bulk_insert import insert_rows
+from ml.models import StepScore, TrainingRun
+from ml.prm.config import PRMConfig
+from ml.services.config import (
+    FEATURE_CACHE_MAX_ROWS,
+    SCORE_BATCH_SOLUTIONS,
+    UPDATE_BATCH,
+    NoActiveModel,
+    artifact_abspath,
+)
+from ml.services.prm_lib import lib
+
+if TYPE_CHECKING:
+    from ml.prm.featurizers import FeatureCache
+    from ml.prm.model import PRM
+
+
+logger = logging.getLogger("ml.services")
+
+_cache_lock = threading.Lock()
+_feature_caches: dict[str, FeatureCache] = {}
+
+
+def feature_cache(config: PRMConfig) -> FeatureCache:
+    """One cache per featurizer per process: steps never change, so their features are reused
+    across runs; it starts over past FEATURE_CACHE_MAX_ROWS to bound memory."""
+    featurizer = lib.make_featurizer(config)
+    key = json.dumps(featurizer.spec(), sort_keys=True)
+    with _cache_lock:
+        cache = _feature_caches.get(key)
+        if cache is None or len(cache) > FEATURE_CACHE_MAX_ROWS:
+            cache = _feature_caches[key] = lib.FeatureCache(featurizer)
+        return cache
+
+
+@dataclass
+class Selection:
+    """Per open solution: new priority and verifier score, from one run with one strategy."""
+
+    run_id: int
+    strategy: str
+    solution_ids: np.ndarray
+    priority: np.ndarray
+    score: np.ndarray
+    n_steps: int = 0
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def _open_solution_ids(project: Project) -> list[int]:
+    return list(
+        Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+
+
+def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], list[int], list[int], Any]]:
+    """(solution ids, step counts, step ids, StepScores) per batch of solutions."""
+    for start in range(0, len(ids), SCORE_BATCH_SOLUTIONS):
+        chunk = ids[start : start + SCORE_BATCH_SOLUTIONS]
+        problems = dict(Solution.objects.filter(pk__in=chunk).values_list("id", "problem__text"))
+        rows = Step.objects.filter(solution_id__in=chunk).order_by("solution_id", "index")
+        items, step_ids, lengths = [], [], {sid: 0 for sid in chunk}
+        previous: list[str] = []
+        current = None
+        for step_id, solution_id, text in rows.values_list("id", "solution_id", "text").iterator(chunk_size=5000):
+            if solution_id != current:
+                current, previous = solution_id, []
+            prev = tuple(previous)
+            items.append((problems[solution_id], prev, text))
+            step_ids.append(step_id)
+            lengths[solution_id] += 1
+            previous.append(text)
+        # Features straight from the featurizer, not the cache: a million open steps would not fit.
+        scores = prm.score_rows(lib.featurize(prm.featurizer, items)) if items else None
+        yield chunk, [lengths[sid] for sid in chunk], step_ids, scores
+
+
+def score_open_solutions(
+    *, project: Project, run: TrainingRun, prm: PRM, log: Callable[[str], None] | None = None
+) -> Selection:
+    """Score every open regular solution's steps with `prm`; store StepScore rows for `run`;
+    return the new priorities by the project's selection strategy (nothing in the queue changes
+    yet: see `apply_selection`)."""
+    t0 = time.perf_counter()
+    config = prm.config or PRMConfig()
+    ids = _open_solution_ids(project)
+    StepScore.objects.filter(training_run=run).delete()  # a rescore of the same run starts over
+    all_ids, prod_l, unc_l = [], [], []
+    n_steps = 0
+    for chunk, lengths, step_ids, sc in _score_batches(ids=ids, prm=prm):
+        if sc is None:
+            prod, unc = np.ones(len(chunk)), np.zeros(len(chunk))
+        else:
+            prod, _ = lib.solution_scores(sc.p_negative, lengths)
+            step_unc = sc.uncertainty(config.uncertainty)
+            unc = lib.roll_up(step_unc, lengths, "max")
+            if getattr(settings, "ML_STORE_STEP_SCORES", True):
+                insert_rows(
+                    StepScore,
+                    [
+                        {
+                            "step_id": sid,
+                            "training_run_id": run.pk,
+                            "p_negative": float(p[0]),
+                            "p_neutral": float(p[1]),
+                            "p_positive": float(p[2]),
+                            "uncertainty": float(u),
+                        }
+                        for sid, p, u in zip(step_ids, sc.probs, step_unc, strict=True)
+                    ],
+                )
+        all_ids += chunk
+        prod_l.append(prod)
+        unc_l.append(unc)
+        n_steps += len(step_ids)
+        if log:
+            log(f"scored {len(all_ids)}/{len(ids)} solutions ({n_steps} steps)")
+    score = np.concatenate(prod_l) if prod_l else np.zeros(0)
+    unc = np.concatenate(unc_l) if unc_l else np.zeros(0)
+    correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
+    strategy = project.selection_strategy or Strategy.MIX
+    pri = lib.priorities(
+        strategy,
+        scores=score,
+        answer_correct=[correct.get(i) for i in all_ids],
+        solution_uncertainty=unc,
+        rng=np.random.default_rng(run.pk),
+        n=len(all_ids),
+    )
+    return Selection(
+        run_id=run.pk,
+        strategy=strategy,
+        solution_ids=np.asarray(all_ids, dtype=np.int64),
+        priority=np.asarray(pri, dtype=np.float64),
+        score=score,
+        n_steps=n_steps,
+        seconds=round(time.perf_counter() - t0, 3),
+    )
+
+
+def apply_selection(*, selection: Selection, generation: int) -> int:
+    """Write priorities and provenance to the solutions in short transactions; returns rows."""
+    table = connection.ops.quote_name(Solution._meta.db_table)
+    n = 0
+    for start in range(0, len(selection.solution_ids), UPDATE_BATCH):
+        ids = selection.solution_ids[start : start + UPDATE_BATCH].tolist()
+        pri = selection.priority[start : start + UPDATE_BATCH].tolist()
+        score = selection.score[start : start + UPDATE_BATCH].tolist()
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        f"UPDATE {table} AS s SET priority = v.priority, verifier_score = v.score, "
+                        "generation = %s, strategy = %s, model_run_id = %s "
+                        "FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS v(id, priority, score) "
+                        "WHERE s.id = v.id",
+                        [generation, selection.strategy, selection.run_id, ids, pri, score],
+                    )
+                    n += cursor.rowcount
+            else:
+                objs = [
+                    Solution(
+                        pk=i,
+                        priority=p,
+                        verifier_score=s,
+                        generation=generation,
+                        strategy=selection.strategy,
+                        model_run_id=selection.run_id,
+                    )
+                    for i, p, s in zip(ids, pri, score, strict=True)
+                ]
+                fields_ = ["priority", "verifier_score", "generation", "strategy", "model_run_id"]
+                n += Solution.objects.bulk_update(objs, fields_, batch_size=500)
+    return n
+
+
+def _drop_other_scores(*, project: Project, run: TrainingRun) -> None:
+    """Keep only the active model's step scores (a rollback rescores with the older model)."""
+    StepScore.objects.filter(training_run__project=project).exclude(training_run=run).delete()
+
+
+def rescore_project(*, project: Project, run: TrainingRun, log: Callable[[str], None] | None = None) -> int:
+    """Score the open solutions with `run`'s model and reorder the queue; returns rows updated."""
+    prm = load_prm(run=run)
+    selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
+    project.refresh_from_db(fields=["current_generation"])
+    n = apply_selection(selection=selection, generation=project.current_generation)
+    _drop_other_scores(project=project, run=run)
+    return n
+
+
+_PRM_CACHE_SIZE = 4
+_score_lock = threading.Lock()
+_prms: OrderedDict[int, PRM] = OrderedDict()
+
+
+def _remember_prm(run_id: int, prm: PRM) -> None:
+    with _cache_lock:
+        _prms[run_id] = prm
+        _prms.move_to_end(run_id)
+        while len(_prms) > _PRM_CACHE_SIZE:
+            _prms.popitem(last=False)
+
+
+def load_prm(*, run: TrainingRun) -> PRM:
+    """The run's PRM, loaded once per process (runs are immutable once succeeded)."""
+    with _cache_lock:
+        prm = _prms.get(run.pk)
+    if prm is None:
+        checkpoint = lib.read_checkpoint(artifact_abspath(run.artifact_path))
+        prm = lib.build_prm(checkpoint)
+        _remember_prm(run.pk, prm)
+    return prm
+
+
+def active_run(*, project: Project) -> TrainingRun | None:
+    return TrainingRun.objects.filter(project=project, is_active=True).first()
+
+
+def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -> dict[str, Any]:
+    """Per-step P(+1), P(0), P(-1) and uncertainty, and both solution scores (product of
+    P(not -1), minimum), for candidate solutions of one problem under the active model."""
+    run = active_run(project=project)
+    if run is None:
+        raise NoActiveModel(f"Project {project.slug} has no active model yet: train one first.")
+    prm = load_prm(run=run)
+    items = [(problem, tuple(steps[:i]), step) for steps in solutions for i, step in enumerate(steps)]
+    lengths = [len(steps) for steps in solutions]
+    with _score_lock:  # one scoring at a time per process: torch already uses every core
+        sc = prm.score_rows(lib.featurize(prm.featurizer, items))
+    prod, mins = lib.solution_scores(sc.p_negative, lengths)
+    unc = sc.uncertainty("entropy")
+    scored, o = [], 0
+    for j, n in enumerate(lengths):
+        steps = [
+            {"p_positive": float(p[2]), "p_neutral": float(p[1]), "p_negative": float(p[0]), "uncertainty": float(u)}
+            for p, u in zip(sc.probs[o : o + n], unc[o : o + n], strict=True)
+        ]
+        scored.append({"steps": steps, "score_product": float(prod[j]), "score_min": float(mins[j])})
+        o += n
+    return {"model": {"training_run": run.pk, "generation": project.current_generation}, "solutions": scored}
