@@ -287,3 +287,12 @@ def test_stale_csrf_token_gets_the_styled_403():
     response = csrf_client.post("/account/token/")
     assert response.status_code == 403 and "The form had expired" in response.content.decode()
     assert not Token.objects.exists()
+
+
+def test_server_error_page_is_styled_and_needs_no_database(rf):
+    from annotate.views_errors import server_error
+
+    response = server_error(rf.get("/boom/"))
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert "Something went wrong on our side" in html and "steplabel/pages.css" in html
