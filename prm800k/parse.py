@@ -75,10 +75,7 @@ def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
     score = question.get("pre_generated_verifier_score")
     is_pregenerated = isinstance(pre_steps, list)
     steps = list(pre_steps) if is_pregenerated else trajectory_steps(label["steps"])
-    if is_pregenerated:
-        final_answer = question.get("pre_generated_answer")
-    else:
-        final_answer = final_answer_from_text(steps[-1]) if steps else None
+    final_answer = _record_final_answer(question, steps, is_pregenerated=is_pregenerated)
     parsed = ParsedSolution(
         problem_text=question["problem"],
         ground_truth_answer=question["ground_truth_answer"],
@@ -104,6 +101,13 @@ def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
     )
     parsed.annotation.shape = shape_overrides(obj, _parts_of(parsed))
     return parsed
+
+
+def _record_final_answer(question: dict[str, Any], steps: list[str], *, is_pregenerated: bool) -> str | None:
+    """A phase-2 record names its answer; a phase-1 trajectory states it in its last step."""
+    if is_pregenerated:
+        return question.get("pre_generated_answer")
+    return final_answer_from_text(steps[-1]) if steps else None
 
 
 def _parts_of(parsed: ParsedSolution) -> RecordParts:
@@ -140,6 +144,9 @@ PLAIN_KEYS = (
 )
 
 
+PLAIN_TEXT_LIMITS = {"source_id": 200, "subject": 100, "level": 20}  # the database columns' sizes
+
+
 def parse_plain_record(obj: Any) -> ParsedSolution:
     """A plain line: `{"problem", "ground_truth_answer", "steps": [...]}` plus optional fields."""
     require_keys(obj, "", ("problem", "ground_truth_answer", "steps"), PLAIN_KEYS)
@@ -152,10 +159,12 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
         check_str(text, f"steps[{i}]", non_empty=True)
     for key in ("ground_truth_solution", "answer"):
         check_str(obj.get(key), key, nullable=True)
-    for key in ("source_id", "subject", "level"):
+    for key, longest in PLAIN_TEXT_LIMITS.items():
         value = obj.get(key)
         if value is not None and not isinstance(value, str | int):
             raise RecordError(key, f"must be a string, got {type_name(value)}")
+        if value is not None and len(str(value)) > longest:
+            raise RecordError(key, f"longer than {longest} characters")
     answer = obj.get("answer")
     return ParsedSolution(
         problem_text=obj["problem"],
@@ -170,12 +179,21 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
     )
 
 
-def validate_line(obj: Any) -> None:
-    """Raise RecordError for a bad line of either format (without building anything)."""
+def validate_line(obj: Any) -> tuple[str | None, str | None]:
+    """Raise RecordError for a bad line of either format; return its (ground truth, final answer).
+
+    A PRM800K record is checked without being built; the answers are what grading needs.
+    """
     if isinstance(obj, dict) and "label" in obj and "question" in obj:
         validate_prm800k_record(obj)
-    else:
-        parse_line(obj)
+        question = obj["question"]
+        pre_steps = question.get("pre_generated_steps")
+        if isinstance(pre_steps, list):
+            return question["ground_truth_answer"], _record_final_answer(question, pre_steps, is_pregenerated=True)
+        steps = trajectory_steps(obj["label"]["steps"])
+        return question["ground_truth_answer"], _record_final_answer(question, steps, is_pregenerated=False)
+    parsed = parse_line(obj)
+    return parsed.ground_truth_answer, parsed.final_answer
 
 
 def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:

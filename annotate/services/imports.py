@@ -11,6 +11,7 @@ import gzip
 import json
 import queue
 import threading
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from prm800k.schema import RecordError
 from prm800k.splits import math500_flag, text_sha256
 
 MAX_REPORTED_ERRORS = 20
+IMPORT_GRADING_BUDGET_S = 120  # sympy time one import may spend before the rest is graded by rules alone
 T = TypeVar("T")
 BATCH_SIZE = 1000
 
@@ -107,13 +109,16 @@ class EmptyFileError(ImportValidationError):
         super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
 
 
+AnswerPair = tuple[str | None, str | None]  # (ground truth, final answer)
+
+
 def _iter_parsed(
     stream: IO[bytes], progress: ProgressCallback | None, *, validate_only: bool = False
-) -> Iterator[tuple[int, ParsedSolution | LineError | None]]:
+) -> Iterator[tuple[int, ParsedSolution | LineError | AnswerPair]]:
     """Yield (line number, parsed line or its error) for every non-blank line.
 
-    validate_only checks lines without building them (yielding None for a good line); the
-    write pass then builds them without checking again.
+    validate_only checks lines without building them (yielding the answers to grade for a good
+    line); the write pass then builds them without checking again.
     """
     for number, raw in enumerate(stream, start=1):
         if progress:
@@ -125,18 +130,19 @@ def _iter_parsed(
         except orjson.JSONDecodeError as exc:
             yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
             continue
+        if b"\\u0000" in raw and (where := nul_path(obj)) is not None:
+            yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
+            continue
         try:
             if is_math_shepherd(obj):
                 parsed = parse_math_shepherd(obj, raw=raw)
-                yield number, None if validate_only else parsed
+                yield number, (parsed.ground_truth_answer, parsed.final_answer) if validate_only else parsed
                 continue
-            if validate_only:
-                validate_line(obj)
-                yield number, None
-            else:
-                yield number, parse_line(obj, validate=False)
+            yield number, validate_line(obj) if validate_only else parse_line(obj, validate=False)
         except RecordError as exc:
             yield number, LineError(number, exc.path, exc.message)
+        except Exception as exc:  # a line nothing above foresaw: still an error with its number, never a 500
+            yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
 
 
 def open_jsonl(path: Path | str) -> IO[bytes]:
@@ -146,23 +152,59 @@ def open_jsonl(path: Path | str) -> IO[bytes]:
     return gzip.open(path, "rb") if is_gzip else open(path, "rb")
 
 
-def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> int:
-    """First pass: raise ImportValidationError listing bad lines; return the number of records."""
+def nul_path(obj: Any) -> str | None:
+    """The path of the first string (value or key) holding a NUL character, else None."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return path or "(line)"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if "\x00" in key:
+                    return f"{path}.{key!r}" if path else repr(key)
+                stack.append((f"{path}.{key}" if path else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+@dataclass(slots=True)
+class Validated:
+    """What the first pass learned: the number of records and the verdict of every answer."""
+
+    records: int
+    verdicts: dict[AnswerPair, bool | None]
+
+
+def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Validated:
+    """First pass: raise ImportValidationError listing bad lines; grade every distinct answer.
+
+    Grading happens here, before the write pass takes the project's export lock, so a slow
+    answer never holds up that project's exports; sympy runs in a child process with a time limit
+    (prm800k.grading), and past IMPORT_GRADING_BUDGET_S of grading the rest is graded by the rules
+    alone (answers that need sympy stay ungraded).
+    """
     errors: list[LineError] = []
     bad_lines = records = 0
+    verdicts: dict[AnswerPair, bool | None] = {}
+    deadline = time.monotonic() + IMPORT_GRADING_BUDGET_S
     with open_jsonl(path) as stream:
         for _, item in _iter_parsed(stream, progress, validate_only=True):
             if isinstance(item, LineError):
                 bad_lines += 1
                 if len(errors) < MAX_REPORTED_ERRORS:
                     errors.append(item)
-            else:
-                records += 1
+                continue
+            records += 1
+            if not bad_lines and item not in verdicts:  # a refused file is not worth grading
+                verdicts[item] = grading.grade_answer(*item, symbolic=time.monotonic() < deadline)
     if bad_lines:
         raise ImportValidationError(errors, bad_lines)
     if not records:
         raise EmptyFileError()
-    return records
+    return Validated(records=records, verdicts=verdicts)
 
 
 def import_file(
@@ -172,9 +214,9 @@ def import_file(
     validate_progress: ProgressCallback | None = None,
     write_progress: ProgressCallback | None = None,
 ) -> ImportResult:
-    """Validate the whole file, then import it atomically. Raises ImportValidationError."""
+    """Validate and grade the whole file, then import it atomically. Raises ImportValidationError."""
     path = Path(path)
-    validate_file(path=path, progress=validate_progress)
+    validated = validate_file(path=path, progress=validate_progress)
     result = ImportResult()
     with transaction.atomic():
         # Parsing runs in a thread while this one waits on the database, so the two overlap.
@@ -182,7 +224,7 @@ def import_file(
         # commit, so exports of this project wait for the import instead of numbering around it.
         numbers = count(lock_export_sequence(project=project) + 1)
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
-            _write_batch(project=project, batch=batch, result=result, numbers=numbers)
+            _write_batch(project=project, batch=batch, result=result, numbers=numbers, verdicts=validated.verdicts)
     if result.created_anything:
         analyze(Problem, Solution, Step, Annotation)
     return result
@@ -241,12 +283,19 @@ def prefetch(items: Iterator[T], *, depth: int) -> Iterator[T]:
 
 
 def _write_batch(
-    *, project: Project, batch: list[ParsedSolution], result: ImportResult, numbers: Iterator[int]
+    *,
+    project: Project,
+    batch: list[ParsedSolution],
+    result: ImportResult,
+    numbers: Iterator[int],
+    verdicts: dict[AnswerPair, bool | None],
 ) -> None:
     result.lines += len(batch)
     result.records += sum(1 for p in batch if p.annotation is not None)
     problem_ids = _ensure_problems(project=project, batch=batch, result=result)
-    solution_ids, created = _ensure_solutions(project=project, batch=batch, problem_ids=problem_ids, result=result)
+    solution_ids, created = _ensure_solutions(
+        project=project, batch=batch, problem_ids=problem_ids, result=result, verdicts=verdicts
+    )
     # A plain line only adds a solution: it is a duplicate when that solution was there already.
     for parsed in batch:
         if parsed.annotation is None:
@@ -286,7 +335,12 @@ def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: I
 
 
 def _ensure_solutions(
-    *, project: Project, batch: list[ParsedSolution], problem_ids: dict[str, int], result: ImportResult
+    *,
+    project: Project,
+    batch: list[ParsedSolution],
+    problem_ids: dict[str, int],
+    result: ImportResult,
+    verdicts: dict[AnswerPair, bool | None],
 ) -> tuple[dict[str, int], set[str]]:
     """Return the id of every solution in the batch, and the hashes created now."""
     wanted: dict[str, ParsedSolution] = {}
@@ -299,7 +353,7 @@ def _ensure_solutions(
     for key, parsed in wanted.items():
         if key in ids:
             continue
-        verdict = grading.grade_answer(parsed.ground_truth_answer, parsed.final_answer)
+        verdict = verdicts.get((parsed.ground_truth_answer, parsed.final_answer))  # graded in the first pass
         if verdict is True:
             result.graded_correct += 1
         elif verdict is False:

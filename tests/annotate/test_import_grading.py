@@ -1,0 +1,120 @@
+"""Imports grade answers in their validation pass, with a time limit, and never fail with a 500.
+
+Issue 12: `x^{3000}+1` against `(x+1)^{3000}` ran ~20 s inside an import, holding the project's
+export lock; a NUL character or a 5,000-digit answer answered 500 and left the job `running`.
+"""
+
+import io
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from annotate.models import ImportJob, JobStatus, Project, Role, Solution
+from annotate.services import exports
+from annotate.services.imports import import_file
+from tests.api_clients import member_client
+
+
+def _plain(answer: str, truth: str = "7", **extra) -> str:
+    return json.dumps(
+        {
+            "problem": f"Solve for {answer[:20]}.",
+            "ground_truth_answer": truth,
+            "steps": ["s", f"# Answer\n\n{answer}"],
+            **extra,
+        }
+    )
+
+
+def _write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "upload.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _upload(client, slug: str, path: Path):
+    return client.post(f"/api/v1/projects/{slug}/imports/", {"file": io.BytesIO(path.read_bytes())}, format="multipart")
+
+
+@pytest.mark.django_db
+def test_nul_character_is_a_line_error_and_the_job_fails_cleanly(tmp_path):
+    project = Project.objects.create(slug="nul")
+    lead = member_client(project, "lead-nul", Role.LEAD)
+    path = _write(tmp_path, _plain("7"), _plain("7").replace('"s"', '"bad\\u0000step"'))
+    response = _upload(lead, "nul", path)
+    assert response.status_code == 400, response.content
+    assert response.data["errors"] == [
+        {"line": 2, "field": "steps[0]", "message": "contains a NUL character (\\u0000), which cannot be stored"}
+    ]
+    job = ImportJob.objects.get(project=project)
+    assert job.status == JobStatus.FAILED and job.finished_at is not None
+    assert not Solution.objects.filter(project=project).exists()
+
+
+@pytest.mark.django_db
+def test_five_thousand_digit_answer_is_imported_and_graded(tmp_path):
+    project = Project.objects.create(slug="digits")
+    lead = member_client(project, "lead-digits", Role.LEAD)
+    huge = "9" * 5000
+    path = _write(tmp_path, _plain(huge, truth=huge), _plain(huge[:-1] + "8", truth=huge))
+    response = _upload(lead, "digits", path)
+    assert response.status_code == 201, response.content
+    assert ImportJob.objects.get(project=project).status == JobStatus.SUCCEEDED
+    verdicts = sorted(Solution.objects.filter(project=project).values_list("answer_correct", flat=True))
+    assert verdicts == [False, True]
+
+
+@pytest.mark.django_db
+def test_over_long_plain_fields_are_line_errors(tmp_path):
+    path = _write(tmp_path, _plain("7", subject="x" * 101), _plain("7", level="l" * 21))
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 bad line"):
+        call_command("import_prm800k", str(path), project="long", no_progress=True, stderr=err)
+    assert "line 1: subject: longer than 100 characters" in err.getvalue()
+    assert "line 2: level: longer than 20 characters" in err.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_huge_exponent_is_graded_at_once_off_the_main_thread(tmp_path):
+    project = Project.objects.create(slug="power")
+    path = _write(tmp_path, _plain("x^{3000}+1", truth="(x+1)^{3000}"))
+    timing: dict[str, float] = {}
+
+    def run() -> None:
+        started = time.monotonic()
+        import_file(project=project, path=path)
+        timing["seconds"] = time.monotonic() - started
+        connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=60)
+    assert timing["seconds"] < 5, timing  # was ~20 s of math-verify with no effective limit
+    assert Solution.objects.get(project=project).answer_correct is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exports_do_not_wait_for_an_import_that_is_grading(tmp_path):
+    """A slow answer (sympy killed after its 5 s limit) is graded before the import takes the export lock."""
+    project = Project.objects.create(slug="unlocked")
+    path = _write(tmp_path, _plain("10000000!/7", truth="2.5"))
+    done: dict[str, float] = {}
+
+    def run_import() -> None:
+        import_file(project=project, path=path)
+        done["import"] = time.monotonic()
+        connection.close()
+
+    thread = threading.Thread(target=run_import, daemon=True)
+    thread.start()
+    time.sleep(1.0)  # the import is grading now
+    exports.stamp_export_sequence(project=project)  # takes the project's export lock
+    done["export"] = time.monotonic()
+    thread.join(timeout=60)
+    assert done["export"] < done["import"] - 2, done
+    assert Solution.objects.get(project=project).answer_correct is None  # timed out: ungraded, not wrong
