@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
-from annotate.services.exports import lock_export_sequence
+from annotate.services.exports.sequence import lock_export_sequence
 from autolabel.importing import is_math_shepherd
 from autolabel.importing import parse_line as parse_math_shepherd
 from autolabel.importing import write_batch as write_math_shepherd

@@ -267,7 +267,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-jobs": {"task": "core.tasks.sweep_jobs", "schedule": 60.0, "options": {"queue": "default"}},
 }
 JOB_SWEEPERS = [
-    "annotate.services.exports.sweep_stale_exports",
+    "annotate.services.exports.jobs.sweep_stale_exports",
     "ml.services.sweep_training_runs",
     "autolabel.services.sweep",
 ]

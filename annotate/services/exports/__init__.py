@@ -1,0 +1,61 @@
+"""Exporting annotations as PRM800K records or TRL stepwise-supervision rows, streamed.
+
+Order and cursors: every annotation gets an `export_seq` the first time an export runs after it
+committed (one serialized UPDATE per project). Rows committed later get larger numbers, so an
+export that returns "everything up to seq N" plus a cursor for N never skips a label that was
+still in flight, and never repeats one. Reading is keyset-paginated by that sequence, and the
+steps of a chunk's solutions come in one query, so memory depends on the chunk, not the project.
+"""
+
+from annotate.services.exports.jobs import (
+    EXPORT_RUNNING_DEADLINE,
+    create_export_job,
+    export_dir,
+    run_export_job,
+    sweep_stale_exports,
+)
+from annotate.services.exports.options import (
+    FORMATS,
+    ExportOptionError,
+    ExportOptions,
+    decode_cursor,
+    encode_cursor,
+    parse_options,
+)
+from annotate.services.exports.sequence import lock_export_sequence, stamp_export_sequence
+from annotate.services.exports.stream import (
+    CHUNK_SIZE,
+    END_KEY,
+    ExportPlan,
+    annotations_for_export,
+    iter_chunks,
+    iter_lines,
+    iter_records,
+    plan_export,
+    with_end_line,
+)
+
+__all__ = [
+    "CHUNK_SIZE",
+    "END_KEY",
+    "EXPORT_RUNNING_DEADLINE",
+    "FORMATS",
+    "ExportOptionError",
+    "ExportOptions",
+    "ExportPlan",
+    "annotations_for_export",
+    "create_export_job",
+    "decode_cursor",
+    "encode_cursor",
+    "export_dir",
+    "iter_chunks",
+    "iter_lines",
+    "iter_records",
+    "lock_export_sequence",
+    "parse_options",
+    "plan_export",
+    "run_export_job",
+    "stamp_export_sequence",
+    "sweep_stale_exports",
+    "with_end_line",
+]

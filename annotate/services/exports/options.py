@@ -1,0 +1,133 @@
+"""Export options: what may be asked for, the one validator of them, and signed cursors."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.core import signing
+
+from annotate.models import Project
+from prm800k.schema import FINISH_REASONS
+
+FORMATS = ("prm800k", "trl", "math_shepherd")
+LABEL_SOURCES = ("human", "auto")  # math_shepherd: human annotations, or automatic labels (autolabel app)
+TRISTATE = ("include", "exclude", "only")
+_CURSOR_SALT = "steplabel.export.cursor"
+
+
+class ExportOptionError(ValueError):
+    """A bad export option; `field` names it."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
+@dataclass(slots=True)
+class ExportOptions:
+    format: str = "prm800k"
+    generation: list[int] = field(default_factory=list)
+    since: int = 0  # decoded cursor: export_seq already delivered
+    labeler: str | None = None
+    qc: str = "include"
+    screening: str = "include"
+    finish_reason: list[str] = field(default_factory=list)
+    split: str | None = None
+    min_agreement: float | None = None
+    neutral: str = "positive"  # trl: how a neutral (0) rating maps
+    alternatives: str = "branch"  # trl: rated alternatives as their own rows, or dropped
+    include_history: bool = False  # prm800k: a top-level "history" key (annotate.services.audit)
+    labels: str = "human"  # math_shepherd: human labels, or automatic ones (`auto`: imported lines byte for byte)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExportOptions:
+        return cls(**data)
+
+
+def encode_cursor(*, project: Project, seq: int) -> str:
+    """Opaque and tamper-evident: a signed (project, position) pair."""
+    return signing.dumps([project.pk, seq], salt=_CURSOR_SALT, compress=True)
+
+
+def decode_cursor(*, project: Project, cursor: str) -> int:
+    try:
+        project_id, seq = signing.loads(cursor, salt=_CURSOR_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        raise ExportOptionError("since", "not a cursor returned by an earlier export") from None
+    if project_id != project.pk or not isinstance(seq, int) or seq < 0:
+        raise ExportOptionError("since", "this cursor belongs to another project")
+    return seq
+
+
+def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
+    """Validate export options from a query string or JSON body; raise ExportOptionError."""
+
+    def one(name: str) -> str | None:
+        value = params.get(name)
+        if isinstance(value, list):
+            value = value[-1] if value else None
+        if value is None or value == "":
+            return None
+        return str(value)
+
+    def many(name: str) -> list[str]:
+        value = params.get(name)
+        items = value if isinstance(value, list) else [value] if value not in (None, "") else []
+        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+
+    def choice(name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = one(name) or default
+        if value not in allowed:
+            raise ExportOptionError(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    options = ExportOptions(
+        format=choice("format", FORMATS, "prm800k"),
+        qc=choice("qc", TRISTATE, "include"),
+        screening=choice("screening", TRISTATE, "include"),
+        neutral=choice("neutral", ("positive", "negative", "drop"), "positive"),
+        alternatives=choice("alternatives", ("branch", "drop"), "branch"),
+        labels=choice("labels", LABEL_SOURCES, "human"),
+    )
+    if options.labels == "auto" and options.format != "math_shepherd":
+        raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd")
+    for item in many("generation"):
+        try:
+            options.generation.append(int(item))
+        except ValueError:
+            raise ExportOptionError("generation", f"must be integers, got {item!r}") from None
+    for item in many("finish_reason"):
+        if item not in FINISH_REASONS:
+            raise ExportOptionError("finish_reason", f"must be among {', '.join(FINISH_REASONS)}, got {item!r}")
+        options.finish_reason.append(item)
+    history = (one("include_history") or "false").lower()
+    if history not in ("true", "false", "1", "0"):
+        raise ExportOptionError("include_history", f"must be true or false, got {history!r}")
+    options.include_history = history in ("true", "1")
+    if options.include_history and options.format != "prm800k":
+        raise ExportOptionError("include_history", "only the prm800k format carries the history")
+    split = one("split")
+    if split is not None and split not in ("train", "test"):
+        raise ExportOptionError("split", f"must be train or test, got {split!r}")
+    options.split = split
+    labeler = one("labeler")
+    if labeler is not None and len(labeler) > 64:
+        raise ExportOptionError("labeler", "must be a labeler UUID")
+    options.labeler = labeler
+    since = one("since")
+    if since is not None:
+        options.since = decode_cursor(project=project, cursor=since)
+    min_agreement = one("min_agreement")
+    if min_agreement is not None:
+        try:
+            options.min_agreement = float(min_agreement)
+        except ValueError:
+            raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}") from None
+        if not 0.0 <= options.min_agreement <= 1.0:
+            raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}")
+    return options
