@@ -17,20 +17,9 @@ import {
   shares,
   toUnixSeconds,
 } from "./format";
+import { h as el } from "../shared/dom";
+import { Http, HttpError } from "../shared/http";
 import type { AnnotatorRow, DashboardConfig, Run, Series, Stats } from "./types";
-
-type Child = Node | string | null | undefined | false;
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  for (const c of children) if (c !== null && c !== undefined && c !== false) node.append(c);
-  return node;
-}
 
 /** A figure: big value, small caption. */
 function figure(label: string, value: string, note?: string): HTMLElement {
@@ -77,11 +66,14 @@ const TOP_ANNOTATORS = 6;
 
 export class Dashboard {
   private stats: Stats | null = null;
+  private readonly http: Http;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly config: DashboardConfig,
-  ) {}
+  ) {
+    this.http = new Http("", config.csrf_token);
+  }
 
   async start(): Promise<void> {
     watchResize();
@@ -110,14 +102,9 @@ export class Dashboard {
   async load(): Promise<void> {
     const meta = this.slot("meta");
     try {
-      const response = await fetch(this.config.urls.stats, {
-        credentials: "same-origin",
-        headers: { Accept: "application/json" },
-      });
-      if (!response.ok) throw new Error(`${response.status} ${await detail(response)}`);
-      this.stats = (await response.json()) as Stats;
+      this.stats = await this.http.json<Stats>("GET", this.config.urls.stats);
     } catch (error) {
-      meta.textContent = `Could not load the statistics: ${error instanceof Error ? error.message : String(error)}`;
+      meta.textContent = `Could not load the statistics: ${describe(error)}`;
       meta.classList.add("sl-error");
       return;
     }
@@ -331,18 +318,11 @@ export class Dashboard {
     message.classList.remove("sl-error");
     message.textContent = "Starting a training run…";
     try {
-      const response = await fetch(this.config.urls.training_runs, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": this.config.csrf_token },
-        body: "{}",
-      });
-      if (!response.ok) throw new Error(`${response.status}: ${await detail(response)}`);
-      const run = (await response.json()) as Partial<Run>;
+      const run = await this.http.json<Partial<Run>>("POST", this.config.urls.training_runs, {});
       message.textContent = run.id ? `Training run #${run.id} ${run.status ?? "queued"}.` : "Retrain requested.";
       await this.load();
     } catch (error) {
-      message.textContent = `Retrain failed: ${error instanceof Error ? error.message : String(error)}`;
+      message.textContent = `Retrain failed: ${describe(error)}`;
       message.classList.add("sl-error");
     } finally {
       button.disabled = false;
@@ -354,15 +334,10 @@ function humanize(key: string): string {
   return key.replaceAll("_", " ");
 }
 
-async function detail(response: Response): Promise<string> {
-  const text = await response.text();
-  try {
-    const body = JSON.parse(text) as unknown;
-    if (body && typeof body === "object" && "detail" in body) return String((body as { detail: unknown }).detail);
-    return JSON.stringify(body).slice(0, 300);
-  } catch {
-    return response.statusText || text.slice(0, 200);
-  }
+/** "403: Only leads may ..." for an HTTP refusal, the message of anything else. */
+function describe(error: unknown): string {
+  if (error instanceof HttpError) return `${error.status}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {

@@ -1,4 +1,5 @@
 /** The service-health banner: tells the lead when the broker is down and work is waiting. */
+import { Http } from "../shared/http";
 
 export interface Health {
   database: boolean;
@@ -28,8 +29,8 @@ export function healthMessage(health: Health): string | null {
 export async function showServiceHealth(root: HTMLElement, url = "/api/v1/health/"): Promise<void> {
   let message: string | null;
   try {
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    message = response.ok ? healthMessage((await response.json()) as Health) : null;
+    const r = await new Http("", "").request<Health>("GET", url);
+    message = r.status === 200 && r.data ? healthMessage(r.data) : null;
   } catch {
     message = "The server cannot be reached right now.";
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { backoffMs, errorMessage, newIdempotencyKey, parseTask, readCookie, submitUntilAcknowledged } from "./api";
+import { errorMessage, readCookie } from "../shared/http";
+import { backoffMs, newIdempotencyKey, parseTask, submitUntilAcknowledged } from "./api";
 
 describe("submitUntilAcknowledged", () => {
   it("retries network errors and 5xx with the same payload until a 2xx", async () => {

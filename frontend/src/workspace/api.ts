@@ -1,8 +1,9 @@
 /**
- * The HTTP API of DESIGN.md as the workspace uses it: session auth with Django's CSRF header,
- * JSON in and out, and a submit that retries with backoff until the server acknowledges it.
+ * The HTTP API of DESIGN.md as the workspace uses it, and a submit that retries with backoff until
+ * the server acknowledges it.
  */
 import type { Mode, SubmitPayload, TaskStep } from "../labeling/state";
+import { type ApiResult, errorMessage, Http, HttpError } from "../shared/http";
 
 export interface Task {
   assignmentId: number | string;
@@ -14,82 +15,8 @@ export interface Task {
   raw: Record<string, unknown>;
 }
 
-export interface ApiResult<T = unknown> {
-  status: number;
-  data: T | null;
-}
-
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly data: unknown,
-  ) {
-    super(errorMessage(status, data));
-  }
-}
-
-/** The most useful human-readable message in a DRF error body. */
-export function errorMessage(status: number, data: unknown): string {
-  if (data && typeof data === "object") {
-    const d = data as Record<string, unknown>;
-    for (const key of ["detail", "message", "error", "non_field_errors"]) {
-      const v = d[key];
-      if (typeof v === "string") return v;
-      if (Array.isArray(v) && typeof v[0] === "string") return v.join(" ");
-    }
-    const first = Object.entries(d)[0];
-    if (first) return `${first[0]}: ${JSON.stringify(first[1])}`;
-  }
-  return `The server answered ${status}.`;
-}
-
-export function readCookie(name: string, cookie: string = document.cookie): string | null {
-  for (const part of cookie.split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    if (k === name) return decodeURIComponent(v.join("="));
-  }
-  return null;
-}
-
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
-
-export class Api {
-  constructor(
-    private readonly base: string,
-    private readonly csrfFallback: string,
-    private readonly fetchImpl: FetchLike = (i, init) => fetch(i, init),
-  ) {}
-
-  private csrf(): string {
-    return readCookie("csrftoken") ?? this.csrfFallback;
-  }
-
-  async request<T = unknown>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (method !== "GET") {
-      headers["X-CSRFToken"] = this.csrf();
-      headers["Content-Type"] = "application/json";
-    }
-    const resp = await this.fetchImpl(this.base + path, {
-      method,
-      headers,
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    let data: T | null = null;
-    if (resp.status !== 204) {
-      const text = await resp.text();
-      if (text) {
-        try {
-          data = JSON.parse(text) as T;
-        } catch {
-          data = null;
-        }
-      }
-    }
-    return { status: resp.status, data };
-  }
-
+/** The workspace's endpoints, on the shared HTTP helper (session auth, CSRF, DRF errors). */
+export class Api extends Http {
   /** Claim (or get back) the caller's task; null when the queue is empty (204). */
   async nextTask(slug: string): Promise<Task | null> {
     const r = await this.request<Record<string, unknown>>("GET", `projects/${encodeURIComponent(slug)}/tasks/next/`);

@@ -34,7 +34,7 @@ import {
 import { renderMarkdown, renderStep } from "../render/markdown";
 import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import { clearLocal, type Draft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
-import { h, setPressed, setRendered } from "./dom";
+import { h, setPressed, setRendered } from "../shared/dom";
 import { ActiveTimer } from "./timer";
 
 export interface WorkspaceConfig {
