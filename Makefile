@@ -14,13 +14,14 @@ FRONTEND_NPM_STAMP := frontend/node_modules/.npm-ci-$(shell cat frontend/package
 FRONTEND_SOURCES := $(shell find frontend -path frontend/node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 PYTEST_ARGS ?=
 
-.PHONY: help setup run test lint lock-check bench services python-deps chromium frontend
+.PHONY: help setup run test lint lock-check api-types bench services python-deps chromium frontend
 
 help:
 	@echo "make run    - set up, then serve the demo at http://127.0.0.1:8000/ with a Celery worker"
 	@echo "make test   - set up, check PostgreSQL + Redis, lint, typecheck, then the whole test suite"
 	@echo "make setup  - .venv with pinned requirements, Chromium for browser tests, the frontend build"
-	@echo "make lint   - ruff check, ruff format --check, import contracts (lint-imports), TypeScript typecheck"
+	@echo "make lint   - ruff check, ruff format --check, import contracts (lint-imports), API types current, TypeScript typecheck"
+	@echo "make api-types - regenerate frontend/src/api/schema.d.ts from the OpenAPI schema"
 	@echo "make bench  - run every bench/*.py script"
 
 setup: python-deps chromium frontend
@@ -75,8 +76,14 @@ lint: python-deps lock-check
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 ifneq ($(HAS_FRONTEND),)
+	PYTHON=$(BIN)/python frontend/scripts/api-types.sh --check
 	cd frontend && npm run typecheck
 endif
+
+# The frontend's API types (frontend/src/api/schema.d.ts) from the OpenAPI schema: run after
+# changing a serializer, and commit the file (`make lint` fails while it is stale).
+api-types: python-deps $(FRONTEND_NPM_STAMP)
+	PYTHON=$(BIN)/python frontend/scripts/api-types.sh
 
 test: setup services lint
 ifneq ($(HAS_FRONTEND),)

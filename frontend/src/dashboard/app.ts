@@ -11,7 +11,6 @@ import {
   fmtSeconds,
   generationLines,
   generationName,
-  type HeldOut,
   heldoutSize,
   METRIC_NAMES,
   shares,
@@ -19,7 +18,8 @@ import {
 } from "./format";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
-import type { AnnotatorRow, DashboardConfig, Run, Series, Stats } from "./types";
+import type { AnnotatorRow, HeldOut, ProjectStats as Stats, Run, Series, TrainingRun } from "../api/types";
+import type { DashboardConfig } from "./types";
 
 /** A figure: big value, small caption. */
 function figure(label: string, value: string, note?: string): HTMLElement {
@@ -203,7 +203,7 @@ export class Dashboard {
     const ratingsEl = this.chart("ratings");
     barChart(ratingsEl, ratingNames, [{ label: "steps", values: ratings }], { colorEach: RATING_COLORS });
     ratingsEl.append(valueLegend(ratingNames, ratings, RATING_COLORS));
-    const reasons = Object.keys(l.finish_reasons);
+    const reasons = Object.keys(l.finish_reasons) as (keyof typeof l.finish_reasons)[];
     const counts = reasons.map((r) => l.finish_reasons[r] ?? 0);
     const finishEl = this.chart("finish");
     barChart(finishEl, reasons.map(humanize), [{ label: "labels", values: counts, color: PALETTE[2] }]);
@@ -318,7 +318,7 @@ export class Dashboard {
     message.classList.remove("sl-error");
     message.textContent = "Starting a training run…";
     try {
-      const run = await this.http.json<Partial<Run>>("POST", this.config.urls.training_runs, {});
+      const run = await this.http.json<TrainingRun>("POST", this.config.urls.training_runs, {});
       message.textContent = run.id ? `Training run #${run.id} ${run.status ?? "queued"}.` : "Retrain requested.";
       await this.load();
     } catch (error) {
@@ -361,13 +361,16 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
   return row;
 }
 
-const INTERVALS: Record<string, keyof HeldOut> = { accuracy: "accuracy_ci", first_error_f1: "first_error_f1_ci" };
+const INTERVALS: Record<string, "accuracy_ci" | "first_error_f1_ci"> = {
+  accuracy: "accuracy_ci",
+  first_error_f1: "first_error_f1_ci",
+};
 
 function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
   const h = r.heldout;
   const size = heldoutSize(h);
   const score = (k: string): string => {
-    const ci = INTERVALS[k] ? (h[INTERVALS[k]] as [number, number] | undefined) : undefined;
+    const ci = INTERVALS[k] ? h[INTERVALS[k]] : undefined;
     return fmtScore(h[k as keyof HeldOut] as number | undefined, ci);
   };
   return el(

@@ -1,4 +1,5 @@
 /** Pure formatting and data shaping for the dashboard (unit-tested; no DOM). */
+import type { GenerationProgress, HeldOut, Pace } from "../api/types";
 
 export const DASH = "—";
 
@@ -33,27 +34,11 @@ export function fmtEta(hours: number | null | undefined, remaining: number): str
   return `about ${(hours / 24).toFixed(hours < 240 ? 1 : 0)} days`;
 }
 
-export interface Pace {
-  window_hours: number;
-  active_hours: number;
-  labels: number;
-  labels_per_hour: number;
-}
-
 /** What the ETA rests on: labels per hour in which the team labeled, and how many such hours. */
 export function fmtPace(p: Pace): string {
   if (!p.labels) return "no queue labels in the last 7 days";
   const hours = p.active_hours === 1 ? "1 active hour" : `${fmtInt(p.active_hours)} active hours`;
   return `of labeling at ${fmtNum(p.labels_per_hour, 1)} labels per active hour (${fmtInt(p.labels)} in ${hours}, last ${Math.round(p.window_hours / 24)} days)`;
-}
-
-export interface GenerationProgress {
-  generation: number | null;
-  solutions: number;
-  labeled: number;
-  open: number;
-  labels: number;
-  steps_labeled: number;
 }
 
 /**
@@ -70,18 +55,6 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
       parts.push(g.labels > 0 ? `${fmtInt(g.labels)} labels served, ${fmtInt(g.steps_labeled)} steps` : "no labels served");
       return `${generationName(g.generation)}: ${parts.join("; ")}`;
     });
-}
-
-export interface HeldOut {
-  auroc_negative?: number;
-  accuracy?: number;
-  first_error_f1?: number;
-  ece?: number;
-  n_steps?: number;
-  n_solutions?: number;
-  accuracy_ci?: [number, number];
-  first_error_f1_ci?: [number, number];
-  too_small?: boolean;
 }
 
 /** A held-out score with its 95% interval when the run stored one: "0.630 (0.58–0.68)". */

@@ -1,17 +1,14 @@
 /** The service-health banner: tells the lead when the broker is down and work is waiting. */
+import type { Health } from "../api/types";
 import { Http } from "../shared/http";
 
-export interface Health {
-  database: boolean;
-  broker: boolean;
-  degraded: boolean;
-  waiting: { exports: number; training_runs: number };
-}
+export type { Health };
 
 /** The banner text, or null when all is well and nothing waits. */
 export function healthMessage(health: Health): string | null {
   const parts: string[] = [];
-  const { exports, training_runs: runs } = health.waiting;
+  const exports = health.waiting.exports ?? 0;
+  const runs = health.waiting.training_runs ?? 0;
   if (exports) parts.push(`${exports} export${exports === 1 ? "" : "s"}`);
   if (runs) parts.push(`${runs} training run${runs === 1 ? "" : "s"}`);
   const waiting = parts.length ? ` ${parts.join(" and ")} waiting.` : "";
