@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+
+import { actionFor, KEYMAP, keyFor, ratingOf } from "./keymap";
+
+const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
+  actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
+
+describe("KEYMAP", () => {
+  it("binds each action to exactly one row and each key to at most one action", () => {
+    const actions = KEYMAP.flatMap((b) => (b.action ? [b.action] : []));
+    expect(new Set(actions).size).toBe(actions.length);
+    const keys = KEYMAP.flatMap((b) => (b.action ? b.keys : []));
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(KEYMAP.every((b) => b.help.length > 0 && b.label.length > 0)).toBe(true);
+  });
+
+  it("maps presses to actions, and ignores modified and unbound ones", () => {
+    expect(press("1")).toBe("rate-negative");
+    expect(press("F")).toBe("flag");
+    expect(press("j")).toBe("focus-next");
+    expect(press("ArrowUp")).toBe("focus-prev");
+    expect(press("Enter")).toBe("submit");
+    expect(press("?")).toBe("shortcuts");
+    expect(press("1", { ctrlKey: true })).toBeNull();
+    expect(press("r", { metaKey: true })).toBeNull();
+    expect(press("x")).toBeNull();
+  });
+
+  it("gives the rating buttons their keys and ratings", () => {
+    expect([keyFor("rate-negative"), keyFor("rate-neutral"), keyFor("rate-positive"), keyFor("flag")]).toEqual([
+      "1",
+      "2",
+      "3",
+      "f",
+    ]);
+    expect([ratingOf("rate-negative"), ratingOf("rate-positive"), ratingOf("undo")]).toEqual([-1, 1, null]);
+  });
+});
