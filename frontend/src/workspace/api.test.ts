@@ -1,16 +1,17 @@
 import { describe, expect, it } from "vitest";
 
+import type { SubmitOut } from "../api/types";
 import { errorMessage, readCookie } from "../shared/http";
 import { backoffMs, newIdempotencyKey, parseTask, submitUntilAcknowledged } from "./api";
 
 describe("submitUntilAcknowledged", () => {
   it("retries network errors and 5xx with the same payload until a 2xx", async () => {
-    const answers: Array<() => { status: number; data: Record<string, unknown> | null }> = [
+    const answers: Array<() => { status: number; data: SubmitOut | null }> = [
       () => {
         throw new TypeError("Failed to fetch");
       },
       () => ({ status: 502, data: null }),
-      () => ({ status: 201, data: { id: 7 } }),
+      () => ({ status: 201, data: { annotation_id: 7, assignment_id: 5, created: true, next: null } }),
     ];
     const sleeps: number[] = [];
     const retries: string[] = [];
@@ -18,13 +19,14 @@ describe("submitUntilAcknowledged", () => {
       sleep: async (ms) => void sleeps.push(ms),
       onRetry: (_n, why) => retries.push(why),
     });
-    expect(out).toEqual({ ok: true, status: 201, data: { id: 7 } });
+    expect(out).toEqual({ ok: true, status: 201, data: { annotation_id: 7, assignment_id: 5, created: true, next: null } });
     expect(retries).toEqual(["Failed to fetch", "server error 502"]);
     expect(sleeps).toHaveLength(2);
   });
 
   it("stops at a 4xx and reports the server's message", async () => {
-    const out = await submitUntilAcknowledged(async () => ({ status: 409, data: { detail: "Lease taken." } }), {
+    const refused = { status: 409, data: { detail: "Lease taken." } as unknown as SubmitOut };
+    const out = await submitUntilAcknowledged(async () => refused, {
       sleep: async () => undefined,
     });
     expect(out).toMatchObject({ ok: false, status: 409, message: "Lease taken." });
@@ -52,22 +54,26 @@ describe("helpers", () => {
     expect(newIdempotencyKey()).not.toBe(k);
   });
 
-  it("parses a task with either id field", () => {
-    const t = parseTask({
+  it("reads a served task", () => {
+    const served = {
+      id: 5,
       assignment_id: 5,
+      project: "algebra",
       lease_expires_at: "2026-01-01T00:00:00Z",
+      lease_seconds: 1800,
+      generation: null,
       mode: "phase1",
       problem: { text: "P", ground_truth_answer: "" },
-      steps: [{ index: 0, text: "s", alternatives: [{ text: "alt" }] }],
+      steps: [{ index: 0, text: "s" }],
       draft: { v: 1 },
-    });
-    expect(t).toMatchObject({
+    };
+    expect(parseTask(served)).toEqual({
       assignmentId: 5,
       mode: "phase1",
       problem: { text: "P", groundTruthAnswer: null },
-      steps: [{ index: 0, text: "s", alternatives: ["alt"] }],
+      steps: [{ index: 0, text: "s" }],
       draft: { v: 1 },
     });
-    expect(parseTask({ id: 9, problem: {}, steps: [] }).mode).toBe("phase2");
+    expect(parseTask({ ...served, mode: "phase2", problem: { text: "P" } }).problem.groundTruthAnswer).toBeNull();
   });
 });

@@ -3,85 +3,65 @@
  * the server acknowledges it.
  */
 import type { Mode, SubmitPayload, TaskStep } from "../labeling/state";
+import type { MyProgress, SkipOut, SubmitOut, TaskOut } from "../api/types";
 import { type ApiResult, errorMessage, Http, HttpError } from "../shared/http";
 
+/** A served task as the workspace holds it. */
 export interface Task {
-  assignmentId: number | string;
-  leaseExpiresAt: string | null;
+  assignmentId: number;
   mode: Mode;
   problem: { text: string; groundTruthAnswer: string | null };
   steps: TaskStep[];
   draft: unknown;
-  raw: Record<string, unknown>;
 }
 
 /** The workspace's endpoints, on the shared HTTP helper (session auth, CSRF, DRF errors). */
 export class Api extends Http {
   /** Claim (or get back) the caller's task; null when the queue is empty (204). */
   async nextTask(slug: string): Promise<Task | null> {
-    const r = await this.request<Record<string, unknown>>("GET", `projects/${encodeURIComponent(slug)}/tasks/next/`);
+    const r = await this.request<TaskOut>("GET", `projects/${encodeURIComponent(slug)}/tasks/next/`);
     if (r.status === 204) return null;
     if (r.status !== 200 || !r.data) throw new HttpError(r.status, r.data);
     return parseTask(r.data);
   }
 
-  async me(slug: string): Promise<Record<string, unknown> | null> {
-    const r = await this.request<Record<string, unknown>>("GET", `projects/${encodeURIComponent(slug)}/me/`);
+  async me(slug: string): Promise<MyProgress | null> {
+    const r = await this.request<MyProgress>("GET", `projects/${encodeURIComponent(slug)}/me/`);
     return r.status === 200 ? r.data : null;
   }
 
-  heartbeat(id: Task["assignmentId"]): Promise<ApiResult> {
+  heartbeat(id: number): Promise<ApiResult> {
     return this.request("POST", `assignments/${id}/heartbeat/`, {});
   }
 
-  /** The body is the draft itself; tasks/next returns it as `draft`. */
-  saveDraft(id: Task["assignmentId"], draft: unknown): Promise<ApiResult> {
-    return this.request("PUT", `assignments/${id}/draft/`, draft);
+  /** The body is the draft itself; tasks/next returns it as `draft`. `keepalive` outlives the page. */
+  saveDraft(id: number, draft: unknown, keepalive = false): Promise<ApiResult> {
+    return this.request("PUT", `assignments/${id}/draft/`, draft, { keepalive });
   }
 
-  skip(id: Task["assignmentId"]): Promise<ApiResult> {
+  skip(id: number): Promise<ApiResult<SkipOut>> {
     return this.request("POST", `assignments/${id}/skip/`, {});
   }
 
-  submit(id: Task["assignmentId"], payload: SubmitPayload): Promise<ApiResult<Record<string, unknown>>> {
+  submit(id: number, payload: SubmitPayload): Promise<ApiResult<SubmitOut>> {
     return this.request("POST", `assignments/${id}/submit/`, payload);
   }
 }
 
-/** Normalize a tasks/next (or submit's next task) body; tolerant of `id` vs `assignment_id`. */
-export function parseTask(d: Record<string, unknown>): Task {
-  const assignment = (d.assignment ?? {}) as Record<string, unknown>;
-  const id = (d.assignment_id ?? assignment.id ?? d.id) as number | string | undefined;
-  if (id === undefined || id === null) throw new Error("task without an assignment id");
-  const problem = (d.problem ?? {}) as Record<string, unknown>;
-  const solution = (d.solution ?? {}) as Record<string, unknown>;
-  const rawSteps = (d.steps ?? solution.steps ?? []) as Record<string, unknown>[];
-  const steps: TaskStep[] = rawSteps.map((st, i) => {
-    const alts = st.alternatives;
-    const step: TaskStep = { index: typeof st.index === "number" ? st.index : i, text: String(st.text ?? "") };
-    if (Array.isArray(alts) && alts.length > 0) {
-      step.alternatives = alts.map((a) => (typeof a === "string" ? a : String((a as { text?: unknown }).text ?? "")));
-    }
-    return step;
-  });
-  const mode = (d.mode ?? d.labeling_mode) === "phase1" ? "phase1" : "phase2";
-  const gta = problem.ground_truth_answer;
+/** The workspace's view of a served task (GET tasks/next/, or `next` of a submit or skip). */
+export function parseTask(d: TaskOut): Task {
+  const gta = d.problem.ground_truth_answer;
   return {
-    assignmentId: id,
-    leaseExpiresAt: (d.lease_expires_at ?? assignment.lease_expires_at ?? null) as string | null,
-    mode,
-    problem: {
-      text: String(problem.text ?? problem.problem ?? ""),
-      groundTruthAnswer: typeof gta === "string" && gta.trim() !== "" ? gta : null,
-    },
-    steps,
-    draft: d.draft ?? assignment.draft ?? null,
-    raw: d,
+    assignmentId: d.id,
+    mode: d.mode === "phase1" ? "phase1" : "phase2",
+    problem: { text: d.problem.text, groundTruthAnswer: gta && gta.trim() !== "" ? gta : null },
+    steps: d.steps.map((st) => ({ index: st.index, text: st.text })),
+    draft: d.draft ?? null,
   };
 }
 
 export type SubmitOutcome =
-  | { ok: true; status: number; data: Record<string, unknown> | null }
+  | { ok: true; status: number; data: SubmitOut | null }
   | { ok: false; status: number; data: unknown; message: string };
 
 /** Retry delays in ms: 0.5 s doubling up to 30 s, with jitter so many tabs do not retry in step. */
@@ -95,7 +75,7 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
  * (so the same idempotency key) forever; any other answer ends the loop.
  */
 export async function submitUntilAcknowledged(
-  send: () => Promise<ApiResult<Record<string, unknown>>>,
+  send: () => Promise<ApiResult<SubmitOut>>,
   opts: { sleep?: (ms: number) => Promise<void>; onRetry?: (attempt: number, why: string) => void } = {},
 ): Promise<SubmitOutcome> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

@@ -1,0 +1,110 @@
+/** The workspace's dialogs (give up / bad problem reason, keyboard shortcuts) and its key hints. */
+import type { GiveUpReason } from "../labeling/state";
+import { h } from "../shared/dom";
+import type { KeyBinding } from "./keymap";
+
+/** Asks for the reason of a give up or a bad-problem report; Enter confirms, Esc cancels. */
+export class ReasonDialog {
+  readonly el: HTMLDialogElement;
+  private readonly title = h("h2", { id: "sl-reason-title" });
+  private readonly input: HTMLTextAreaElement;
+  private kind: GiveUpReason = "give_up";
+
+  constructor(private readonly onConfirm: (kind: GiveUpReason, note: string) => void) {
+    this.input = h("textarea", { id: "sl-reason", rows: 3, required: true, maxlength: 2000 });
+    const form = h(
+      "form",
+      { method: "dialog", class: "sl-dialog-body" },
+      this.title,
+      h("label", { for: "sl-reason" }, "Reason (required)"),
+      this.input,
+      h("p", { class: "sl-hint" }, "Enter confirms, Shift+Enter adds a line, Esc cancels."),
+      h(
+        "div",
+        { class: "sl-dialog-actions" },
+        h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close() }, "Cancel"),
+        h("button", { type: "submit", class: "sl-btn sl-primary" }, "Confirm"),
+      ),
+    );
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.confirm();
+    });
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) {
+        e.preventDefault();
+        this.confirm();
+      }
+    });
+    this.el = h("dialog", { class: "sl-dialog", "aria-labelledby": "sl-reason-title" }, form);
+  }
+
+  get isOpen(): boolean {
+    return this.el.open;
+  }
+
+  open(kind: GiveUpReason): void {
+    this.kind = kind;
+    this.title.textContent = kind === "give_up" ? "Give up on this solution" : "Report a bad problem";
+    this.input.value = "";
+    this.el.showModal();
+    this.input.focus();
+  }
+
+  private confirm(): void {
+    const note = this.input.value.trim();
+    if (note === "") {
+      this.input.setAttribute("aria-invalid", "true");
+      this.input.reportValidity();
+      return;
+    }
+    this.input.removeAttribute("aria-invalid");
+    this.el.close();
+    this.onConfirm(this.kind, note);
+  }
+}
+
+/** Every key of the key map with what it does. */
+export class ShortcutsDialog {
+  readonly el: HTMLDialogElement;
+
+  constructor(keymap: readonly KeyBinding[]) {
+    const rows = keymap.map((b) => h("tr", {}, h("th", { scope: "row" }, h("kbd", {}, b.label)), h("td", {}, b.help)));
+    this.el = h(
+      "dialog",
+      { class: "sl-dialog", "aria-labelledby": "sl-keys-title" },
+      h(
+        "div",
+        { class: "sl-dialog-body" },
+        h("h2", { id: "sl-keys-title" }, "Keyboard shortcuts"),
+        h("table", { class: "sl-keys" }, h("tbody", {}, ...rows)),
+        h("p", { class: "sl-hint" }, "Tab reaches every button too. Esc closes this list."),
+        h(
+          "div",
+          { class: "sl-dialog-actions" },
+          h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close() }, "Close"),
+        ),
+      ),
+    );
+  }
+
+  get isOpen(): boolean {
+    return this.el.open;
+  }
+
+  toggle(): void {
+    if (this.el.open) this.el.close();
+    else this.el.showModal();
+  }
+}
+
+/** The side panel's short list: the bindings that carry a hint. */
+export function keyHints(keymap: readonly KeyBinding[]): HTMLElement {
+  return h(
+    "p",
+    { class: "sl-keyhint" },
+    ...keymap
+      .filter((b) => b.hint)
+      .map((b) => h("span", { class: "sl-keypair" }, h("kbd", {}, b.label), ` ${b.hint}`)),
+  );
+}

@@ -1,0 +1,231 @@
+/**
+ * The work on one assignment kept safe: its idempotency key and active-time clock, drafts saved in
+ * this browser on every change and on the server a moment later, heartbeats that keep the lease,
+ * a submit retried until acknowledged (and resent after a reload), and skip.
+ */
+import type { SavedLabels, SubmitPayload } from "../labeling/state";
+import { errorMessage } from "../shared/http";
+import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
+import { clearLocal, type Draft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
+import { ActiveTimer } from "./timer";
+
+const DRAFT_DEBOUNCE_MS = 1_500;
+
+/** What the session needs from the page. */
+export interface SessionHost {
+  /** The labels to save with the draft. */
+  labels(): SavedLabels | null;
+  saveState(text: string): void;
+  say(text: string): void;
+  fail(text: string): void;
+  hideAlert(): void;
+  /** A submit or skip started or ended: re-render (actions are disabled meanwhile). */
+  busyChanged(): void;
+  /** Show the task the server handed out after a submit or skip (null: the queue is empty). */
+  showNext(task: Task | null): void;
+  loadNext(): Promise<void>;
+  progressChanged(): void;
+}
+
+/** Statuses that mean the assignment is no longer this annotator's. */
+const GONE = new Set([404, 409, 410]);
+
+export class Session {
+  task: Task | null = null;
+  submitting = false;
+  timer = new ActiveTimer(0);
+  private key = "";
+  private rev = 0;
+  private draftTimer: number | undefined;
+  private serverSaved = true;
+  private pending: SubmitPayload | null = null;
+
+  constructor(
+    private readonly api: Api,
+    private readonly host: SessionHost,
+  ) {}
+
+  /** The idempotency key of this assignment's submit. */
+  get idempotencyKey(): string {
+    return this.key;
+  }
+
+  /**
+   * Take over a task with its saved draft (the newer of this browser's and the server's), or a
+   * fresh key and clock. Returns the draft so the page can restore its labels.
+   */
+  begin(task: Task | null): Draft | null {
+    this.task = task;
+    this.submitting = false;
+    this.pending = null;
+    window.clearTimeout(this.draftTimer);
+    if (!task) return null;
+    const draft = pickDraft(loadLocal(task.assignmentId), task.draft);
+    this.key = draft?.key ?? newIdempotencyKey();
+    this.rev = draft?.rev ?? 0;
+    this.timer = new ActiveTimer(draft?.elapsed_ms ?? 0);
+    // Reading the new task is work: the clock runs from the moment it is shown.
+    if (document.visibilityState === "visible") this.timer.activity();
+    else this.timer.setVisible(false);
+    this.pending = draft?.pending ?? null;
+    pruneLocal(task.assignmentId);
+    return draft;
+  }
+
+  /** Once the page shows the task: store its key before any rating, resend a submit a reload cut off. */
+  started(draft: Draft | null): void {
+    this.persist(!draft);
+    this.serverSaved = draft !== null;
+    if (this.pending) void this.send(this.pending);
+  }
+
+  private draft(): Draft {
+    return {
+      v: 1,
+      rev: this.rev,
+      saved_at: new Date().toISOString(),
+      key: this.key,
+      elapsed_ms: Math.round(this.timer.elapsedMs()),
+      labels: this.host.labels(),
+      pending: this.pending,
+    };
+  }
+
+  /** Save locally now and (debounced) on the server. */
+  persist(toServer: boolean): void {
+    if (!this.task) return;
+    this.rev += 1;
+    saveLocal(this.task.assignmentId, this.draft());
+    if (!toServer) return;
+    this.serverSaved = false;
+    this.host.saveState("Saving…");
+    window.clearTimeout(this.draftTimer);
+    this.draftTimer = window.setTimeout(() => this.flush(false), DRAFT_DEBOUNCE_MS);
+  }
+
+  /** Send the draft to the server now; `keepalive` when the page is going away. */
+  flush(keepalive: boolean): void {
+    const task = this.task;
+    if (!task || this.serverSaved || this.submitting) return;
+    window.clearTimeout(this.draftTimer);
+    const draft = this.draft();
+    saveLocal(task.assignmentId, draft);
+    if (keepalive) {
+      void this.api.saveDraft(task.assignmentId, draft, true).catch(() => undefined);
+      return;
+    }
+    this.api.saveDraft(task.assignmentId, draft).then(
+      (r) => {
+        if (this.task !== task) return;
+        if (r.status >= 200 && r.status < 300) {
+          if (draft.rev === this.rev) {
+            this.serverSaved = true;
+            this.host.saveState("Saved");
+          }
+        } else if (GONE.has(r.status)) {
+          this.host.saveState("Saved in this browser");
+          this.host.fail(detail(r.data, "This solution is no longer yours to label; your work is kept in this browser."));
+        } else {
+          this.host.saveState("Saved in this browser (server save failed, will retry)");
+        }
+      },
+      () => {
+        if (this.task === task) this.host.saveState("Offline: saved in this browser, will retry");
+      },
+    );
+  }
+
+  async heartbeat(): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    if (!this.serverSaved) this.flush(false);
+    try {
+      const r = await this.api.heartbeat(task.assignmentId);
+      if (this.task !== task) return;
+      if (GONE.has(r.status)) {
+        this.host.fail(detail(r.data, "Your lease on this solution ended. Your work is kept in this browser."));
+      }
+    } catch {
+      /* offline: the next beat tries again */
+    }
+    this.host.progressChanged();
+  }
+
+  /** Submit a payload built with this assignment's key and active time (saved first as pending). */
+  async submit(payload: SubmitPayload): Promise<void> {
+    if (!this.task || this.submitting) return; // a second press while sending does nothing
+    this.pending = payload;
+    this.persist(false);
+    await this.send(payload);
+  }
+
+  private async send(payload: SubmitPayload): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    this.submitting = true;
+    window.clearTimeout(this.draftTimer);
+    this.host.hideAlert();
+    this.host.busyChanged();
+    this.host.say("Submitting…");
+    const outcome = await submitUntilAcknowledged(() => this.api.submit(task.assignmentId, payload), {
+      onRetry: (n, why) =>
+        this.host.say(`Could not reach the server (${why}); retrying, attempt ${n + 1}. Your work is safe.`),
+    });
+    if (this.task !== task) return;
+    if (!outcome.ok) {
+      this.submitting = false;
+      this.pending = null;
+      this.persist(false);
+      this.host.busyChanged();
+      this.host.say("");
+      const hint = outcome.status === 409 ? " Reload the page to get the next solution." : "";
+      this.host.fail(`Not submitted: ${outcome.message}${hint}`);
+      return;
+    }
+    clearLocal(task.assignmentId);
+    this.host.progressChanged();
+    const data = outcome.data;
+    if (data) {
+      const following = data.next ? parseTask(data.next) : null;
+      this.host.showNext(following);
+      this.host.say(following ? "Submitted. Here is the next solution." : "Submitted.");
+      if (data.detail) this.host.fail(data.detail);
+    } else {
+      this.host.say("Submitted.");
+      await this.host.loadNext();
+    }
+  }
+
+  /** Release the task without labels; the response carries the next one. */
+  async skip(): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    this.submitting = true;
+    this.host.busyChanged();
+    try {
+      const r = await this.api.skip(task.assignmentId);
+      if (this.task !== task) return;
+      if (r.status === 200) {
+        clearLocal(task.assignmentId);
+        const next = r.data?.next;
+        this.host.showNext(next ? parseTask(next) : null);
+        this.host.say("Skipped.");
+        return;
+      }
+      this.submitting = false;
+      this.host.busyChanged();
+      this.host.fail(`Not skipped: ${errorMessage(r.status, r.data)}`);
+    } catch {
+      this.submitting = false;
+      this.host.busyChanged();
+      this.host.fail("Not skipped: the server could not be reached. Try again.");
+    }
+  }
+}
+
+function detail(data: unknown, fallback: string): string {
+  if (data && typeof data === "object" && typeof (data as { detail?: unknown }).detail === "string") {
+    return (data as { detail: string }).detail;
+  }
+  return fallback;
+}

@@ -1,0 +1,306 @@
+/**
+ * One solution step on the page: its text, rating and flag buttons, alternatives and the two
+ * writers (alternative, corrected / own step). Built once per task; `render` updates it in place
+ * from the labeling state.
+ */
+import {
+  addAlternative,
+  blurWriter,
+  currentIndex,
+  focusWriter,
+  type LabelingState,
+  type Rating,
+  rate,
+  setHumanStep,
+  type Target,
+  toggleFlagAt,
+} from "../labeling/state";
+import { renderMarkdown, renderStep } from "../render/markdown";
+import { h, setPressed, setRendered } from "../shared/dom";
+import { keyFor, RATE_ACTIONS } from "./keymap";
+
+/** Applies a transition to the workspace's state (re-rendering, saving); returns the new state. */
+export type Act = (fn: (s: LabelingState) => LabelingState, save?: boolean) => LabelingState | null;
+
+const RATING_BUTTONS: { rating: Rating; name: string; symbol: string; cls: string }[] = [
+  { rating: -1, name: "Negative", symbol: "−", cls: "neg" },
+  { rating: 0, name: "Neutral", symbol: "○", cls: "neu" },
+  { rating: 1, name: "Positive", symbol: "+", cls: "pos" },
+];
+
+/** What every step's render needs to know about the whole state. */
+export interface RenderContext {
+  cur: number | null;
+  visible: number;
+  err: number | null;
+  canWrite: boolean;
+  flagTarget: Target | null;
+}
+
+function rateButton(b: (typeof RATING_BUTTONS)[number], onclick: () => void): HTMLButtonElement {
+  const key = keyFor(RATE_ACTIONS[b.rating]);
+  return h(
+    "button",
+    { type: "button", class: `sl-rate sl-${b.cls}`, "aria-pressed": "false", "aria-keyshortcuts": key, onclick },
+    h("span", { class: "sl-sym", "aria-hidden": "true" }, b.symbol),
+    b.name,
+    h("kbd", { "aria-hidden": "true" }, key),
+  );
+}
+
+/** A Flag button; its key badge shows only where `f` acts (see markFlagKey). */
+function flagButton(onclick: () => void): HTMLButtonElement {
+  return h(
+    "button",
+    { type: "button", class: "sl-flag", "aria-pressed": "false", onclick },
+    h("span", { class: "sl-sym", "aria-hidden": "true" }, "⚑"),
+    "Flag",
+    h("kbd", { "aria-hidden": "true", hidden: true }, keyFor("flag")),
+  );
+}
+
+function markFlagKey(button: HTMLButtonElement, isTarget: boolean): void {
+  const kbd = button.querySelector("kbd");
+  if (kbd) kbd.hidden = !isTarget;
+  if (isTarget) button.setAttribute("aria-keyshortcuts", keyFor("flag"));
+  else button.removeAttribute("aria-keyshortcuts");
+}
+
+function ratingName(r: Rating): string {
+  return r === 1 ? "Positive" : r === 0 ? "Neutral" : "Negative";
+}
+
+function writerForm(
+  id: string,
+  label: HTMLElement,
+  input: HTMLTextAreaElement,
+  button: string,
+  hint: string,
+  commit: () => void,
+): HTMLFormElement {
+  const form = h(
+    "form",
+    { class: "sl-writer" },
+    label,
+    input,
+    h(
+      "div",
+      { class: "sl-writer-actions" },
+      h("button", { type: "submit", class: "sl-btn sl-small" }, button),
+      h("span", { class: "sl-hint" }, hint),
+    ),
+  );
+  label.setAttribute("for", id);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    commit();
+  });
+  return form;
+}
+
+export class StepView {
+  readonly li: HTMLLIElement;
+  private readonly rateButtons: HTMLButtonElement[];
+  private readonly flag: HTMLButtonElement;
+  private readonly status = h("span", { class: "sl-step-status" });
+  private readonly altList = h("ul", { class: "sl-alt-list" });
+  private readonly alts: HTMLElement;
+  private altSig = "";
+  private readonly writers: HTMLElement;
+  private readonly writeHuman: HTMLButtonElement;
+  private readonly humanShown = h("div", { class: "sl-human-shown" });
+  private readonly humanForm: HTMLFormElement;
+  private readonly humanInput: HTMLTextAreaElement;
+  private readonly humanLabel = h("label", {}, "Corrected step");
+  private readonly newAltForm: HTMLFormElement;
+  private readonly newAltInput: HTMLTextAreaElement;
+
+  constructor(
+    private readonly i: number,
+    text: string,
+    private readonly act: Act,
+  ) {
+    const n = i + 1;
+    this.rateButtons = RATING_BUTTONS.map((b) =>
+      rateButton(b, () => act((s) => rate({ ...s, focus: { kind: "main" } }, b.rating))),
+    );
+    this.flag = flagButton(() => act((s) => toggleFlagAt(s, { step: i, alt: null })));
+    this.alts = h("div", { class: "sl-alts" }, h("h3", {}, `Alternatives at step ${n}`), this.altList);
+
+    this.humanInput = h("textarea", { id: `sl-human-${i}`, rows: 2, maxlength: 5000 });
+    this.humanForm = writerForm(
+      `sl-human-${i}`,
+      this.humanLabel,
+      this.humanInput,
+      "Save step",
+      "Enter saves · Shift+Enter new line · Esc leaves",
+      () => this.commitHuman(),
+    );
+    this.newAltInput = h("textarea", { id: `sl-newalt-${i}`, rows: 2, maxlength: 5000 });
+    this.newAltForm = writerForm(
+      `sl-newalt-${i}`,
+      h("label", {}, "New alternative step"),
+      this.newAltInput,
+      "Add alternative",
+      "Enter adds it, then rate it with 1/2/3",
+      () => this.commitNewAlt(),
+    );
+    for (const [input, commit] of [
+      [this.humanInput, () => this.commitHuman()],
+      [this.newAltInput, () => this.commitNewAlt()],
+    ] as const) {
+      input.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          commit();
+        } else if (e.key === "Escape") {
+          e.preventDefault();
+          act(blurWriter, false);
+        }
+      });
+    }
+    const altKey = keyFor("write-alternative");
+    const humanKey = keyFor("write-human");
+    this.writeHuman = h(
+      "button",
+      {
+        type: "button",
+        class: "sl-btn sl-small sl-write-human",
+        "aria-keyshortcuts": humanKey,
+        onclick: () => act((s) => focusWriter(s, "human"), false),
+      },
+      `Write corrected step (${humanKey})`,
+    );
+    this.writers = h(
+      "div",
+      { class: "sl-writers" },
+      h(
+        "div",
+        { class: "sl-writer-open" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "sl-btn sl-small",
+            "aria-keyshortcuts": altKey,
+            onclick: () => act((s) => focusWriter(s, "newalt"), false),
+          },
+          `Write alternative (${altKey})`,
+        ),
+        this.writeHuman,
+      ),
+      this.newAltForm,
+      this.humanForm,
+    );
+    this.li = h(
+      "li",
+      { class: "sl-step", tabindex: -1, "aria-label": `Step ${n}` },
+      h("div", { class: "sl-step-head" }, h("span", { class: "sl-step-n" }, `Step ${n}`), this.status),
+      setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(text)),
+      h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate step ${n}` }, ...this.rateButtons, this.flag),
+      this.humanShown,
+      this.alts,
+      this.writers,
+    );
+  }
+
+  private commitHuman(): void {
+    const i = this.i;
+    const next = this.act((s) => (currentIndex(s) === i ? setHumanStep(s, this.humanInput.value) : s));
+    if (next && next.focus.kind !== "human") this.humanInput.value = "";
+  }
+
+  private commitNewAlt(): void {
+    const i = this.i;
+    const text = this.newAltInput.value;
+    if (text.trim() === "") return;
+    this.act((s) => (currentIndex(s) === i ? addAlternative(s, text) : s));
+    this.newAltInput.value = "";
+  }
+
+  private buildAlt(j: number, text: string, offered: boolean): HTMLLIElement {
+    const i = this.i;
+    const buttons = RATING_BUTTONS.map((b) =>
+      rateButton(b, () =>
+        this.act((s) => (currentIndex(s) === i ? rate({ ...s, focus: { kind: "alt", alt: j } }, b.rating) : s)),
+      ),
+    );
+    const flag = flagButton(() => this.act((s) => toggleFlagAt(s, { step: i, alt: j })));
+    return h(
+      "li",
+      { class: "sl-alt", tabindex: -1, "aria-label": `Alternative ${j + 1}${offered ? "" : " (yours)"}` },
+      setRendered(h("div", { class: "sl-md sl-alt-text" }), renderStep(text)),
+      h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate alternative ${j + 1}` }, ...buttons, flag),
+    );
+  }
+
+  render(s: LabelingState, c: RenderContext): void {
+    const i = this.i;
+    const l = s.labels[i];
+    const isCur = i === c.cur;
+    this.li.hidden = i >= c.visible;
+    this.li.classList.toggle("sl-current", isCur);
+    this.li.classList.toggle("sl-error", i === c.err);
+    this.li.classList.toggle("sl-flagged", l.flagged);
+    if (isCur) this.li.setAttribute("aria-current", "step");
+    else this.li.removeAttribute("aria-current");
+    const mainActive = isCur && l.rating === null;
+    this.rateButtons.forEach((b, k) => {
+      setPressed(b, l.rating === RATING_BUTTONS[k].rating);
+      b.disabled = !mainActive;
+    });
+    setPressed(this.flag, l.flagged);
+    this.flag.disabled = i >= c.visible;
+    markFlagKey(this.flag, c.flagTarget?.step === i && c.flagTarget.alt === null);
+    this.li.classList.toggle("sl-focus-main", isCur && s.focus.kind === "main" && l.rating === null);
+    this.status.textContent =
+      l.rating === null ? (isCur ? "rate this step" : "") : `${ratingName(l.rating)}${l.flagged ? " · flagged" : ""}`;
+    this.status.dataset.rating = l.rating === null ? "" : String(l.rating);
+
+    // Alternatives: rebuilt only when their texts change; ratings update in place.
+    const sig = JSON.stringify(l.alternatives.map((a) => a.text));
+    if (sig !== this.altSig) {
+      this.altSig = sig;
+      this.altList.replaceChildren(...l.alternatives.map((a, j) => this.buildAlt(j, a.text, a.offered)));
+    }
+    this.alts.hidden = l.alternatives.length === 0 || (!isCur && l.alternatives.every((a) => a.rating === null));
+    Array.from(this.altList.children).forEach((item, j) => {
+      const a = l.alternatives[j];
+      item.classList.toggle("sl-alt-focus", isCur && s.focus.kind === "alt" && s.focus.alt === j);
+      item.querySelectorAll<HTMLButtonElement>("button.sl-rate").forEach((b, k) => {
+        setPressed(b, a.rating === RATING_BUTTONS[k].rating);
+        b.disabled = !(isCur && l.rating !== null);
+      });
+      const fb = item.querySelector<HTMLButtonElement>("button.sl-flag");
+      if (fb) {
+        setPressed(fb, a.flagged);
+        fb.disabled = i >= c.visible;
+        markFlagKey(fb, c.flagTarget?.step === i && c.flagTarget.alt === j);
+      }
+    });
+
+    this.humanShown.hidden = l.human === null;
+    this.humanShown.replaceChildren();
+    if (l.human !== null) {
+      this.humanShown.append(
+        h("strong", {}, s.mode === "phase1" ? "Your step: " : "Corrected step: "),
+        setRendered(h("span", { class: "sl-md" }), renderMarkdown(l.human, { inline: true })),
+      );
+    }
+    this.writers.hidden = !(isCur && c.canWrite);
+    this.humanLabel.textContent = s.mode === "phase1" ? "Your own step (none here is Positive)" : "Corrected step";
+    const humanKey = keyFor("write-human");
+    this.writeHuman.textContent =
+      s.mode === "phase1" ? `Write your own step (${humanKey})` : `Write corrected step (${humanKey})`;
+    this.humanForm.hidden = !(isCur && s.focus.kind === "human");
+    this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
+  }
+
+  /** The element that holds keyboard focus for the state's focus at this (current) step. */
+  focusTarget(s: LabelingState): HTMLElement {
+    if (s.focus.kind === "human") return this.humanInput;
+    if (s.focus.kind === "newalt") return this.newAltInput;
+    if (s.focus.kind === "alt") return (this.altList.children[s.focus.alt] as HTMLElement | undefined) ?? this.li;
+    return this.li;
+  }
+}
