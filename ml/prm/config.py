@@ -46,6 +46,9 @@ class PRMConfig:
     first_error_threshold: float | None = None
     # Per-step uncertainty used by selection: "entropy", "margin" or "disagreement".
     uncertainty: str = "entropy"
+    # Automatic step labels (autolabel app): "off", or "add" to train also on the automatic labels of
+    # solutions no human has labeled yet (a warm start before the first human labels; train only).
+    auto_labels: str = "off"
     extra: dict = field(default_factory=dict)  # free-form notes carried into the checkpoint
 
     def to_dict(self) -> dict:

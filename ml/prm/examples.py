@@ -24,6 +24,9 @@ class StepExample:
     # or the first completion where the labeler stopped); False for rated alternatives. First-error
     # metrics read the path; training uses every rated completion.
     on_path: bool = True
+    # Automatic (Monte Carlo) labels: used for training only, never held out, so held-out metrics
+    # stay measured on human labels (see split_by_problem).
+    train_only: bool = False
 
     @property
     def key(self) -> str:

@@ -34,14 +34,18 @@ CHECKPOINT_VERSION = 1
 
 
 def split_by_problem(examples: Sequence[StepExample], fraction: float, seed: int) -> tuple[list[int], list[int]]:
-    """Indices of train and held-out examples; a problem's examples all land on one side."""
-    problems = sorted({e.problem_id for e in examples})
+    """Indices of train and held-out examples; a problem's examples all land on one side.
+
+    Held-out problems are drawn from the human-labeled examples alone, so train-only (automatic)
+    examples never change the held-out set; those of a held-out problem are left out entirely.
+    """
+    problems = sorted({e.problem_id for e in examples if not e.train_only})
     rng = np.random.default_rng(seed)
     rng.shuffle(problems)
     n_held = int(round(fraction * len(problems))) if len(problems) >= 4 else 0
     held = set(problems[:n_held])
     tr = [i for i, e in enumerate(examples) if e.problem_id not in held]
-    he = [i for i, e in enumerate(examples) if e.problem_id in held]
+    he = [i for i, e in enumerate(examples) if e.problem_id in held and not e.train_only]
     return tr, he
 
 

@@ -16,6 +16,7 @@ from ml.services.config import (
     validate_config,
 )
 from ml.services.runs import (
+    auto_label_examples,
     build_examples,
     request_retrain,
     rollback,
@@ -27,6 +28,7 @@ from ml.services.scoring import active_run, load_prm, rescore_project, score_ope
 from ml.services_auto import label_total
 
 __all__ = [
+    "auto_label_examples",
     "CONFIG_KEYS",
     "STALE_AFTER",
     "NoActiveModel",

@@ -1,0 +1,94 @@
+"""Automatic labels as a PRM warm start: training examples, a run with no human label, held-out purity."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotate.models import Annotation, AnnotationSource, Project, Solution
+from ml import services
+from ml.models import TrainingRun
+from ml.prm.examples import StepExample
+from ml.prm.train import split_by_problem
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
+from tests.annotate.queue_factories import gold_label_steps
+
+pytestmark = pytest.mark.django_db
+
+TAG = "ки"
+
+
+def _ms_line(i: int, marks: str) -> str:
+    steps = [f"Step {k + 1}: part {k} of problem {i} {TAG}" for k in range(len(marks))]
+    text = f"Problem {i}: how many? " + "\n".join(steps)
+    label = text
+    for mark in marks:
+        label = label.replace(TAG, mark, 1)
+    return json.dumps({"input": text, "label": label, "task": "GSM8K"})
+
+
+def _project(tmp_path: Path) -> Project:
+    marks = ["+++-", "+-+-", "++++", "-+++", "++-+", "+++", "+-", "--"]
+    source = tmp_path / "ms.jsonl"
+    source.write_text("".join(_ms_line(i, m) + "\n" for i, m in enumerate(marks)))
+    call_command("import_prm800k", str(source), project="warm", no_progress=True, stdout=io.StringIO())
+    return Project.objects.get(slug="warm")
+
+
+def test_auto_label_examples_stop_at_the_first_minus_and_skip_human_labeled_solutions(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert services.build_examples(project=project) == []  # off by default: automatic labels are not human
+    examples = services.build_examples(project=project, auto_labels="add")
+    first = [e for e in examples if e.problem.startswith("Problem 0:")]
+    assert [(e.step_index, e.target) for e in first] == [(0, 1), (1, 1), (2, 1), (3, -1)]
+    assert first[2].previous == ("part 0 of problem 0", "part 1 of problem 0")
+    assert all(e.train_only for e in examples)
+    assert [(e.step_index, e.target) for e in examples if e.problem.startswith("Problem 1:")] == [(0, 1), (1, -1)]
+
+    # Once a person labels a solution, its human labels replace its automatic ones.
+    solution = Solution.objects.get(problem__text__startswith="Problem 0:")
+    steps = gold_label_steps([1, -1])
+    Annotation.objects.create(
+        project=project,
+        solution=solution,
+        labeler_uuid="h",
+        source=AnnotationSource.IMPORT,
+        submitted_at="2026-01-01T00:00:00Z",
+        finish_reason="found_error",
+        label_steps=dumps_label_steps(steps),
+        **label_counters(steps),
+    )
+    mixed = services.build_examples(project=project, auto_labels="add")
+    zero = [e for e in mixed if e.problem.startswith("Problem 0:")]
+    assert [(e.target, e.train_only) for e in zero] == [(1, False), (-1, False)]
+    with pytest.raises(ValueError, match="auto_labels: must be one of off, add"):
+        services.validate_config({"auto_labels": "all"})
+
+
+def test_a_run_warm_starts_on_automatic_labels_before_any_human_label(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    out = io.StringIO()
+    call_command("retrain", project="warm", wait=True, config='{"auto_labels": "add", "max_epochs": 2}', stdout=out)
+    run = TrainingRun.objects.get(project=project)
+    assert run.status == "succeeded" and run.is_active, run.error
+    assert run.label_count == 0  # no human label yet
+    assert run.config["auto_labels"] == "add"
+    assert run.metrics["scored_solutions"] == 8
+
+
+def test_held_out_problems_come_from_human_examples_only() -> None:
+    def ex(problem: str, train_only: bool) -> StepExample:
+        return StepExample(problem=problem, previous=(), step="s", target=1, problem_id=problem, train_only=train_only)
+
+    human = [ex(f"h{i}", False) for i in range(20)]
+    auto = [ex(f"h{i}", True) for i in range(20)] + [ex(f"a{i}", True) for i in range(20)]
+    tr_h, he_h = split_by_problem(human, 0.25, seed=3)
+    tr, he = split_by_problem(human + auto, 0.25, seed=3)
+    assert he == he_h  # the same held-out examples with or without automatic ones
+    held = {human[i].problem_id for i in he}
+    train = [(human + auto)[i] for i in tr]
+    assert not any(e.problem_id in held for e in train)  # automatic labels of held-out problems are left out
+    assert sum(e.train_only for e in train) == 20 + 20 - len(held)
