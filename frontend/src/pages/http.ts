@@ -1,4 +1,5 @@
-/** Calls to the HTTP API from these pages: session cookie plus the CSRF token, JSON answers. */
+/** Calls to the HTTP API from these pages: JSON through the shared helper, uploads with progress. */
+import { Http } from "../shared/http";
 
 export interface ApiAnswer<T> {
   status: number;
@@ -6,26 +7,13 @@ export interface ApiAnswer<T> {
 }
 
 export async function getJson<T>(url: string): Promise<ApiAnswer<T>> {
-  const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-  return { status: response.status, body: await readJson<T>(response) };
+  const r = await new Http("", "").request<T>("GET", url);
+  return { status: r.status, body: r.data };
 }
 
 export async function postJson<T>(url: string, csrf: string, payload: unknown): Promise<ApiAnswer<T>> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { Accept: "application/json", "Content-Type": "application/json", "X-CSRFToken": csrf },
-    credentials: "same-origin",
-    body: JSON.stringify(payload),
-  });
-  return { status: response.status, body: await readJson<T>(response) };
-}
-
-async function readJson<T>(response: Response): Promise<T | null> {
-  try {
-    return (await response.json()) as T;
-  } catch {
-    return null;
-  }
+  const r = await new Http("", csrf).request<T>("POST", url, payload);
+  return { status: r.status, body: r.data };
 }
 
 /** A multipart upload with upload progress (fetch has none): resolves with the JSON answer. */
