@@ -69,6 +69,7 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
     page = pages.page()
     _sign_in_home(page, "carol")
     expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
+    screenshot(page, "self-service-home-creator-empty")
     page.get_by_role("link", name="Create project").click()
     page.wait_for_url("**/projects/new/")
 
@@ -117,12 +118,15 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
     expect(page.get_by_text("Added ann as annotator.")).to_be_visible()
     expect(page.locator("tr[data-member=ann]")).to_contain_text("Annotator")
     screenshot(page, "self-service-members", full_page=True)
+    page.set_viewport_size(LAPTOP)
+    screenshot(page, "self-service-members-laptop", full_page=True)
 
     home = pages.page()
     _sign_in_home(home, "ann")
     row = home.locator("tr[data-project=algebra-round-2]")
     expect(row).to_contain_text("Annotator")
     expect(row.get_by_role("link")).to_have_text(["Label"])  # no lead pages offered
+    screenshot(home, "self-service-home-annotator")
     row.get_by_role("link", name="Label").click()
     wait_ready(home)
     _label_current_solution(home)
@@ -132,7 +136,7 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
 
     page.goto("/")
     expect(page.locator("tr[data-project=algebra-round-2]")).to_contain_text("Lead")
-    screenshot(page, "self-service-home")
+    screenshot(page, "self-service-home-laptop")
     actions = set(AuditEvent.objects.filter(project=project).values_list("action", flat=True))
     assert {"project.created", "member.added"} <= actions
 
@@ -165,6 +169,8 @@ def test_a_bad_file_shows_its_line_errors_and_changes_nothing(pages, screenshot,
     expect(errors.nth(1)).to_contain_text("Line 3")
     expect(page.locator("[data-imports] tbody tr").first).to_contain_text("Failed")
     screenshot(page, "self-service-data-bad-file", full_page=True)
+    page.set_viewport_size(LAPTOP)
+    screenshot(page, "self-service-data-bad-file-laptop", full_page=True)
     assert (Problem.objects.count(), Solution.objects.count()) == before
 
 
@@ -254,6 +260,8 @@ def test_ml_engineer_makes_a_token_and_pulls_an_export_with_it(pages, screenshot
     expect(row).to_contain_text("Succeeded")
     expect(row.get_by_role("link", name="Export what is newer")).to_be_visible()
     screenshot(page, "self-service-export", full_page=True)
+    page.set_viewport_size(LAPTOP)
+    screenshot(page, "self-service-export-laptop", full_page=True)
     row.get_by_role("link", name="Export what is newer").click()
     expect(page.get_by_label("Since (cursor)")).not_to_have_value("")
 
