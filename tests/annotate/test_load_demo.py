@@ -29,6 +29,8 @@ def test_load_demo_creates_everything_once():
         assert user.check_password("steplabel-demo")
         assert LabelerProfile.objects.filter(user=user).exists()
     assert User.objects.get(username="admin").is_superuser
+    creators = User.objects.filter(groups__name="Project creators").values_list("username", flat=True)
+    assert list(creators) == ["lead"]  # the demo lead sees Create project
 
     solutions = Solution.objects.filter(project=project)
     assert solutions.count() == 14 and Problem.objects.filter(project=project).count() == 13

@@ -3,12 +3,14 @@
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotate.models import Project, Role
 from annotate.services.members import add_member, labeler_uuid_for
+from annotate.services.projects import PROJECT_CREATORS
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo_solutions.jsonl"
 DEMO_PASSWORD = "steplabel-demo"
@@ -53,6 +55,8 @@ class Command(BaseCommand):
             for username, role in DEMO_USERS:
                 user = self._user(User, username)
                 add_member(project=project, user=user, role=role)
+                if role == Role.LEAD:  # the demo lead may also create projects from the home page
+                    user.groups.add(Group.objects.get_or_create(name=PROJECT_CREATORS)[0])
             admin = User.objects.filter(username="admin").first()
             if admin is None:
                 admin = User.objects.create_superuser("admin", "admin@example.com", DEMO_PASSWORD)
