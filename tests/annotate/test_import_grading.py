@@ -118,3 +118,17 @@ def test_exports_do_not_wait_for_an_import_that_is_grading(tmp_path):
     thread.join(timeout=60)
     assert done["export"] < done["import"] - 2, done
     assert Solution.objects.get(project=project).answer_correct is None  # timed out: ungraded, not wrong
+
+
+@pytest.mark.django_db
+def test_empty_upload_is_refused_as_empty(tmp_path):
+    project = Project.objects.create(slug="blank")
+    lead = member_client(project, "lead-blank", Role.LEAD)
+    empty = tmp_path / "blank.jsonl"
+    empty.write_text("\n \n\n")  # a zero-byte upload is refused earlier, by the upload's own check
+    response = _upload(lead, "blank", empty)
+    assert response.status_code == 400
+    assert response.data["errors"] == [
+        {"line": 0, "field": "(file)", "message": "the file is empty: it has no JSON lines"}
+    ]
+    assert ImportJob.objects.get(project=project).status == JobStatus.FAILED
