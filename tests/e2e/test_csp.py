@@ -64,3 +64,21 @@ def test_login_workspace_dashboard_and_docs_work_under_the_csp(pages):
     page.goto("/api/v1/docs/")
     expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
     assert _violations(page, console) == [], "api docs"
+
+
+def test_lead_pages_work_under_the_csp(pages):
+    """The self-service pages' bundle, its lazy Markdown/KaTeX chunk and its styles load under the CSP."""
+    project = make_project()
+    make_user("lena", project, Role.LEAD)
+    page, console = _watched(pages)
+    login(page, "lena", f"/projects/{project.slug}/settings/")
+    expect(page.locator("[data-markdown-preview] strong").first).to_be_visible()  # the lazy chunk ran
+    page.get_by_label("Guidelines").fill("Math: $\\frac{1}{2}$")
+    expect(page.locator("[data-markdown-preview] .katex")).to_have_count(1)
+    for path in ["data", "members", "export"]:
+        page.goto(f"/projects/{project.slug}/{path}/")
+    page.goto("/account/token/")
+    page.get_by_role("button", name="Create token").click()
+    expect(page.locator("[data-token]")).to_be_visible()
+    page.goto("/no-such-page/")
+    assert _violations(page, console) == [], "lead pages"
