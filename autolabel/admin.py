@@ -4,13 +4,13 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from annotate.admin_scope import PROJECT_PATHS, ProjectScopedAdmin
-from autolabel.models import AutolabelBudget, AutolabelJob, AutoStepLabel
+from autolabel.models import AutolabelJob, AutolabelSettings, AutoStepLabel
 
 PROJECT_PATHS.update(
     {
         "autolabel.autolabeljob": "project",
         "autolabel.autosteplabel": "solution__project",
-        "autolabel.autolabelbudget": "project",
+        "autolabel.autolabelsettings": "project",
     }
 )
 
@@ -46,8 +46,8 @@ class AutoStepLabelAdmin(ProjectScopedAdmin):
         return False  # automatic labels come from imports and jobs only
 
 
-@admin.register(AutolabelBudget)
-class AutolabelBudgetAdmin(ProjectScopedAdmin):
-    list_display = ["project", "completions_used", "completions_budget"]
+@admin.register(AutolabelSettings)
+class AutolabelSettingsAdmin(ProjectScopedAdmin):
+    list_display = ["project", "completions_used", "completions_budget", "disagreement_first"]
     readonly_fields = ["completions_used"]
     autocomplete_fields = ["project"]

@@ -65,12 +65,21 @@ def default_budget() -> int:
     return settings.AUTOLABEL_DEFAULT_BUDGET
 
 
-class AutolabelBudget(models.Model):
-    """A project's completion budget: jobs reserve completions here before each request."""
+class AutolabelSettings(models.Model):
+    """A project's automatic-labeling settings: the completion budget that jobs reserve from before
+    each request, and whether the queue serves first where automatic labels and the PRM disagree."""
 
-    project = models.OneToOneField("annotate.Project", on_delete=models.CASCADE, related_name="autolabel_budget")
+    project = models.OneToOneField("annotate.Project", on_delete=models.CASCADE, related_name="autolabel_settings")
     completions_budget = models.PositiveBigIntegerField(default=default_budget)
     completions_used = models.PositiveBigIntegerField(default=0)
+    disagreement_first = models.BooleanField(
+        default=False,
+        help_text="Queue: after each retrain, serve first the solutions whose automatic labels the PRM disagrees "
+        "with most (then the project's selection strategy orders the rest).",
+    )
+
+    class Meta:
+        verbose_name_plural = "autolabel settings"
 
     def __str__(self) -> str:
         return f"{self.completions_used}/{self.completions_budget} completions for {self.project_id}"

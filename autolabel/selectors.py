@@ -19,7 +19,7 @@ from typing import Any
 from django.db.models import Count, Q, Sum
 
 from annotate.models import Annotation, Project, Solution
-from autolabel.models import AutolabelBudget, AutolabelJob, AutoSource, AutoStepLabel
+from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from prm800k.labels import main_line_ratings
 
 AGREEMENT_SAMPLE = 5000  # latest human annotations compared
@@ -90,7 +90,7 @@ def agreement(*, project: Project) -> dict[str, Any]:
         for key in ("tp", "fp", "fn", "first_error_agree"):
             counts[key] += pair[key]
     tp, fp, fn, pairs = counts["tp"], counts["fp"], counts["fn"], counts["pairs"]
-    budget = AutolabelBudget.objects.filter(project=project).first()
+    budget = AutolabelSettings.objects.filter(project=project).first()
     latest = AutolabelJob.objects.filter(project=project).order_by("-id").first()
     totals = AutolabelJob.objects.filter(project=project).aggregate(completions=Sum("completions_used"))
     return {

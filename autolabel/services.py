@@ -23,7 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Project, Solution, Step
-from autolabel.models import AutolabelBudget, AutolabelJob, AutoSource, AutoStepLabel, SearchMode
+from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel, SearchMode
 from autolabel.rollouts import (
     CompletionClient,
     EndpointError,
@@ -86,7 +86,7 @@ def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJ
     from autolabel.tasks import run_autolabel
 
     clean = validate_options(options)
-    AutolabelBudget.objects.get_or_create(project=project)
+    AutolabelSettings.objects.get_or_create(project=project)
     job = AutolabelJob.objects.create(project=project, requested_by=user, **clean)
     jobs.enqueue_on_commit(run_autolabel, job.pk)
     return job
@@ -111,14 +111,14 @@ def candidates(*, project: Project) -> Any:
 def reserve(*, project_id: int, n: int) -> bool:
     """Take n completions from the project's budget, atomically; False when it would overrun."""
     return bool(
-        AutolabelBudget.objects.filter(project_id=project_id, completions_used__lte=F("completions_budget") - n).update(
-            completions_used=F("completions_used") + n
-        )
+        AutolabelSettings.objects.filter(
+            project_id=project_id, completions_used__lte=F("completions_budget") - n
+        ).update(completions_used=F("completions_used") + n)
     )
 
 
 def refund(*, project_id: int, n: int) -> None:
-    AutolabelBudget.objects.filter(project_id=project_id, completions_used__gte=n).update(
+    AutolabelSettings.objects.filter(project_id=project_id, completions_used__gte=n).update(
         completions_used=F("completions_used") - n
     )
 
@@ -270,7 +270,7 @@ class _Runner:
             raise failure
 
     def _budget_text(self) -> str:
-        budget = AutolabelBudget.objects.filter(project_id=self.job.project_id).first()
+        budget = AutolabelSettings.objects.filter(project_id=self.job.project_id).first()
         return f"{budget.completions_used}/{budget.completions_budget} used" if budget else "no budget"
 
     def _next_probe(self, pending: list[_Solution]) -> tuple[_Solution, int] | None:

@@ -220,7 +220,7 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "ml.stepscore": AdminModel("project", add=False),
     "autolabel.autolabeljob": AdminModel("project", add=False),
     "autolabel.autosteplabel": AdminModel("project", add=False),
-    "autolabel.autolabelbudget": AdminModel("project"),
+    "autolabel.autolabelsettings": AdminModel("project"),
 }
 
 

@@ -100,6 +100,29 @@ def priorities(
     raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
 
 
+def auto_disagreement(p_negative, auto_labels) -> float:
+    """How far the PRM is from a solution's automatic labels: the largest |P(-1) - [label is -]| over
+    the steps up to and including the first automatic `-` (the span a labeler would rate); NaN
+    when the solution has no automatic labels."""
+    if auto_labels is None or len(auto_labels) == 0:
+        return math.nan
+    p = np.asarray(p_negative, dtype=np.float64)
+    labels = np.asarray(auto_labels[: len(p)])
+    minus = np.flatnonzero(labels < 0)
+    end = int(minus[0]) + 1 if len(minus) else len(labels)
+    return float(np.max(np.abs(p[:end] - (labels[:end] < 0))))
+
+
+def disagreement_first(priority, disagreement, *, threshold: float = 0.5) -> np.ndarray:
+    """Put solutions whose automatic labels the PRM contradicts (disagreement >= threshold) ahead of
+    every other, most contradicted first; the rest keep the order of `priority` below them."""
+    p = np.asarray(priority, dtype=np.float64)
+    d = np.asarray(disagreement, dtype=np.float64)
+    top = float(np.max(p)) if len(p) else 0.0
+    boosted = ~np.isnan(d) & (d >= threshold)
+    return np.where(boosted, top + 1.0 + np.nan_to_num(d), p)
+
+
 def top_k(priority, k: int) -> np.ndarray:
     """Indices of the k highest priorities, highest first (ties: lower index first)."""
     p = np.asarray(priority, dtype=np.float64)

@@ -105,9 +105,12 @@ def score_open_solutions(
     config = prm.config or PRMConfig()
     ids = _open_solution_ids(project)
     StepScore.objects.filter(training_run=run).delete()  # a rescore of the same run starts over
-    all_ids, prod_l, unc_l = [], [], []
+    all_ids, prod_l, unc_l, disagree_l = [], [], [], []
     n_steps = 0
+    disagreement_first = _disagreement_first(project)
     for chunk, lengths, step_ids, sc in _score_batches(ids=ids, prm=prm):
+        if disagreement_first:
+            disagree_l.append(_auto_disagreement(chunk, lengths, None if sc is None else sc.p_negative))
         if sc is None:
             prod, unc = np.ones(len(chunk)), np.zeros(len(chunk))
         else:
@@ -147,6 +150,8 @@ def score_open_solutions(
         rng=np.random.default_rng(run.pk),
         n=len(all_ids),
     )
+    if disagreement_first and len(all_ids):
+        pri = lib.disagreement_first(pri, np.concatenate(disagree_l))
     return Selection(
         run_id=run.pk,
         strategy=strategy,
@@ -156,6 +161,25 @@ def score_open_solutions(
         n_steps=n_steps,
         seconds=round(time.perf_counter() - t0, 3),
     )
+
+
+def _disagreement_first(project: Project) -> bool:
+    from autolabel.models import AutolabelSettings
+
+    return AutolabelSettings.objects.filter(project=project, disagreement_first=True).exists()
+
+
+def _auto_disagreement(chunk: list[int], lengths: list[int], p_negative) -> np.ndarray:
+    """Per solution of a scored batch: how far the PRM is from its automatic labels (NaN: none)."""
+    from autolabel.selectors import auto_labels_by_solution, preferred
+
+    labels = auto_labels_by_solution(chunk)
+    out, start = np.full(len(chunk), np.nan), 0
+    for i, (solution_id, n) in enumerate(zip(chunk, lengths, strict=True)):
+        if p_negative is not None and solution_id in labels:
+            out[i] = lib.auto_disagreement(p_negative[start : start + n], preferred(labels[solution_id]))
+        start += n
+    return out
 
 
 def apply_selection(*, selection: Selection, generation: int) -> int:

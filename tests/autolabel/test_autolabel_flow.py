@@ -19,7 +19,7 @@ from django.test import override_settings
 
 from annotate.models import Annotation, AnnotationSource, Project, Role, Solution
 from autolabel import services
-from autolabel.models import AutolabelBudget, AutolabelJob, AutoSource, AutoStepLabel
+from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from autolabel.rollouts import build_prompt
 from core.models import JobStatus
 from prm800k.labels import label_counters
@@ -98,7 +98,7 @@ def test_autolabel_wait_labels_a_project_through_a_worker(tmp_path: Path) -> Non
     job = AutolabelJob.objects.get()
     assert (job.status, job.solutions_done, job.solutions_total, job.steps_labeled) == (JobStatus.SUCCEEDED, 3, 3, 9)
     assert (job.requests_done, job.completions_used) == (4, 16)
-    assert AutolabelBudget.objects.get(project=project).completions_used == 16
+    assert AutolabelSettings.objects.get(project=project).completions_used == 16
     # Automatic labels are no human labels: the queue still holds every solution.
     assert Annotation.objects.count() == 0 and Solution.objects.filter(is_open=True).count() == 3
 
@@ -153,7 +153,7 @@ def test_a_dead_endpoint_fails_the_job_with_its_reason(tmp_path: Path) -> None:
     assert job.status == JobStatus.FAILED and job.retries == 2 and job.finished_at is not None
     assert AutoStepLabel.objects.filter(inferred=False).count() == 0
     # The refused requests' completions go back to the budget.
-    assert AutolabelBudget.objects.get().completions_used == 0
+    assert AutolabelSettings.objects.get().completions_used == 0
 
 
 @override_settings(AUTOLABEL_MAX_RETRIES=3, AUTOLABEL_BACKOFF_S=0.01)
@@ -183,7 +183,7 @@ def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) ->
         with pytest.raises(CommandError, match="budget is spent .*4/6 used.* results so far kept"):
             _autolabel(url, here=True, wait=True, budget=6, concurrency=1)
     assert AutoStepLabel.objects.filter(inferred=False).count() == 1  # one probe of 4 completions
-    assert AutolabelBudget.objects.get().completions_used == 4
+    assert AutolabelSettings.objects.get().completions_used == 4
     # Options are checked before anything is queued.
     with pytest.raises(CommandError, match="--rollouts: must be an integer in"):
         _autolabel("http://127.0.0.1:9/v1", rollouts=0)

@@ -92,3 +92,49 @@ def test_held_out_problems_come_from_human_examples_only() -> None:
     train = [(human + auto)[i] for i in tr]
     assert not any(e.problem_id in held for e in train)  # automatic labels of held-out problems are left out
     assert sum(e.train_only for e in train) == 20 + 20 - len(held)
+
+
+def test_disagreement_first_serves_where_the_prm_contradicts_automatic_labels(tmp_path: Path) -> None:
+    import numpy as np
+
+    from autolabel.models import AutolabelSettings
+    from autolabel.selectors import auto_labels_by_solution, preferred
+    from ml.models import StepScore
+    from ml.prm.selection import auto_disagreement
+
+    project = _project(tmp_path)
+    AutolabelSettings.objects.create(project=project, disagreement_first=True)
+    call_command(
+        "retrain", project="warm", wait=True, config='{"auto_labels": "add", "max_epochs": 1}', stdout=io.StringIO()
+    )
+    run = TrainingRun.objects.get(project=project, is_active=True)
+    solutions = list(Solution.objects.filter(project=project).order_by("-priority", "id"))
+    labels = auto_labels_by_solution([s.pk for s in solutions])
+    disagreement = {}
+    for solution in solutions:
+        p_negative = list(
+            StepScore.objects.filter(training_run=run, step__solution=solution)
+            .order_by("step__index")
+            .values_list("p_negative", flat=True)
+        )
+        disagreement[solution.pk] = auto_disagreement(np.array(p_negative), preferred(labels[solution.pk]))
+    boosted = [s.pk for s in solutions if disagreement[s.pk] >= 0.5]
+    assert boosted and len(boosted) < len(solutions)  # the tiny model contradicts some labels, not all
+    # The queue serves the contradicted ones first, most contradicted first.
+    assert [s.pk for s in solutions[: len(boosted)]] == sorted(boosted, key=lambda pk: -disagreement[pk])
+    assert all(s.strategy == run.project.selection_strategy for s in solutions)
+
+
+def test_disagreement_is_measured_up_to_the_first_automatic_minus() -> None:
+    import math
+
+    import numpy as np
+
+    from ml.prm.selection import auto_disagreement, disagreement_first
+
+    assert auto_disagreement([0.1, 0.2, 0.9, 0.0], [1, 1, -1, -1]) == pytest.approx(0.2)
+    assert auto_disagreement([0.1, 0.8, 0.1], [1, 1, 1]) == pytest.approx(0.8)
+    assert auto_disagreement([0.1, 0.3, 0.1], [1, -1, -1]) == pytest.approx(0.7)  # after the first `-`: ignored
+    assert math.isnan(auto_disagreement([0.5], None))
+    order = disagreement_first(np.array([3.0, 2.0, 1.0, 0.5]), np.array([np.nan, 0.9, 0.2, 0.6]))
+    assert list(np.argsort(-order)) == [1, 3, 0, 2]

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Project
 from autolabel import services
-from autolabel.models import AutolabelBudget, AutolabelJob, SearchMode
+from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
 from core.models import JobStatus
 
 
@@ -49,7 +49,7 @@ class Command(BaseCommand):
         if budget is not None:
             if budget < 0:
                 raise CommandError("--budget must be 0 or more completions")
-            AutolabelBudget.objects.update_or_create(project=project_obj, defaults={"completions_budget": budget})
+            AutolabelSettings.objects.update_or_create(project=project_obj, defaults={"completions_budget": budget})
         fields = ("base_url", "model", "rollouts", "max_tokens", "temperature", "concurrency", "search")
         try:
             job = services.create_job(project=project_obj, user=None, options={k: options[k] for k in fields})
