@@ -1,5 +1,6 @@
 /** The service-health banner: tells the lead when the broker is down and work is waiting. */
 import type { Health } from "../api/types";
+import { h } from "../shared/dom";
 import { Http } from "../shared/http";
 
 export type { Health };
@@ -37,9 +38,7 @@ export async function showServiceHealth(root: HTMLElement, url = "/api/v1/health
     return;
   }
   if (!banner) {
-    banner = document.createElement("div");
-    banner.className = "sl-health-banner";
-    banner.setAttribute("role", "status");
+    banner = h("div", { class: "sl-health-banner", role: "status" });
     root.prepend(banner);
   }
   banner.textContent = message;

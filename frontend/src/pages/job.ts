@@ -1,4 +1,5 @@
 /** The status box under an import or export form: progress bar, message, line-numbered errors. */
+import { h } from "../shared/dom";
 
 export class JobBox {
   private readonly bar: HTMLProgressElement;
@@ -31,12 +32,7 @@ export class JobBox {
     this.bar.max = 100;
     this.message.className = "sl-ok";
     this.message.textContent = text;
-    if (link) {
-      const a = document.createElement("a");
-      a.href = link.href;
-      a.textContent = link.text;
-      this.message.append(" ", a);
-    }
+    if (link) this.message.append(" ", h("a", { href: link.href }, link.text));
   }
 
   failed(text: string, lines: string[] = []): void {
@@ -45,13 +41,7 @@ export class JobBox {
     this.bar.hidden = true;
     this.message.className = "sl-error";
     this.message.textContent = text;
-    this.errors.replaceChildren(
-      ...lines.map((line) => {
-        const li = document.createElement("li");
-        li.textContent = line;
-        return li;
-      }),
-    );
+    this.errors.replaceChildren(...lines.map((line) => h("li", {}, line)));
     this.errors.hidden = lines.length === 0;
   }
 }

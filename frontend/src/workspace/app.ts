@@ -16,7 +16,6 @@ import {
   IncompleteLabelingError,
   type LabelingState,
   moveFocus,
-  needsHumanStep,
   nextStep,
   rate,
   ratedCount,
@@ -31,6 +30,7 @@ import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
 import { actionFor, KEYMAP, type KeyAction, ratingOf } from "./keymap";
+import { guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { Session } from "./session";
 import { StepView } from "./stepview";
@@ -262,26 +262,7 @@ export class Workspace {
     this.giveUpButton.disabled = submitting;
     this.badButton.disabled = submitting;
     this.skipButton.disabled = submitting;
-    this.footer.textContent = this.footerText(s, reason);
-  }
-
-  private footerText(s: LabelingState, reason: string | null): string {
-    if (this.session.submitting) return "Submitting…";
-    if (reason === "solution") return "Every step is rated. Press Enter to submit (finish: solution).";
-    if (reason === "found_error") {
-      return "You found the error: press Enter to submit (finish: found error), or first rate alternatives here (a to write one) or write the corrected step (c).";
-    }
-    if (needsHumanStep(s)) return "Nothing here is Positive: write your own step (c), then Enter to save it.";
-    const cur = currentIndex(s);
-    if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
-      return "Rate the alternatives (1/2/3), or press n to move on.";
-    }
-    if (s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null))) {
-      return "Rate the alternative you wrote (1/2/3) before submitting.";
-    }
-    const last = flagTarget(s);
-    const unsure = last === null ? "" : ` f flags your last rating (step ${last.step + 1}${last.alt === null ? "" : `, alternative ${last.alt + 1}`}).`;
-    return `Rate the highlighted step: 1 Negative · 2 Neutral · 3 Positive.${unsure}`;
+    this.footer.textContent = guidance(s, submitting);
   }
 
   /** Move keyboard focus to what the state says is in focus, so keys and screen readers follow. */

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+
+import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
+import { guidance } from "./guidance";
+
+const STEPS: TaskStep[] = [
+  { index: 0, text: "a" },
+  { index: 1, text: "b" },
+];
+
+describe("guidance", () => {
+  it("says which keys rate, and where f acts once something is rated", () => {
+    const s = createState("phase2", STEPS);
+    expect(guidance(s, false)).toBe("Rate the highlighted step: 1 Negative · 2 Neutral · 3 Positive.");
+    expect(guidance(rate(s, 1), false)).toBe(
+      "Rate the highlighted step: 1 Negative · 2 Neutral · 3 Positive. f flags your last rating (step 1).",
+    );
+    expect(guidance(s, true)).toBe("Submitting…");
+  });
+
+  it("tells how to finish", () => {
+    const done = rate(rate(createState("phase2", STEPS), 1), 1);
+    expect(guidance(done, false)).toBe("Every step is rated. Press Enter to submit (finish: solution).");
+    const wrong = rate(createState("phase2", STEPS), -1);
+    expect(guidance(wrong, false)).toContain("You found the error: press Enter to submit");
+    const written = addAlternative(wrong, "c");
+    expect(guidance(written, false)).toBe("Rate the alternative you wrote (1/2/3) before submitting.");
+  });
+
+  it("asks for the annotator's own step in phase 1 when nothing is Positive", () => {
+    const s = rate(createState("phase1", STEPS), 0);
+    expect(guidance(s, false)).toBe("Nothing here is Positive: write your own step (c), then Enter to save it.");
+  });
+});

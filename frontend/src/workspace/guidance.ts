@@ -1,0 +1,38 @@
+/** The line under the steps that says what to do next, with key names from the key map. */
+import { currentIndex, finishReason, flagTarget, type LabelingState, needsHumanStep } from "../labeling/state";
+import { keyFor } from "./keymap";
+
+export function guidance(s: LabelingState, submitting: boolean): string {
+  if (submitting) return "Submitting…";
+  const k = {
+    neg: keyFor("rate-negative"),
+    neu: keyFor("rate-neutral"),
+    pos: keyFor("rate-positive"),
+    flag: keyFor("flag"),
+    alt: keyFor("write-alternative"),
+    human: keyFor("write-human"),
+    next: keyFor("next-step"),
+    submit: keyFor("submit"),
+  };
+  const rateKeys = `${k.neg}/${k.neu}/${k.pos}`;
+  const reason = finishReason(s);
+  if (reason === "solution") return `Every step is rated. Press ${k.submit} to submit (finish: solution).`;
+  if (reason === "found_error") {
+    return (
+      `You found the error: press ${k.submit} to submit (finish: found error), or first rate alternatives here ` +
+      `(${k.alt} to write one) or write the corrected step (${k.human}).`
+    );
+  }
+  if (needsHumanStep(s)) return `Nothing here is Positive: write your own step (${k.human}), then Enter to save it.`;
+  const cur = currentIndex(s);
+  if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
+    return `Rate the alternatives (${rateKeys}), or press ${k.next} to move on.`;
+  }
+  if (s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null))) {
+    return `Rate the alternative you wrote (${rateKeys}) before submitting.`;
+  }
+  const last = flagTarget(s);
+  const where = last === null ? "" : `step ${last.step + 1}${last.alt === null ? "" : `, alternative ${last.alt + 1}`}`;
+  const unsure = last === null ? "" : ` ${k.flag} flags your last rating (${where}).`;
+  return `Rate the highlighted step: ${k.neg} Negative · ${k.neu} Neutral · ${k.pos} Positive.${unsure}`;
+}
