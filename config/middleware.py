@@ -48,3 +48,30 @@ class StyledNotFoundMiddleware:
 
             return not_found(request)
         return response
+
+
+class ImportSizeLimitMiddleware:
+    """An import upload larger than IMPORT_MAX_BYTES is refused (413) by its declared length before
+    anything reads the body. It must run before the CSRF check: that check reads request.POST for
+    session callers (the data page), which would receive and spool the whole file first."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "POST" and request.path_info.endswith("/imports/"):
+            from django.conf import settings
+            from django.urls import Resolver404, resolve
+
+            try:
+                is_import = resolve(request.path_info).url_name == "project-imports"
+            except Resolver404:
+                is_import = False
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if is_import and length > settings.IMPORT_MAX_BYTES:
+                message = f"The upload is {length} bytes; the limit is {settings.IMPORT_MAX_BYTES} bytes."
+                return JsonResponse({"detail": message}, status=413)
+        return self.get_response(request)

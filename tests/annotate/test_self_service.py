@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.models import AuditEvent, Invite, Membership, Project, Role
+from annotate.models import AuditEvent, ImportJob, Invite, Membership, Project, Role
 from annotate.services import team
 from annotate.services.projects import PROJECT_CREATORS
 
@@ -296,3 +296,22 @@ def test_server_error_page_is_styled_and_needs_no_database(rf):
     html = response.content.decode()
     assert response.status_code == 500
     assert "Something went wrong on our side" in html and "steplabel/pages.css" in html
+
+
+def test_oversized_import_from_the_page_is_refused_before_the_body_is_read(settings):
+    """The data page posts with the session; the CSRF check would read (spool) the whole upload, so the
+    size check runs before it: an oversized upload gets 413 even without a CSRF token."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    lead = user("lead")
+    project_with(lead)
+    settings.IMPORT_MAX_BYTES = 1000
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(lead)
+    upload = SimpleUploadedFile("big.jsonl", b"x" * 5000)
+    response = browser.post("/api/v1/projects/algebra/imports/", {"file": upload})
+    assert response.status_code == 413 and "the limit is 1000 bytes" in response.json()["detail"]
+    assert not ImportJob.objects.exists()
+    small = browser.post("/api/v1/projects/algebra/imports/", {"file": SimpleUploadedFile("s.jsonl", b"{}")})
+    assert small.status_code == 403  # under the limit, the CSRF check applies as before

@@ -511,7 +511,7 @@ def test_import_api_too_large_is_413(clients):
             {"file": io.BytesIO((FIXTURES / "plain.jsonl").read_bytes())},
             format="multipart",
         )
-    assert response.status_code == 413 and "limit" in response.data["detail"]
+    assert response.status_code == 413 and "limit" in response.json()["detail"]
 
 
 def test_same_json_helper_checks_order_and_types():
