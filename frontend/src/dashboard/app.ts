@@ -2,6 +2,7 @@
 import { barChart, curveChart, PALETTE, timeChart, watchResize } from "./charts";
 import {
   busiest,
+  curveNote,
   fmtEta,
   fmtInt,
   fmtNum,
@@ -268,15 +269,9 @@ export class Dashboard {
         })),
         "step labels",
       );
-      const last = curve[curve.length - 1]!;
-      const size = heldoutSize(last);
+      const note = curveNote(curve[curve.length - 1]!);
       curveEl.append(
-        el(
-          "p",
-          { class: size.tooSmall ? "sl-curve-note sl-warn" : "sl-curve-note", "data-slot": "curve-note" },
-          `Latest point (run #${last.run}, ${fmtInt(last.label_count)} step labels): step accuracy ${fmtScore(last.accuracy, last.accuracy_ci)}, ` +
-            `first-error F1 ${fmtScore(last.first_error_f1, last.first_error_f1_ci)} with 95% intervals, on ${size.text}.`,
-        ),
+        el("p", { class: note.tooSmall ? "sl-curve-note sl-warn" : "sl-curve-note", "data-slot": "curve-note" }, note.text),
       );
     } else {
       curveEl.replaceChildren(el("p", { class: "sl-empty" }, "No finished training run with held-out metrics yet."));

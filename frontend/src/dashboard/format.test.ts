@@ -8,6 +8,7 @@ import {
   fmtPct,
   fmtScore,
   fmtSeconds,
+  curveNote,
   generationLines,
   generationName,
   heldoutSize,
@@ -90,5 +91,30 @@ describe("format", () => {
       "900 held-out steps, 120 solutions",
     );
     expect(heldoutSize({ accuracy: 0.5 }).tooSmall).toBe(false);
+  });
+
+  it("says what the latest learning-curve point rests on", () => {
+    const tiny = {
+      run: 7,
+      label_count: 19,
+      accuracy: 1,
+      first_error_f1: 1,
+      n_steps: 4,
+      n_solutions: 2,
+      accuracy_ci: [0.51, 1],
+      first_error_f1_ci: [0, 1],
+      too_small: true,
+    };
+    expect(curveNote(tiny)).toEqual({
+      text:
+        "Latest point (run #7, 19 step labels): step accuracy 1.000 (0.51–1.00), first-error F1 1.000 (0.00–1.00) " +
+        "(95% intervals in brackets), on 4 held-out steps, 2 solutions: too small to mean anything " +
+        "(scores need 50+ steps and 10+ solutions).",
+      tooSmall: true,
+    });
+    expect(curveNote({ run: 3, label_count: 410, accuracy: 0.63, first_error_f1: 0.45 }).text).toBe(
+      "Latest point (run #3, 410 step labels): step accuracy 0.630, first-error F1 0.450 " +
+        "(trained before held-out sizes and intervals were recorded).",
+    );
   });
 });

@@ -1,5 +1,5 @@
 /** Pure formatting and data shaping for the dashboard (unit-tested; no DOM). */
-import type { GenerationProgress, HeldOut, Pace } from "../api/types";
+import type { CurvePoint, GenerationProgress, HeldOut, Pace } from "../api/types";
 
 export const DASH = "—";
 
@@ -103,3 +103,21 @@ export const METRIC_NAMES: Record<string, string> = {
   first_error_f1: "First-error F1",
   ece: "ECE (lower is better)",
 };
+
+/** The sentence under the learning curve about its latest point: scores, intervals, held-out size. */
+export function curveNote(p: CurvePoint): { text: string; tooSmall: boolean } {
+  const head = `Latest point (run #${p.run}, ${fmtInt(p.label_count)} step labels)`;
+  const acc = fmtScore(p.accuracy, p.accuracy_ci);
+  const f1 = fmtScore(p.first_error_f1, p.first_error_f1_ci);
+  if (p.n_steps === undefined) {
+    return {
+      text: `${head}: step accuracy ${acc}, first-error F1 ${f1} (trained before held-out sizes and intervals were recorded).`,
+      tooSmall: false,
+    };
+  }
+  const size = heldoutSize(p);
+  return {
+    text: `${head}: step accuracy ${acc}, first-error F1 ${f1} (95% intervals in brackets), on ${size.text}.`,
+    tooSmall: size.tooSmall,
+  };
+}
