@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Export, ImportJob, Invite, Membership, Project
+from annotate.models import Export, ImportJob, Invite, Membership, Project, Role
 from annotate.pages import project_page, project_tabs
 from annotate.services import projects, team
 
@@ -112,9 +112,13 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.error(request, str(exc))
     members = _members(project)
-    invites = Invite.objects.filter(project=project, used_at__isnull=True, expires_at__gt=timezone.now()).order_by(
-        "-id"
+    invites = list(
+        Invite.objects.filter(project=project, used_at__isnull=True, expires_at__gt=timezone.now())
+        .select_related("created_by")
+        .order_by("-id")
     )
+    for invite in invites:
+        invite.role_labels = [Role(role).label for role in invite.roles]
     context = {
         "add_form": add_form,
         "invite_form": invite_form,
