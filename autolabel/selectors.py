@@ -103,7 +103,11 @@ def agreement(*, project: Project) -> dict[str, Any]:
         "first_error_agreement": round(counts["first_error_agree"] / pairs, 4) if pairs else None,
         "counts": {"tp": tp, "fp": fp, "fn": fn},
         "budget": (
-            {"completions_budget": budget.completions_budget, "completions_used": budget.completions_used}
+            {
+                "completions_budget": budget.completions_budget,
+                "completions_used": budget.completions_used,
+                "disagreement_first": budget.disagreement_first,
+            }
             if budget
             else None
         ),

@@ -197,6 +197,42 @@ class QueueSerializer(serializers.Serializer):
     open_by_strategy = StrategyCountSerializer(many=True)
 
 
+class AutoLabelCountsSerializer(serializers.Serializer):
+    tp = I(help_text="Automatic `-` on a human's first-error step.")
+    fp = I(help_text="Automatic `-` on a step the human rated +1.")
+    fn = I(help_text="Automatic `+` on a human's first-error step.")
+
+
+class AutoLabelBudgetSerializer(serializers.Serializer):
+    completions_budget = I()
+    completions_used = I()
+    disagreement_first = serializers.BooleanField(help_text="The queue serves contradicted automatic labels first.")
+
+
+class AutoLabelJobSummarySerializer(serializers.Serializer):
+    id = I()
+    status = S()
+    model = S()
+    solutions_done = I()
+    solutions_total = I()
+    completions_used = I()
+    error = S()
+
+
+class AutoLabelStatsSerializer(serializers.Serializer):
+    solutions_with_auto_labels = I()
+    by_source = serializers.DictField(child=I(), help_text="Solutions per source: math_shepherd (imported), rollout.")
+    negative_share = _nullable(F, help_text="Share of automatic step labels that are `-`.")
+    pairs_compared = I(help_text="Human annotations of automatically labeled solutions compared (latest 5,000).")
+    precision_negative = _nullable(F, help_text="tp / (tp + fp), against human first errors.")
+    recall_negative = _nullable(F, help_text="tp / (tp + fn), against human first errors.")
+    first_error_agreement = _nullable(F, help_text="Share of pairs with the same first `-` step (or none in both).")
+    counts = AutoLabelCountsSerializer()
+    budget = AutoLabelBudgetSerializer(allow_null=True)
+    completions_used = I(help_text="Completions spent by this project's autolabel jobs.")
+    latest_job = AutoLabelJobSummarySerializer(allow_null=True)
+
+
 class ProjectStatsSerializer(serializers.Serializer):
     project = StatsProjectSerializer()
     generated_at = serializers.DateTimeField()
@@ -210,8 +246,7 @@ class ProjectStatsSerializer(serializers.Serializer):
     quality = QualitySerializer()
     model = ModelSerializer()
     queue = QueueSerializer()
-    auto_labels = serializers.DictField(
+    auto_labels = AutoLabelStatsSerializer(
         help_text="Automatic step labels (autolabel.selectors.agreement): coverage by source, the latest job, the "
-        "completion budget, and agreement with human labels (precision and recall of `-` against human first "
-        "errors, first-error agreement)."
+        "completion budget, and agreement with human labels."
     )

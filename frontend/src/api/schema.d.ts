@@ -206,6 +206,63 @@ export interface components {
       annotator: string;
       labels: number[];
     };
+    AutoLabelBudget: {
+      completions_budget: number;
+      completions_used: number;
+      /** @description The queue serves contradicted automatic labels first. */
+      disagreement_first: boolean;
+    };
+    AutoLabelCounts: {
+      /** @description Automatic `-` on a human's first-error step. */
+      tp: number;
+      /** @description Automatic `-` on a step the human rated +1. */
+      fp: number;
+      /** @description Automatic `+` on a human's first-error step. */
+      fn: number;
+    };
+    AutoLabelJobSummary: {
+      id: number;
+      status: string;
+      model: string;
+      solutions_done: number;
+      solutions_total: number;
+      completions_used: number;
+      error: string;
+    };
+    AutoLabelStats: {
+      solutions_with_auto_labels: number;
+      /** @description Solutions per source: math_shepherd (imported), rollout. */
+      by_source: {
+        [key: string]: number;
+      };
+      /**
+       * Format: double
+       * @description Share of automatic step labels that are `-`.
+       */
+      negative_share: number | null;
+      /** @description Human annotations of automatically labeled solutions compared (latest 5,000). */
+      pairs_compared: number;
+      /**
+       * Format: double
+       * @description tp / (tp + fp), against human first errors.
+       */
+      precision_negative: number | null;
+      /**
+       * Format: double
+       * @description tp / (tp + fn), against human first errors.
+       */
+      recall_negative: number | null;
+      /**
+       * Format: double
+       * @description Share of pairs with the same first `-` step (or none in both).
+       */
+      first_error_agreement: number | null;
+      counts: components["schemas"]["AutoLabelCounts"];
+      budget: components["schemas"]["AutoLabelBudget"] | null;
+      /** @description Completions spent by this project's autolabel jobs. */
+      completions_used: number;
+      latest_job: components["schemas"]["AutoLabelJobSummary"] | null;
+    };
     AutolabelJob: {
       id: number;
       status: components["schemas"]["JobStatusEnum"];
@@ -644,10 +701,8 @@ export interface components {
       quality: components["schemas"]["Quality"];
       model: components["schemas"]["Model"];
       queue: components["schemas"]["Queue"];
-      /** @description Automatic step labels (autolabel.selectors.agreement): coverage by source, the latest job, the completion budget, and agreement with human labels (precision and recall of `-` against human first errors, first-error agreement). */
-      auto_labels: {
-        [key: string]: unknown;
-      };
+      /** @description Automatic step labels (autolabel.selectors.agreement): coverage by source, the latest job, the completion budget, and agreement with human labels. */
+      auto_labels: components["schemas"]["AutoLabelStats"];
     };
     Quality: {
       /** Format: double */

@@ -22,6 +22,9 @@ import { Http, HttpError } from "../shared/http";
 import type { AnnotatorRow, HeldOut, ProjectStats as Stats, Run, Series, TrainingRun } from "../api/types";
 import type { DashboardConfig } from "./types";
 
+/** Sources of automatic labels (autolabel.models.AutoSource). */
+const AUTO_SOURCES: Record<string, string> = { math_shepherd: "imported Math-Shepherd", rollout: "rollouts" };
+
 /** A figure: big value, small caption. */
 function figure(label: string, value: string, note?: string): HTMLElement {
   return el(
@@ -120,6 +123,7 @@ export class Dashboard {
     this.quality(s);
     this.model(s);
     this.queue(s);
+    this.autoLabels(s);
     this.root.dataset.loaded = "true";
   }
 
@@ -304,6 +308,42 @@ export class Dashboard {
     const counts = rows.map((r) => r.open);
     barChart(strategiesEl, names, [{ label: "open solutions", values: counts, color: PALETTE[3] }]);
     strategiesEl.append(valueLegend(names, counts));
+  }
+
+  /** Monte Carlo labels (autolabel): coverage, the latest job, and how far people agree with them. */
+  private autoLabels(s: Stats): void {
+    const a = s.auto_labels;
+    const job = a.latest_job;
+    const sources = Object.entries(a.by_source)
+      .map(([source, n]) => `${AUTO_SOURCES[source] ?? source} ${fmtInt(n)}`)
+      .join(" · ");
+    this.slot("auto-figures").replaceChildren(
+      figure("solutions auto-labeled", fmtInt(a.solutions_with_auto_labels), sources || undefined),
+      figure(
+        "first-error agreement",
+        fmtPct(a.first_error_agreement),
+        `with people, over ${fmtInt(a.pairs_compared)} labels`,
+      ),
+      figure(
+        "precision / recall of −",
+        `${fmtPct(a.precision_negative)} / ${fmtPct(a.recall_negative)}`,
+        "against human first errors",
+      ),
+      figure(
+        "latest job",
+        job ? `#${job.id} ${job.status}` : "none",
+        job ? `${fmtInt(job.solutions_done)} / ${fmtInt(job.solutions_total)} solutions · ${fmtInt(job.completions_used)} completions` : undefined,
+      ),
+    );
+    const note = this.slot("auto-note");
+    const budget = a.budget;
+    note.textContent = job?.error
+      ? `Latest job failed: ${job.error}`
+      : budget
+        ? `Budget: ${fmtInt(budget.completions_used)} of ${fmtInt(budget.completions_budget)} completions used` +
+          (budget.disagreement_first ? " · the queue serves first where the PRM contradicts them." : ".")
+        : "Start a job with `manage.py autolabel` or POST …/autolabel-jobs/ (see README).";
+    note.classList.toggle("sl-error", Boolean(job?.error));
   }
 
   async retrain(): Promise<void> {
