@@ -1,9 +1,12 @@
 """Serializers of the export and import endpoints (documentation of their shapes in OpenAPI)."""
 
+from collections.abc import Mapping
+
 from django.urls import reverse
 from rest_framework import serializers
 
 from annotate.models import Export, ImportJob
+from annotate.services import exports
 
 FORMAT_HELP = (
     "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: "
@@ -11,8 +14,28 @@ FORMAT_HELP = (
 )
 
 
+def _params(data) -> dict:
+    """A query string (every value of a repeated key) or a JSON object, as a plain dict."""
+    if hasattr(data, "lists"):
+        return dict(data.lists())
+    if not isinstance(data, Mapping):
+        raise serializers.ValidationError(
+            {"non_field_errors": [f"Invalid data. Expected a dictionary, but got {type(data).__name__}."]}
+        )
+    return dict(data)
+
+
 class ExportOptionsSerializer(serializers.Serializer):
-    """Options shared by the streamed export (query string) and export jobs (JSON body)."""
+    """Options shared by the streamed export (query string) and export jobs (JSON body).
+
+    The fields document the options (OpenAPI); parsing is the one validator,
+    annotate.services.exports.parse_options, so the query string and the JSON body accept and
+    refuse the same values. Needs the project in the context (cursors are per project);
+    validated_data is {"options": ExportOptions, ...}.
+    """
+
+    def to_internal_value(self, data) -> dict:
+        return {"options": exports.parse_options(project=self.context["project"], params=_params(data))}
 
     format = serializers.ChoiceField(["prm800k", "trl", "math_shepherd"], default="prm800k", help_text=FORMAT_HELP)
     labels = serializers.ChoiceField(
@@ -61,6 +84,28 @@ class ExportOptionsSerializer(serializers.Serializer):
 
 class ExportJobRequestSerializer(ExportOptionsSerializer):
     gzip = serializers.BooleanField(default=False, help_text="Compress the file with gzip.")
+
+    def to_internal_value(self, data) -> dict:
+        params = _params(data)
+        gzip_value = params.pop("gzip", None)
+        gzip_value = gzip_value[-1] if isinstance(gzip_value, list) and gzip_value else gzip_value
+        gzip_output = exports.parse_flag(gzip_value, "gzip")
+        return {**super().to_internal_value(params), "gzip": gzip_output}
+
+
+class StreamRequestSerializer(ExportOptionsSerializer):
+    trailer = serializers.BooleanField(
+        default=False,
+        help_text='Add a last line `{"steplabel_export_end": {"lines": N, "format": ..., "cursor": ...}}` after '
+        "the N lines of the export, so a client can tell a complete stream from a cut one (default false: the "
+        "body is exactly the JSONL).",
+    )
+
+    def to_internal_value(self, data) -> dict:
+        params = _params(data)
+        trailer = params.pop("trailer", None)
+        trailer = trailer[-1] if isinstance(trailer, list) and trailer else trailer
+        return {**super().to_internal_value(params), "trailer": exports.parse_flag(trailer, "trailer")}
 
 
 class ExportJobSerializer(serializers.ModelSerializer):

@@ -13,7 +13,6 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,37 +26,13 @@ from labeling_api.openapi import SLUG, denied
 from labeling_api.serializers_export import (
     ExportJobRequestSerializer,
     ExportJobSerializer,
-    ExportOptionsSerializer,
     ImportJobSerializer,
     ImportRequestSerializer,
+    StreamRequestSerializer,
 )
 
-TRAILER = OpenApiParameter(
-    "trailer",
-    OpenApiTypes.BOOL,
-    OpenApiParameter.QUERY,
-    description=(
-        'Add a last line `{"steplabel_export_end": {"lines": N, "format": ..., "cursor": ...}}` after the N '
-        "lines of the export, so a client can tell a complete stream from a cut one (default false: the body "
-        "is exactly the JSONL)."
-    ),
-)
 EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
 DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
-
-
-def _flag(params, name: str) -> bool:
-    value = str(params.get(name, "false")).strip().lower()
-    if value not in {"true", "false", "1", "0"}:
-        raise ValidationError({name: [f"must be true or false, got {value!r}"]})
-    return value in {"true", "1"}
-
-
-def _options(project, params) -> exports.ExportOptions:
-    try:
-        return exports.parse_options(project=project, params=params)
-    except exports.ExportOptionError as exc:
-        raise ValidationError({exc.field: [exc.message]}) from None
 
 
 class StreamedExportView(APIView):
@@ -72,7 +47,7 @@ class StreamedExportView(APIView):
             "(never skipping one that was still being written, never repeating one). With `trailer=true` a last "
             "line counts the lines before it; a stream cut short lacks it."
         ),
-        parameters=[SLUG, ExportOptionsSerializer, TRAILER],
+        parameters=[SLUG, StreamRequestSerializer],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
             400: OpenApiResponse(description="A bad option, named."),
@@ -81,11 +56,12 @@ class StreamedExportView(APIView):
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         project = project_for_action(request, slug, "export")
-        options = _options(project, dict(request.query_params.lists()))
-        trailer = _flag(request.query_params, "trailer")
+        query = StreamRequestSerializer(data=request.query_params, context={"project": project})
+        query.is_valid(raise_exception=True)
+        options = query.validated_data["options"]
         plan = exports.plan_export(project=project, options=options)
         chunks = exports.iter_chunks(plan=plan)
-        if trailer:
+        if query.validated_data["trailer"]:
             chunks = exports.with_end_line(chunks, plan=plan)
         response = StreamingHttpResponse(chunks, content_type="application/x-ndjson")
         response["X-Export-Cursor"] = plan.cursor
@@ -108,12 +84,13 @@ class ExportJobListView(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "export")
-        body = ExportJobRequestSerializer(data=request.data)
+        body = ExportJobRequestSerializer(data=request.data, context={"project": project})
         body.is_valid(raise_exception=True)
-        params = {k: v for k, v in request.data.items() if k != "gzip"}
-        options = _options(project, params)
         export = exports.create_export_job(
-            project=project, user=request.user, options=options, gzip_output=body.validated_data["gzip"]
+            project=project,
+            user=request.user,
+            options=body.validated_data["options"],
+            gzip_output=body.validated_data["gzip"],
         )
         return Response(ExportJobSerializer(export, context={"request": request}).data, status=202)
 

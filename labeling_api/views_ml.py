@@ -91,10 +91,7 @@ class TrainingRunActivateView(APIView):
     def post(self, request: Request, slug: str, id: int) -> Response:
         project = project_for_action(request, slug, "activate_model")
         run = get_object_or_404(TrainingRun.objects.select_related("project"), pk=id, project=project)
-        try:
-            run = services.rollback(project=project, run=run)
-        except services.RunNotActivatable as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run = services.rollback(project=project, run=run)  # RunNotActivatable: 409 (labeling_api.exceptions)
         return Response(TrainingRunSerializer(run).data)
 
 
@@ -121,8 +118,6 @@ class ScoreView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         project = project_for_action(request, data["project"], "score")
-        try:
-            result = services.score_steps(project=project, problem=data["problem"], solutions=data["solutions"])
-        except services.NoActiveModel as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        # NoActiveModel answers 409 (labeling_api.exceptions).
+        result = services.score_steps(project=project, problem=data["problem"], solutions=data["solutions"])
         return Response(ScoreResponseSerializer(result).data)

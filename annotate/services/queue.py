@@ -32,7 +32,6 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from rest_framework import exceptions
 
 from annotate.models import (
     Annotation,
@@ -45,21 +44,19 @@ from annotate.models import (
     Solution,
 )
 from annotate.selectors import user_roles
+from core.errors import Conflict, Forbidden, Invalid, NotFound
 
 LABELING_ROLES = {Role.ANNOTATOR.value, Role.LEAD.value}
 MAX_DRAFT_CHARS = 512 * 1024
 _rng = random.SystemRandom()
 
 
-class LeaseConflict(exceptions.APIException):
-    status_code = 409
-    default_detail = "This assignment is no longer yours."
-    default_code = "lease_conflict"
+class LeaseConflict(Conflict):
+    default_message = "This assignment is no longer yours."
 
 
-class ScreeningFailed(exceptions.PermissionDenied):
-    default_detail = "You did not pass screening for this project, so no more tasks will be served to you."
-    default_code = "screening_failed"
+class ScreeningFailed(Forbidden):
+    default_message = "You did not pass screening for this project, so no more tasks will be served to you."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,7 +69,7 @@ def ensure_can_label(*, project: Project, user: AbstractBaseUser, roles: set[str
     if roles is None:
         roles = user_roles(user=user, project=project)
     if not roles & LABELING_ROLES:
-        raise exceptions.PermissionDenied("Only annotators and leads of this project can label.")
+        raise Forbidden("Only annotators and leads of this project can label.")
     return roles
 
 
@@ -284,7 +281,7 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
 def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
     """Lock the assignment row (404 for anyone but its owner). Lock order: status, assignment, solution."""
     if assignment.annotator_id != user.pk:
-        raise exceptions.NotFound()
+        raise NotFound()
     return (
         Assignment.objects.select_for_update(of=("self",)).select_related("project", "solution").get(pk=assignment.pk)
     )
@@ -352,7 +349,7 @@ def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) ->
     if locked.status == AssignmentStatus.SUBMITTED:
         raise LeaseConflict("This assignment was already submitted.")
     if len(json.dumps(draft)) > MAX_DRAFT_CHARS:
-        raise exceptions.ValidationError({"draft": [f"The draft is larger than {MAX_DRAFT_CHARS} characters."]})
+        raise Invalid({"draft": [f"The draft is larger than {MAX_DRAFT_CHARS} characters."]})
     locked.draft = draft
     locked.save(update_fields=["draft", "updated_at"])
     return locked

@@ -28,7 +28,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
-from rest_framework import exceptions
 
 from annotate.models import (
     Annotation,
@@ -51,6 +50,7 @@ from annotate.services.queue import (
     lock_assignment,
     renew_if_free,
 )
+from core.errors import Invalid, NotFound
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
@@ -104,7 +104,7 @@ class _Errors:
 
     def raise_if_any(self) -> None:
         if self.by_path:
-            raise exceptions.ValidationError(self.by_path)
+            raise Invalid(self.by_path)
 
 
 def _is_int(value: Any) -> bool:
@@ -138,16 +138,16 @@ def _text(value: Any, path: str, errors: _Errors, *, limit: int = MAX_TEXT) -> s
 
 def idempotency_key_of(payload: Any) -> str:
     if not isinstance(payload, dict):
-        raise exceptions.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+        raise Invalid({"non_field_errors": ["Expected a JSON object."]})
     key = payload.get("idempotency_key")
     if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY:
-        raise exceptions.ValidationError({"idempotency_key": [f"Required: non-empty text of at most {MAX_KEY}."]})
+        raise Invalid({"idempotency_key": [f"Required: non-empty text of at most {MAX_KEY}."]})
     return key
 
 
 def _parse(payload: Any, *, n_steps: int) -> CleanSubmission:
     if not isinstance(payload, dict):
-        raise exceptions.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+        raise Invalid({"non_field_errors": ["Expected a JSON object."]})
     errors = _Errors()
     key = idempotency_key_of(payload)
     finish_reason = payload.get("finish_reason")
@@ -311,7 +311,7 @@ class _LateRefused(Exception):
 def _replay(*, user: AbstractBaseUser, key: str, assignment: Assignment) -> Annotation | None:
     first = Annotation.objects.filter(annotator=user, idempotency_key=key).first()
     if first is not None and first.assignment_id != assignment.pk:
-        raise exceptions.ValidationError({"idempotency_key": ["This key was already used for another assignment."]})
+        raise Invalid({"idempotency_key": ["This key was already used for another assignment."]})
     return first
 
 
@@ -324,14 +324,14 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
     otherwise 409, and the payload is kept in the assignment's draft under "refused_submit".
     """
     if assignment.annotator_id != user.pk:
-        raise exceptions.NotFound()
+        raise NotFound()
     project = assignment.project
     step_texts = list(
         Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", flat=True)
     )
     try:
         sub = validate_submission(payload=payload, mode=project.labeling_mode, n_steps=len(step_texts))
-    except exceptions.ValidationError:
+    except Invalid:
         # A retry of a submit that went through returns the first result even if it no longer validates.
         first = _replay(user=user, key=idempotency_key_of(payload), assignment=assignment)
         if first is not None:

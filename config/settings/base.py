@@ -187,6 +187,8 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {
+    # Application errors (core.errors) from services become 400/403/404/409 answers here.
+    "EXCEPTION_HANDLER": "labeling_api.exceptions.exception_handler",
     # Token first: its WWW-Authenticate header makes unauthenticated calls 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

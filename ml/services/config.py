@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from core.errors import Conflict
 from ml.prm.config import PRMConfig
 
 if TYPE_CHECKING:
@@ -28,11 +29,11 @@ STALE_AFTER = timedelta(seconds=int(getattr(settings, "ML_STALE_RUN_SECONDS", 36
 CONFIG_KEYS = frozenset(f.name for f in fields(PRMConfig)) - {"extra", "device"}
 
 
-class NoActiveModel(Exception):
+class NoActiveModel(Conflict):
     """The project has no active PRM yet."""
 
 
-class RunNotActivatable(Exception):
+class RunNotActivatable(Conflict):
     """Only a succeeded run of the same project, whose artifact exists, can be activated."""
 
 

@@ -5,11 +5,11 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, LabelerProfile, Solution
 from annotate.services.queue import LeaseConflict, claim_next, heartbeat, save_draft, skip
 from annotate.services.submit import submit
+from core.errors import Invalid
 from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
@@ -38,10 +38,10 @@ def body(steps, finish_reason, key="k1", **extra):
 
 def errors_of(project_user_assignment, data) -> dict:
     _, user, assignment = project_user_assignment
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(Invalid) as caught:
         submit(assignment=assignment, user=user, payload=data)
     assert not Annotation.objects.exists()
-    return caught.value.detail
+    return caught.value.errors
 
 
 # --- storage ------------------------------------------------------------------------------------
@@ -232,13 +232,13 @@ def test_key_reused_for_another_assignment_is_refused():
     project, user, assignment = claimed()
     submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="one"))
     following = claim_next(project=project, user=user)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(Invalid) as caught:
         submit(assignment=following, user=user, payload=payload([1, 1, 1], key="one"))
-    assert "idempotency_key" in caught.value.detail
+    assert "idempotency_key" in caught.value.errors
 
 
 def test_only_the_owner_can_submit():
-    from rest_framework.exceptions import NotFound
+    from core.errors import NotFound
 
     project, _, assignment = claimed()
     with pytest.raises(NotFound):

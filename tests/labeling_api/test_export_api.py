@@ -360,6 +360,24 @@ def test_bad_options_are_400_naming_the_field(clients, query, field):
     assert response.status_code == 400 and field in response.data
 
 
+@pytest.mark.django_db
+def test_stream_and_job_accept_and_refuse_the_same_options(clients, project):
+    """One validator: a query string and a job's JSON body agree (they used to disagree on both)."""
+    url = "/api/v1/projects/exp/exports/"
+    jobs_before = Export.objects.count()
+    listed = clients["ml"].post(url, {"generation": [1, 2], "include_history": True}, format="json")
+    assert listed.status_code == 202, listed.data
+    assert Export.objects.get(pk=listed.data["id"]).filters["generation"] == [1, 2]
+    assert clients["ml"].get("/api/v1/projects/exp/export/?generation=1&generation=2").status_code == 200
+    for bad in ({"include_history": "yes"}, {"generation": [1, "two"]}, {"gzip": "maybe"}):
+        refused = clients["ml"].post(url, bad, format="json")
+        assert refused.status_code == 400 and next(iter(bad)) in refused.data, refused.data
+    assert Export.objects.count() == jobs_before + 1  # the refused ones wrote nothing
+    for query in ("include_history=yes", "generation=1,two", "trailer=maybe"):
+        refused = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
+        assert refused.status_code == 400 and query.split("=")[0] in refused.data
+
+
 # --- cursors ---------------------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ from annotate.services.exports.options import (
     ExportOptions,
     decode_cursor,
     encode_cursor,
+    parse_flag,
     parse_options,
 )
 from annotate.services.exports.sequence import lock_export_sequence, stamp_export_sequence
@@ -52,6 +53,7 @@ __all__ = [
     "iter_lines",
     "iter_records",
     "lock_export_sequence",
+    "parse_flag",
     "parse_options",
     "plan_export",
     "run_export_job",

@@ -8,6 +8,7 @@ from typing import Any
 from django.core import signing
 
 from annotate.models import Project
+from core.errors import Invalid
 from prm800k.schema import FINISH_REASONS
 
 FORMATS = ("prm800k", "trl", "math_shepherd")
@@ -16,11 +17,11 @@ TRISTATE = ("include", "exclude", "only")
 _CURSOR_SALT = "steplabel.export.cursor"
 
 
-class ExportOptionError(ValueError):
+class ExportOptionError(Invalid):
     """A bad export option; `field` names it."""
 
     def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
+        super().__init__({field_name: [message]})
         self.field = field_name
         self.message = message
 
@@ -47,6 +48,14 @@ class ExportOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExportOptions:
         return cls(**data)
+
+
+def parse_flag(value: Any, name: str) -> bool:
+    """true/false/1/0 (any case) from a query string, or a JSON boolean; absent is false."""
+    text = "false" if value is None or value == "" else str(value).strip().lower()
+    if text not in ("true", "false", "1", "0"):
+        raise ExportOptionError(name, f"must be true or false, got {text!r}")
+    return text in ("true", "1")
 
 
 def encode_cursor(*, project: Project, seq: int) -> str:
@@ -105,10 +114,7 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         if item not in FINISH_REASONS:
             raise ExportOptionError("finish_reason", f"must be among {', '.join(FINISH_REASONS)}, got {item!r}")
         options.finish_reason.append(item)
-    history = (one("include_history") or "false").lower()
-    if history not in ("true", "false", "1", "0"):
-        raise ExportOptionError("include_history", f"must be true or false, got {history!r}")
-    options.include_history = history in ("true", "1")
+    options.include_history = parse_flag(one("include_history"), "include_history")
     if options.include_history and options.format != "prm800k":
         raise ExportOptionError("include_history", "only the prm800k format carries the history")
     split = one("split")

@@ -1,0 +1,46 @@
+"""Application errors: what services raise (never DRF's exceptions) and the API maps to HTTP.
+
+labeling_api.exceptions.exception_handler turns them into 400 (Invalid, with messages by field
+path), 403 (Forbidden), 404 (NotFound) and 409 (Conflict) answers; pages handle them themselves.
+"""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    """Base of the application's refusals; `message` is shown to the caller as it is."""
+
+    default_message = "The request was refused."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+    @property
+    def detail(self) -> str:  # the name DRF's exceptions use, kept for callers that read it
+        return self.message
+
+
+class Invalid(AppError):
+    """Bad input; `errors` maps field paths (e.g. steps[2].rating) to messages."""
+
+    default_message = "Invalid input."
+
+    def __init__(self, errors: dict[str, list[str]] | str | None = None, *, field: str | None = None) -> None:
+        if isinstance(errors, str):
+            errors = {field or "non_field_errors": [errors]}
+        self.errors: dict[str, list[str]] = dict(errors or {})
+        first = next(iter(self.errors.items()), None)
+        super().__init__(f"{first[0]}: {first[1][0]}" if first else None)
+
+
+class Forbidden(AppError):
+    default_message = "You may not do this."
+
+
+class NotFound(AppError):
+    default_message = "Not found."
+
+
+class Conflict(AppError):
+    default_message = "The request conflicts with the current state."
