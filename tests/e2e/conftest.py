@@ -39,11 +39,11 @@ DESKTOP = {"width": 1440, "height": 900}
 
 
 def _bundle_is_stale() -> bool:
-    if not BUNDLE.exists():
+    if not BUNDLE.exists() or not (DIST / "steplabel" / "pages.js").exists():
         return True
     built = BUNDLE.stat().st_mtime
     sources = [p for p in (FRONTEND / "src").rglob("*") if p.is_file()]
-    sources += [FRONTEND / "package-lock.json", FRONTEND / "vite.config.ts"]
+    sources += [FRONTEND / "package-lock.json", FRONTEND / "vite.config.ts", FRONTEND / "vite.pages.config.ts"]
     return any(p.exists() and p.stat().st_mtime > built for p in sources)
 
 
