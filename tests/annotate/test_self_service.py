@@ -315,3 +315,20 @@ def test_oversized_import_from_the_page_is_refused_before_the_body_is_read(setti
     assert not ImportJob.objects.exists()
     small = browser.post("/api/v1/projects/algebra/imports/", {"file": SimpleUploadedFile("s.jsonl", b"{}")})
     assert small.status_code == 403  # under the limit, the CSRF check applies as before
+
+
+def test_home_page_queries_do_not_grow_with_the_number_of_projects(client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    lead = user("lead", creator=True)
+    signed_in(client, lead)
+    project_with(lead, slug="p0")
+    with CaptureQueriesContext(connection) as one:
+        assert client.get("/").status_code == 200
+    for i in range(1, 12):
+        project_with(lead, slug=f"p{i}")
+    with CaptureQueriesContext(connection) as many:
+        html = client.get("/").content.decode()
+    assert html.count("data-project=") == 12
+    assert len(many) == len(one), [q["sql"] for q in many]
