@@ -51,6 +51,24 @@ class PRMConfig:
     auto_labels: str = "off"
     extra: dict = field(default_factory=dict)  # free-form notes carried into the checkpoint
 
+    def __post_init__(self) -> None:
+        """Refuse a config that cannot train, naming the field (ValueError "field: ...")."""
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        for name, low, high in _RANGES:
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+                raise ValueError(f"{name}: must be a number in [{low}, {high}], got {value!r}")
+        for name in ("word_ngrams", "char_ngrams"):
+            orders = getattr(self, name)
+            if not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 8 for n in orders):
+                raise ValueError(f"{name}: must be n-gram orders between 1 and 8, got {orders!r}")
+        if not isinstance(self.extra, dict):
+            raise ValueError("extra: must be an object")
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["word_ngrams"] = list(self.word_ngrams)
@@ -65,3 +83,34 @@ class PRMConfig:
             if k in kw:
                 kw[k] = tuple(kw[k])
         return cls(**kw)
+
+
+FEATURIZERS = ("hashed_ngram", "minilm", "local_hf")
+UNCERTAINTIES = ("entropy", "margin", "disagreement")
+AUTO_LABEL_MODES = ("off", "add")
+_CHOICES = {
+    "featurizer": FEATURIZERS,
+    "hf_pooling": ("mean", "last"),
+    "uncertainty": UNCERTAINTIES,
+    "auto_labels": AUTO_LABEL_MODES,
+}
+_OPTIONAL = {"first_error_threshold"}
+# (field, lowest, highest): what can train at all; deployment limits are the API's to set.
+_RANGES = (
+    ("step_hash_dim", 1, 2**24),
+    ("context_hash_dim", 1, 2**24),
+    ("hf_max_length", 1, 1 << 16),
+    ("hidden_size", 1, 1 << 16),
+    ("ensemble_size", 1, 64),
+    ("dropout", 0.0, 0.95),
+    ("lr", 0.0, 10.0),
+    ("weight_decay", 0.0, 10.0),
+    ("batch_size", 1, 1 << 20),
+    ("min_batches_per_epoch", 1, 1 << 16),
+    ("max_epochs", 1, 1 << 20),
+    ("patience", 0, 1 << 20),
+    ("heldout_fraction", 0.0, 0.9),
+    ("seed", 0, 2**32 - 1),
+    ("num_threads", 0, 1024),
+    ("first_error_threshold", 0.0, 1.0),
+)

@@ -64,13 +64,8 @@ def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
             ok = True
         if not ok:
             raise ValueError(f"{key}: expected a value like {default!r}, got {value!r}")
-    if overrides.get("auto_labels", "off") not in AUTO_LABEL_MODES:
-        raise ValueError(f"auto_labels: must be one of {', '.join(AUTO_LABEL_MODES)}, got {overrides['auto_labels']!r}")
+    PRMConfig.from_dict(overrides)  # values PRMConfig refuses (featurizer="x", dropout=5) name their field
     return overrides
-
-
-# PRMConfig.auto_labels: "add" trains also on automatic labels (ml.services.runs.auto_label_examples).
-AUTO_LABEL_MODES = ("off", "add")
 
 
 def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:

@@ -97,6 +97,9 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, {"hf_model_path": "/etc"}, {"extra": {}}):
         response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
         assert response.status_code == 400, config
+    for config, field in (({"featurizer": "x"}, "featurizer"), ({"dropout": 5}, "dropout")):  # PRMConfig refuses
+        response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
+        assert response.status_code == 400 and field in str(response.data["config"]), response.data
 
     run = services.run_training(run_id=first.data["id"])
     listed = clients["ml"].get("/api/v1/projects/api/training-runs/").data
