@@ -1,16 +1,21 @@
 """Admin for automatic labels: leads see jobs and labels of their projects (read-only labels)."""
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
 
 from annotate.admin_scope import PROJECT_PATHS, ProjectScopedAdmin
-from autolabel.models import AutolabelJob, AutolabelSettings, AutoStepLabel
+from autolabel import selectors
+from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoStepLabel
 
 PROJECT_PATHS.update(
     {
         "autolabel.autolabeljob": "project",
         "autolabel.autosteplabel": "solution__project",
         "autolabel.autolabelsettings": "project",
+        "autolabel.autolabeledsolution": "project",
     }
 )
 
@@ -51,3 +56,70 @@ class AutolabelSettingsAdmin(ProjectScopedAdmin):
     list_display = ["project", "completions_used", "completions_budget", "disagreement_first"]
     readonly_fields = ["completions_used"]
     autocomplete_fields = ["project"]
+
+
+RATING = {1: "+1", 0: "0", -1: "-1", None: "·"}
+
+
+def _auto_cell(label: dict | None) -> str:
+    if not label:
+        return "·"
+    text = "+" if label["label"] > 0 else "-"
+    if label["estimate"] is not None:
+        text += f" ({label['estimate']:.2f} of {label['n_completions']})"
+    return text + (" inferred" if label["inferred"] else "")
+
+
+@admin.register(AutoLabeledSolution)
+class AutoLabeledSolutionAdmin(ProjectScopedAdmin):
+    """Leads compare, step by step, what people and the automatic labelers said about a solution."""
+
+    list_display = ["id", "project", "problem_short", "n_steps", "answer_correct", "annotation_count"]
+    list_filter = ["project", "answer_correct"]
+    list_select_related = ["project", "problem"]
+    search_fields = ["=id", "problem__text"]
+    fields = ["project", "problem_text", "final_answer", "answer_correct", "labels"]
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).filter(auto_labels__isnull=False).distinct()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # a view: labels change through labeling, imports and jobs
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # delete solutions on the Solution page, where the consequences are explained
+
+    @admin.display(description="problem")
+    def problem_short(self, obj: AutoLabeledSolution) -> str:
+        return Truncator(obj.problem.text).chars(80)
+
+    @admin.display(description="problem text")
+    def problem_text(self, obj: AutoLabeledSolution) -> str:
+        return obj.problem.text
+
+    @admin.display(description="labels: people (one column per label) and automatic sources")
+    def labels(self, obj: AutoLabeledSolution) -> str:
+        view = selectors.solution_labels(solution=obj)
+        people = [f"person {i + 1}" for i in range(len(view["human"]))]
+        head = format_html_join(
+            "", "<th>{}</th>", ((name,) for name in ["#", "step", *people, "Math-Shepherd", "rollouts"])
+        )
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    step["index"] + 1,
+                    Truncator(step["text"]).chars(160),
+                    format_html_join("", "<td>{}</td>", ((RATING.get(r, "·"),) for r in step["human"])),
+                    _auto_cell(step["auto"].get("math_shepherd")),
+                    _auto_cell(step["auto"].get("rollout")),
+                )
+                for step in view["steps"]
+            ),
+        )
+        return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)

@@ -9,6 +9,7 @@ tags, and Monte Carlo rollouts against a completions server (AutolabelJob).
 from django.conf import settings
 from django.db import models
 
+from annotate.models import Solution
 from core.models import JobStatus
 
 
@@ -117,3 +118,12 @@ class AutolabelJob(models.Model):
 
     def __str__(self) -> str:
         return f"autolabel job {self.pk} ({self.status})"
+
+
+class AutoLabeledSolution(Solution):
+    """A solution seen from its labels: the admin's side-by-side view of human and automatic labels."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "solution labels (human and automatic)"
+        verbose_name_plural = "solution labels (human and automatic)"

@@ -40,6 +40,9 @@ from prm800k import grading
 logger = logging.getLogger(__name__)
 
 
+LOAD_BATCH = 200  # solutions read from the database at a time
+
+
 class BudgetExhausted(Exception):
     pass
 
@@ -188,13 +191,12 @@ class _Runner:
         logger.warning("autolabel job %s: retrying after %s", self.job.pk, reason)
         AutolabelJob.objects.filter(pk=self.job.pk).update(retries=F("retries") + 1)
 
-    def _load(self) -> list[_Solution]:
+    def _load(self, ids: list[int]) -> list[_Solution]:
         rows = list(
-            candidates(project=self.job.project).values(
-                "id", "problem__text", "problem__ground_truth_answer", "answer_correct"
-            )
+            Solution.objects.filter(pk__in=ids)
+            .order_by("id")
+            .values("id", "problem__text", "problem__ground_truth_answer", "answer_correct")
         )
-        ids = [row["id"] for row in rows]
         steps: dict[int, list[str]] = {i: [] for i in ids}
         for solution_id, text in (
             Step.objects.filter(solution_id__in=ids).order_by("solution_id", "index").values_list("solution_id", "text")
@@ -223,17 +225,29 @@ class _Runner:
         return list(solutions.values())
 
     def run(self) -> None:
-        solutions = self._load()
         job = self.job
-        if job.solutions_total == 0 or job.solutions_total < job.solutions_done + len(solutions):
-            job.solutions_total = job.solutions_done + len(solutions)
+        ids = list(candidates(project=job.project).values_list("id", flat=True))
+        if job.solutions_total == 0 or job.solutions_total < job.solutions_done + len(ids):
+            job.solutions_total = job.solutions_done + len(ids)
             AutolabelJob.objects.filter(pk=job.pk).update(solutions_total=job.solutions_total)
-        for solution in solutions:
-            self._record_graded_last_step(solution)
-        pending = [s for s in solutions if not self._maybe_complete(s)]
+        # Solutions are loaded a window at a time, so memory stays flat on big projects.
+        windows = (ids[start : start + LOAD_BATCH] for start in range(0, len(ids), LOAD_BATCH))
+        pending: list[_Solution] = []
+
+        def refill() -> None:
+            while len(pending) < max(2 * job.concurrency, LOAD_BATCH // 2):
+                window = next(windows, None)
+                if window is None:
+                    return
+                for solution in self._load(window):
+                    self._record_graded_last_step(solution)
+                    if not self._maybe_complete(solution):
+                        pending.append(solution)
+
         in_flight: dict[Future, tuple[_Solution, int]] = {}
         failure: Exception | None = None
         with ThreadPoolExecutor(max_workers=job.concurrency, thread_name_prefix="autolabel") as pool:
+            refill()
             while pending or in_flight:
                 while failure is None and len(in_flight) < job.concurrency:
                     probe = self._next_probe(pending)
@@ -243,7 +257,7 @@ class _Runner:
                     if not reserve(project_id=job.project_id, n=job.rollouts):
                         failure = BudgetExhausted(
                             f"the project's completion budget is spent ({self._budget_text()}); "
-                            f"{len(pending)} solution(s) left unlabeled, results so far kept"
+                            f"{candidates(project=job.project).count()} solution(s) left unlabeled, results so far kept"
                         )
                         break
                     prompt = build_prompt(solution.problem, solution.steps[: index + 1])
@@ -264,6 +278,8 @@ class _Runner:
                     self._store_probe(solution, index, texts)
                     if self._maybe_complete(solution):
                         pending.remove(solution)
+                if failure is None:
+                    refill()
                 if failure is not None and not in_flight:
                     break
         if failure is not None:

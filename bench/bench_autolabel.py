@@ -8,10 +8,11 @@
    and what the binary search needs, with a rollout oracle whose estimate is positive exactly
    before the expert's first error. Also: how often the binary search's first `-` is the expert's.
 2. Throughput: a real autolabel job (autolabel.services.run_job, PostgreSQL) over `--solutions`
-   ProcessBench solutions against the stand-in completions server (tests/autolabel), which answers
-   after `--delay` seconds, right before the expert's first error and wrong from it on. With no
-   delay this is the ceiling of our side (HTTP, grading, storing); a real server's generation
-   time adds to it. Needs DATABASE_URL (a database `<name>_autolabel_bench` is created beside it).
+   ProcessBench solutions against the stand-in completions server (tests/autolabel, in its own
+   process), which answers after `--delay` seconds, right before the expert's first error and
+   wrong from it on. With no delay this is the ceiling of our side (HTTP, grading, storing); a
+   real server's generation time adds to it. Needs DATABASE_URL (a database
+   `<name>_autolabel_bench` is created beside it).
 
 Writes bench/results/autolabel.md and .json.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -130,9 +132,20 @@ def throughput(*, rollouts: int, solutions: int, delay: float, concurrency: int)
             wrong = problem in errors and errors[problem].rstrip() in prompt
             return [f"Continuing.\n# Answer\n\n{41 if wrong else 42}"] * n
 
-    behaviour = Oracle(answers={}, delay_s=delay)
+    def serve(pipe) -> None:  # in its own process, as a real server would be
+        with stand_in_server(Oracle(answers={}, delay_s=delay)) as url:
+            pipe.send(url)
+            pipe.recv()  # until the bench is done
+
+    from django.db import connections
+
+    connections.close_all()
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    server = multiprocessing.get_context("fork").Process(target=serve, args=(child,), daemon=True)
+    server.start()
+    url = parent.recv()
     project = Project.objects.get(slug="bench")
-    with stand_in_server(behaviour) as url:
+    try:
         job = services.create_job(
             project=project,
             user=None,
@@ -141,6 +154,9 @@ def throughput(*, rollouts: int, solutions: int, delay: float, concurrency: int)
         started = time.perf_counter()
         job = services.run_job(job_id=job.pk)
         seconds = time.perf_counter() - started
+    finally:
+        parent.send("stop")
+        server.join(timeout=10)
     assert job is not None and job.status == "succeeded", job and job.error
     return {
         "solutions": solutions,

@@ -221,6 +221,7 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "autolabel.autolabeljob": AdminModel("project", add=False),
     "autolabel.autosteplabel": AdminModel("project", add=False),
     "autolabel.autolabelsettings": AdminModel("project"),
+    "autolabel.autolabeledsolution": AdminModel("project", add=False, delete=False),
 }
 
 

@@ -80,3 +80,42 @@ def test_lead_sees_automatic_labels_and_their_agreement_with_people(pages, tmp_p
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.scroll_into_view_if_needed()
     panel.screenshot(path=str(SHOTS / "dashboard-auto-labels.png"))
+
+
+def test_lead_compares_human_and_automatic_labels_in_the_admin(pages, tmp_path: Path) -> None:
+    from annotate.services.members import add_member
+    from autolabel.models import AutoSource, AutoStepLabel
+
+    source = tmp_path / "ms.jsonl"
+    source.write_text(_line(0, "++-") + "\n")
+    call_command("import_prm800k", str(source), project="algebra", no_progress=True, stdout=io.StringIO())
+    project = Project.objects.get(slug="algebra")
+    lead = make_user("lena")
+    add_member(project=project, user=lead, role=Role.LEAD)  # leads are staff with the Leads group
+    solution = Solution.objects.get()
+    AutoStepLabel.objects.create(
+        solution=solution, index=0, source=AutoSource.ROLLOUT, label=1, estimate=0.5, n_completions=8, n_correct=4
+    )
+    steps = gold_label_steps([1, -1])
+    Annotation.objects.create(
+        project=project,
+        solution=solution,
+        labeler_uuid="h",
+        source=AnnotationSource.IMPORT,
+        submitted_at=timezone.now(),
+        finish_reason="found_error",
+        label_steps=dumps_label_steps(steps),
+        **label_counters(steps),
+    )
+    page = pages.page()
+    login(page, "lena", f"/admin/autolabel/autolabeledsolution/{solution.pk}/change/")
+    table = page.locator(".field-labels table")
+    expect(table.locator("tbody tr")).to_have_count(3)
+    rows = [[cell.strip() for cell in row.split("\t")] for row in table.locator("tbody").inner_text().splitlines()]
+    assert rows == [
+        ["1", "part 0", "+1", "+", "+ (0.50 of 8)"],
+        ["2", "part 1", "-1", "+", "·"],
+        ["3", "part 2", "·", "-", "·"],
+    ]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "admin-solution-labels.png"), full_page=True)

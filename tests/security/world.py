@@ -30,7 +30,7 @@ from annotate.models import (
 )
 from annotate.services import audit, queue
 from annotate.services.members import add_member
-from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
+from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from ml.models import StepScore, TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -144,6 +144,7 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
             solution=labeled, index=0, source=AutoSource.ROLLOUT, label=1, estimate=0.5, job=job
         ),
         "autolabel.autolabelsettings": AutolabelSettings.objects.create(project=project),
+        "autolabel.autolabeledsolution": AutoLabeledSolution.objects.get(pk=labeled.pk),
         "auth.user": users["annotator"],
         "auth.group": Group.objects.get(name="Leads"),
         "authtoken.tokenproxy": Token.objects.get_or_create(user=users["annotator"])[0],
