@@ -388,7 +388,14 @@ export interface components {
       /** @description Set when the export succeeded; only for you. */
       download_url: string | null;
     };
-    /** @description Options shared by the streamed export (query string) and export jobs (JSON body). */
+    /**
+     * @description Options shared by the streamed export (query string) and export jobs (JSON body).
+     *
+     * The fields document the options (OpenAPI); parsing is the one validator,
+     * annotate.services.exports.parse_options, so the query string and the JSON body accept and
+     * refuse the same values. Needs the project in the context (cursors are per project);
+     * validated_data is {"options": ExportOptions, ...}.
+     */
     ExportJobRequest: {
       /**
        * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`).
