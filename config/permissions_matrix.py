@@ -146,6 +146,7 @@ ROUTES: dict[str, list[Call]] = {
     "invite-accept": [Call("GET", _statuses(404))],
     # django.contrib.auth views.
     "login": [Call("GET", EVERYONE_OK)],
+    "favicon": [Call("GET", _statuses(301))],  # public: a redirect to the static icon
     "logout": [Call("GET", _statuses(405)), Call("POST", _statuses(302))],
     "password_change": [Call("GET", LOGGED_IN)],
     "password_change_done": [Call("GET", LOGGED_IN)],

@@ -12,7 +12,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Pages that do not link the icon (the admin's) still get it where browsers look by default.
-    path("favicon.ico", favicon),
+    path("favicon.ico", favicon, name="favicon"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("labeling_api.urls")),
     path("", include("annotate.urls")),
