@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import runpy
 import socket
 import subprocess
 import sys
@@ -171,3 +172,14 @@ def test_trailer_must_be_a_boolean(project_and_token, client):
     _, token = project_and_token
     response = client.get("/api/v1/projects/big/export/?trailer=maybe", HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 400 and "trailer" in response.json()
+
+
+def test_every_web_server_runs_the_threaded_config():
+    """The image, compose's web and `make run` all start gunicorn with config/gunicorn.py (gthread)."""
+    config = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))
+    assert config["worker_class"] == "gthread" and config["threads"] > 1
+    command = '["gunicorn", "-c", "config/gunicorn.py"]'
+    assert f"CMD {command}" in (ROOT / "Dockerfile").read_text()
+    assert f"command: {command}" in (ROOT / "docker-compose.yml").read_text()
+    run_dev = (ROOT / "annotate" / "management" / "commands" / "run_dev.py").read_text()
+    assert '"-c", "config/gunicorn.py"' in run_dev
