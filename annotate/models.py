@@ -61,6 +61,9 @@ class Project(models.Model):
     screening_required = models.PositiveIntegerField(default=0, help_text="Screening solutions to pass first.")
     screening_threshold = models.FloatField(default=0.75)
     current_generation = models.IntegerField(default=0, help_text="The active-learning round.")
+    # Step labels (main line plus alternatives) added since the latest training run started: one
+    # UPDATE per submit tells whether a retrain may be due (ml.services_auto); reset when a run starts.
+    step_labels_since_run = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -1,16 +1,18 @@
 """Retrain after every N new step labels (Project.retrain_every; 0 turns it off).
 
-A submitted annotation triggers a cheap check after its transaction commits: the step labels
-(main-line steps plus alternatives) in annotations newer than the watermark of the project's
-latest started run are summed over the (project, id) index, so the check reads only the new rows.
-Reaching N requests a retrain; single flight merges it into the waiting run if there is one.
+A submitted annotation triggers a cheap check after its transaction commits: one UPDATE adds its
+step labels (main-line steps plus alternatives) to Project.step_labels_since_run and returns the
+sum (imports add theirs too; a run resets it when it starts). Only when the sum reaches N is the
+exact count read: the step labels in annotations newer than the watermark of the project's latest
+started run, summed over the (project, id) index. Reaching N requests a retrain; single flight
+merges it into the waiting run if there is one.
 """
 
 from __future__ import annotations
 
 import logging
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.db.models.signals import post_save
 
@@ -40,8 +42,24 @@ def labels_since_last_run(*, project: Project) -> int:
     return label_total(project=project, after_annotation_id=watermark)
 
 
-def maybe_retrain(*, project_id: int) -> TrainingRun | None:
+def count_step_labels(*, project_id: int, added: int) -> tuple[int, int]:
+    """Add `added` to the project's step labels since the latest run; (new sum, retrain_every)."""
+    table = connection.ops.quote_name(Project._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET step_labels_since_run = step_labels_since_run + %s WHERE id = %s "
+            "RETURNING step_labels_since_run, retrain_every",
+            [added, project_id],
+        )
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else (0, 0)
+
+
+def maybe_retrain(*, project_id: int, added: int = 0) -> TrainingRun | None:
     """Request a retrain when the project has N new step labels and no run is waiting."""
+    since_run, every = count_step_labels(project_id=project_id, added=added)
+    if not every or since_run < every:
+        return None  # the one query of a submit that is not due
     from ml.services import request_retrain  # imports torch: only once a retrain is due
 
     project = Project.objects.filter(pk=project_id).first()
@@ -58,10 +76,11 @@ def _on_annotation_saved(sender, instance: Annotation, created: bool, **kwargs) 
     if not created or instance.source != AnnotationSource.APP:
         return
     project_id = instance.project_id
+    added = instance.n_label_steps + instance.n_alternatives
 
     def check() -> None:
         try:
-            maybe_retrain(project_id=project_id)
+            maybe_retrain(project_id=project_id, added=added)
         except Exception:  # never let the check break a submit that already committed
             logger.exception("auto-retrain check failed for project %s", project_id)
 

@@ -437,6 +437,8 @@ def _create_annotations(
         )
     insert_rows(Annotation, new)
     result.annotations_created += len(new)
+    step_labels = sum(row["n_label_steps"] + row["n_alternatives"] for row in new)
+    Project.objects.filter(pk=project.pk).update(step_labels_since_run=F("step_labels_since_run") + step_labels)
     if added:
         _add_annotation_counts(project=project, added=added)
 

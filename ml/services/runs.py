@@ -226,6 +226,8 @@ def _claim(run_id: int) -> TrainingRun | None:
         watermark = Annotation.objects.filter(project_id=project_id).aggregate(m=Max("id"))["m"] or 0
         if not jobs.claim(TrainingRun, run_id, metrics={"annotation_watermark": watermark}):
             return None
+        # The auto-retrain counter starts over with this run's watermark (ml.services_auto).
+        Project.objects.filter(pk=project_id).update(step_labels_since_run=0)
     return TrainingRun.objects.select_related("project").get(pk=run_id)
 
 
