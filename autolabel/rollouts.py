@@ -143,7 +143,9 @@ def search(
     if answer_correct is True:
         return None, None  # the solution itself reaches the answer from every prefix: all `+`
     lo = 0
-    hi = n_steps - 1 if measured.get(n_steps - 1) == 0 else n_steps
+    # A wrong graded answer is the last prefix's zero. The start depends on the grading alone (not on
+    # what was measured), so re-deriving the search from stored estimates retraces the same path.
+    hi = n_steps - 1 if answer_correct is False else n_steps
     # Invariant: the steps before lo are vouched for; step hi (when < n_steps) has estimate 0.
     while lo < hi:
         mid = (lo + hi) // 2

@@ -19,30 +19,11 @@ from typing import Any
 from django.db.models import Count, Q, Sum
 
 from annotate.models import Annotation, Project, Solution
+from autolabel.agreement import compare
 from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from prm800k.labels import main_line_ratings
 
 AGREEMENT_SAMPLE = 5000  # latest human annotations compared
-
-
-def first_negative(labels: list[int]) -> int | None:
-    return next((i for i, value in enumerate(labels) if value < 0), None)
-
-
-def compare(auto: list[int], human: list[int | None]) -> dict[str, int]:
-    """Counts for one (automatic labels, human main-line ratings) pair."""
-    counts = {"tp": 0, "fp": 0, "fn": 0, "first_error_agree": 0}
-    human_first = next((i for i, r in enumerate(human) if r == -1), None)
-    for index, rating in enumerate(human):
-        if index >= len(auto):
-            break
-        if rating == -1:
-            counts["tp" if auto[index] < 0 else "fn"] += 1
-            break
-        if rating == 1 and auto[index] < 0:
-            counts["fp"] += 1
-    counts["first_error_agree"] = int(first_negative(auto) == human_first)
-    return counts
 
 
 def auto_labels_by_solution(solution_ids: list[int]) -> dict[int, dict[str, list[int]]]:

@@ -23,6 +23,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -32,15 +33,20 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data" / "processbench"
 RESULTS = ROOT / "bench" / "results"
 
-from autolabel.rollouts import search  # noqa: E402  (pure: no Django)
+from autolabel.agreement import compare  # noqa: E402  (pure: no Django)
+from autolabel.rollouts import search  # noqa: E402
 
 
 def load(split: str) -> list[dict]:
     return json.loads((DATA / f"{split}.json").read_text())
 
 
-def probes_for(n: int, first_error: int | None, answer_correct: bool, mode: str) -> tuple[int, int | None]:
-    """Rollout requests one solution needs with a perfect oracle, and the first `-` found."""
+def probes_for(
+    n: int, first_error: int | None, answer_correct: bool, mode: str, *, rollouts: int = 8, noise=None
+) -> tuple[int, int | None]:
+    """Rollout requests one solution needs, and the first `-` found. The oracle is perfect (estimate
+    positive exactly before the expert's first error) unless `noise` = (rng, r, q): a completion
+    then reaches the answer with probability r from a correct prefix and q from a wrong one."""
     measured = {n - 1: 1.0 if answer_correct else 0.0}
     requests = 0
     while True:
@@ -48,7 +54,34 @@ def probes_for(n: int, first_error: int | None, answer_correct: bool, mode: str)
         if index is None:
             return requests, first_zero
         requests += 1
-        measured[index] = 0.0 if first_error is not None and index >= first_error else 1.0
+        wrong = first_error is not None and index >= first_error
+        if noise is None:
+            measured[index] = 0.0 if wrong else 1.0
+        else:
+            rng, r, q = noise
+            measured[index] = sum(rng.random() < (q if wrong else r) for _ in range(rollouts)) / rollouts
+
+
+def agreement(split_items: list[dict], *, rollouts: int, noise=None) -> dict:
+    """Binary-search labels against the experts' first errors (autolabel.agreement, as the dashboard)."""
+    totals = {"tp": 0, "fp": 0, "fn": 0, "first_error_agree": 0}
+    for item in split_items:
+        n = len(item["steps"])
+        first_error = None if item["label"] < 0 else item["label"]
+        _, found = probes_for(n, first_error, item["final_answer_correct"], "binary", rollouts=rollouts, noise=noise)
+        auto = [1] * n if found is None else [1] * found + [-1] * (n - found)
+        human = [1] * n if first_error is None else [1] * first_error + [-1] + [None] * (n - first_error - 1)
+        for key, value in compare(auto, human).items():
+            totals[key] += value
+    tp, fp, fn = totals["tp"], totals["fp"], totals["fn"]
+    return {
+        "precision_negative": round(tp / (tp + fp), 4) if tp + fp else None,
+        "recall_negative": round(tp / (tp + fn), 4) if tp + fn else None,
+        "first_error_agreement": round(totals["first_error_agree"] / len(split_items), 4),
+    }
+
+
+NOISE_R, NOISE_Q = 0.5, 0.05  # simulated: completion success from a correct / a wrong prefix
 
 
 def savings(rollouts: int) -> list[dict]:
@@ -84,6 +117,10 @@ def savings(rollouts: int) -> list[dict]:
                 "wrong_answer_binary_completions": binary_wrong,
                 "saved_on_wrong_answers": round(1 - binary_wrong / full_wrong, 4) if full_wrong else None,
                 "first_error_as_expert": round(agree / len(items), 4),
+                "agreement_perfect_rollouts": agreement(items, rollouts=rollouts),
+                "agreement_noisy_rollouts": agreement(
+                    items, rollouts=rollouts, noise=(random.Random(0), NOISE_R, NOISE_Q)
+                ),
             }
         )
     return rows
@@ -206,6 +243,26 @@ def main() -> None:
             f"| {row['saved_vs_naive']:.1%} "
             f"| {row['wrong_answer_full_completions']:,} -> {row['wrong_answer_binary_completions']:,} "
             f"(-{row['saved_on_wrong_answers']:.1%}) | {row['first_error_as_expert']:.1%} |"
+        )
+    lines += [
+        "",
+        "## Agreement with ProcessBench's experts (first errors), binary-search labels",
+        "",
+        "Rollouts simulated: *perfect* (a completion reaches the answer exactly from prefixes before the expert's "
+        f"first error) and *noisy* (it does with probability {NOISE_R} from a correct prefix and {NOISE_Q} from a "
+        "wrong one). Same measures as the dashboard (autolabel.agreement). No model was run: an upper bound and "
+        "one plausible noise level, not a measurement of a labeling model.",
+        "",
+        "| split | perfect: precision / recall of `-` | perfect: first-error agreement "
+        "| noisy: precision / recall of `-` | noisy: first-error agreement |",
+        "|---|---|---|---|---|",
+    ]
+    for row in result["savings"]:
+        perfect, noisy = row["agreement_perfect_rollouts"], row["agreement_noisy_rollouts"]
+        lines.append(
+            f"| {row['split']} | {perfect['precision_negative']:.1%} / {perfect['recall_negative']:.1%} "
+            f"| {perfect['first_error_agreement']:.1%} | {noisy['precision_negative']:.1%} / "
+            f"{noisy['recall_negative']:.1%} | {noisy['first_error_agreement']:.1%} |"
         )
     if "throughput" in result:
         t = result["throughput"]
