@@ -207,3 +207,42 @@ def test_auto_labels_do_not_enter_the_queue_or_stats() -> None:
     assert stats["auto_labels"]["pairs_compared"] == 0
     annotator = member_client(project, "ann2", Role.ANNOTATOR)
     assert queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR}) is not None
+
+
+@pytest.mark.skipif(not SAMPLE_FILE.exists(), reason="../shared/data/math-shepherd-samples is absent")
+def test_an_export_job_writes_the_same_bytes(tmp_path: Path) -> None:
+    from annotate.models import Export
+    from annotate.services.exports import jobs as export_jobs
+    from annotate.services.exports.options import parse_options
+
+    _import(SAMPLE_FILE)
+    project = Project.objects.get(slug="ms")
+    options = parse_options(project=project, params={"format": "math_shepherd", "labels": "auto"})
+    export = export_jobs.create_export_job(project=project, user=None, options=options, gzip_output=False)
+    export_jobs.run_export_job(export_id=export.pk)  # what the worker runs
+    export = Export.objects.get(pk=export.pk)
+    assert export.status == "succeeded", export.error
+    assert Path(export.file_path).read_bytes() == SAMPLE_FILE.read_bytes()
+    assert export.record_count == 7
+
+
+REAL_PRM800K = SAMPLES.parent / "prm800k" / "phase2_test.reconstructed.jsonl"
+
+
+@pytest.mark.skipif(not REAL_PRM800K.exists(), reason="../shared/data/prm800k is absent")
+def test_real_human_labels_export_as_math_shepherd_lines(tmp_path: Path) -> None:
+    from prm800k import math_shepherd
+
+    _import(REAL_PRM800K, project="real")
+    exported = _export("real", tmp_path, format="math_shepherd").decode().splitlines()
+    parsed = [math_shepherd.parse(json.loads(line), raw=line) for line in exported]
+    assert all(p.shape is None for p in parsed)  # our own lines are canonical
+    # Each line: `+` up to the first error, `-` from it on (never `+` after a `-`).
+    for line in parsed:
+        first = next((i for i, v in enumerate(line.labels) if v < 0), len(line.labels))
+        assert line.labels == [1] * first + [-1] * (len(line.labels) - first)
+    # One line per human label that starts with a rated step; those with a first -1 have a `-` exactly there.
+    annotations = list(Annotation.objects.order_by("export_seq"))
+    errors = sorted(a.first_error_index for a in annotations if a.first_error_index is not None)
+    found = sorted(line.labels.index(-1) for line in parsed if -1 in line.labels)
+    assert len(parsed) <= len(annotations) and found == errors
