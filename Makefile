@@ -59,7 +59,7 @@ frontend:
 endif
 
 run: setup
-	$(BIN)/python manage.py run_dev
+	DJANGO_SETTINGS_MODULE=config.settings.local $(BIN)/python manage.py run_dev
 
 services: python-deps
 	$(BIN)/python .ci/check_services.py

@@ -34,6 +34,6 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "api_base": reverse("project-list").removesuffix("projects/"),
         "csrf_token": get_token(request),
         "username": request.user.get_username(),
-        "heartbeat_ms": int(getattr(settings, "WORKSPACE_HEARTBEAT_SECONDS", 60) * 1000),
+        "heartbeat_ms": settings.WORKSPACE_HEARTBEAT_SECONDS * 1000,
     }
     return render(request, "annotate/workspace.html", {"project": project, "config": config})

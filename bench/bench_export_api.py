@@ -63,7 +63,7 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/14",
         "MEDIA_ROOT": str(args.workdir / "media"),

@@ -129,7 +129,7 @@ def bench_size(records: int, workdir: Path) -> dict[str, float]:
     db = "steplabel_bench_io"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db}",
         "DEBUG": "false",
     }

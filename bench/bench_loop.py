@@ -155,7 +155,7 @@ def main() -> None:
 
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}"}
     os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     os.environ.setdefault("CELERY_BROKER_URL", "memory://")
     _psql(f"DROP DATABASE IF EXISTS {DB}")
     _psql(f"CREATE DATABASE {DB}")

@@ -73,7 +73,7 @@ def server_env(db: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         DATABASE_URL=f"{PG}/{db}",
-        DJANGO_SETTINGS_MODULE="config.settings.base",
+        DJANGO_SETTINGS_MODULE="config.settings.local",
         DEBUG="0",  # DEBUG would record every query in memory
         DB_CONN_MAX_AGE="600",
         ALLOWED_HOSTS="127.0.0.1,localhost",

@@ -254,7 +254,7 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="Keep the database from the last run.")
     args = parser.parse_args()
     env = {
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
         "DEBUG": "false",
         "LOG_LEVEL": "WARNING",

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EMBEDDED_SETTINGS = "config.settings.base"
+EMBEDDED_SETTINGS = "config.settings.local"
 
 
 def embedded_env(var_dir: Path) -> dict[str, str]:

@@ -1,9 +1,15 @@
-"""Settings shared by every environment; everything that differs comes from the environment.
+"""Settings shared by every environment (cookiecutter-django's layout): each setting is declared
+once here, with its default, and read from the environment where a deployment may change it.
+
+- local.py: `make run` (DEBUG on, a development SECRET_KEY), the embedded default below;
+- production.py: deployments (manage.py, wsgi and celery default to it; needs SECRET_KEY);
+- test.py: the test suite (PostgreSQL + Redis on localhost).
 
 Embedded default (no env vars): SQLite file in var/ and kombu's filesystem broker in var/celery,
 so `make run` needs no server. The real stack sets DATABASE_URL and CELERY_BROKER_URL.
 """
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -27,9 +33,9 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# Development-only fallback; config.settings.production refuses to start without SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-insecure-steplabel-key-change-me")
-DEBUG = env_bool("DEBUG", True)
+# No default here: local.py and test.py set a development key, production.py requires a real one.
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -217,6 +223,15 @@ REST_FRAMEWORK = {
 IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
 # Invite links made on a project's members page stop working after this many days (and after one use).
 INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
+
+# The model loop (ml/): a training run stuck in `running` this long is failed and retried by the sweep.
+ML_STALE_RUN_SECONDS = int(os.environ.get("ML_STALE_RUN_SECONDS", "3600"))
+# Training defaults of the deployment (a JSON object of PRMConfig fields); a run's own overrides win.
+ML_TRAINING_CONFIG = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
+# Store each step's scores (ml.StepScore) when scoring the queue; off saves space at 1M+ steps.
+ML_STORE_STEP_SCORES = env_bool("ML_STORE_STEP_SCORES", True)
+# The workspace's lease heartbeat: how often the page extends the annotator's lease.
+WORKSPACE_HEARTBEAT_SECONDS = int(os.environ.get("WORKSPACE_HEARTBEAT_SECONDS", "60"))
 
 # Automatic step labels (autolabel/): Monte Carlo rollouts against an OpenAI-compatible server.
 AUTOLABEL_DEFAULT_BUDGET = int(os.environ.get("AUTOLABEL_DEFAULT_BUDGET", "200000"))  # completions per project

@@ -8,7 +8,10 @@ from .base import *  # noqa: F403
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if len(SECRET_KEY) < 50:
-    raise ImproperlyConfigured("SECRET_KEY must be set in the environment (50+ random characters).")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set in the environment (50+ random characters). "
+        "For local use set DJANGO_SETTINGS_MODULE=config.settings.local (make run does)."
+    )
 
 DEBUG = False
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

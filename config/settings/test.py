@@ -14,5 +14,8 @@ os.environ.setdefault("AXES_FAILURE_LIMIT", "1000")
 
 from .base import *  # noqa: E402,F403
 
+SECRET_KEY = os.environ.get("SECRET_KEY") or "test-insecure-steplabel-key"
+DEBUG = False
+
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

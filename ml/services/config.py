@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from dataclasses import fields
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +22,7 @@ logger = logging.getLogger("ml.services")
 SCORE_BATCH_SOLUTIONS = 2000  # solutions scored per batch (their steps featurized together)
 UPDATE_BATCH = 5000  # solution rows per priority-update transaction (short row locks for claims)
 FEATURE_CACHE_MAX_ROWS = 300_000  # per process; past this the cache starts over (memory bound)
-STALE_AFTER = timedelta(seconds=int(getattr(settings, "ML_STALE_RUN_SECONDS", 3600)))
+STALE_AFTER = timedelta(seconds=settings.ML_STALE_RUN_SECONDS)
 # Config keys a caller may override per run (API, command); the rest come from PRMConfig defaults.
 CONFIG_KEYS = frozenset(f.name for f in fields(PRMConfig)) - {"extra", "device"}
 
@@ -71,9 +69,7 @@ def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
 def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:
     """PRMConfig defaults, then the deployment's defaults (settings.ML_TRAINING_CONFIG, else the
     ML_TRAINING_CONFIG environment variable as JSON), then the run's own overrides."""
-    defaults = getattr(settings, "ML_TRAINING_CONFIG", None)
-    if defaults is None:
-        defaults = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
+    defaults = settings.ML_TRAINING_CONFIG
     return PRMConfig.from_dict(validate_config({**defaults, **(overrides or {})}))
 
 

@@ -117,7 +117,7 @@ def score_open_solutions(
             prod, _ = lib.solution_scores(sc.p_negative, lengths)
             step_unc = sc.uncertainty(config.uncertainty)
             unc = lib.roll_up(step_unc, lengths, "max")
-            if getattr(settings, "ML_STORE_STEP_SCORES", True):
+            if settings.ML_STORE_STEP_SCORES:
                 insert_rows(
                     StepScore,
                     [

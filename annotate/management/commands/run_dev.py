@@ -59,7 +59,10 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
 
         bin_dir = Path(sys.executable).parent
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.base")}
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
+        }
         commands = {
             # config/gunicorn.py (threaded workers, exports stream to slow clients), sized for SQLite:
             # one writer at a time whatever the concurrency, so 2 processes x 4 threads are plenty.
