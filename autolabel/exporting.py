@@ -38,6 +38,19 @@ def _labels(solution_ids: list[int], source: str) -> dict[int, list[int]]:
 
 
 def auto_lines(*, project: Project, chunk_size: int = 1000) -> Iterator[str]:
+    for line in iter_auto(project=project, chunk_size=chunk_size):
+        yield math_shepherd.dumps(line) + "\n"
+
+
+def auto_trl_rows(*, project: Project, chunk_size: int = 1000) -> Iterator[str]:
+    """TRL stepwise-supervision rows from automatic labels: every step with its label (as TRL's
+    own Math-Shepherd conversion does), in the order of `auto_lines`."""
+    for line in iter_auto(project=project, chunk_size=chunk_size):
+        row = {"prompt": line.question, "completions": line.steps, "labels": [value > 0 for value in line.labels]}
+        yield json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def iter_auto(*, project: Project, chunk_size: int = 1000) -> Iterator[math_shepherd.MathShepherdLine]:
     last = 0
     while True:
         rows = list(
@@ -57,12 +70,12 @@ def auto_lines(*, project: Project, chunk_size: int = 1000) -> Iterator[str]:
                 task=row["task"],
                 shape=json.loads(row["shape"]) if row["shape"] else None,
             )
-            yield math_shepherd.dumps(line) + "\n"
+            yield line
         last = rows[-1]["id"]
     yield from _rollout_lines(project=project, chunk_size=chunk_size)
 
 
-def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[str]:
+def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shepherd.MathShepherdLine]:
     """Solutions whose every step has a rollout label, and no imported line."""
     complete = (
         Solution.objects.filter(project=project, math_shepherd__isnull=True)

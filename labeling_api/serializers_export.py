@@ -42,7 +42,8 @@ class ExportOptionsSerializer(serializers.Serializer):
         ["human", "auto"],
         default="human",
         help_text="math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic "
-        "labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions).",
+        "labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions). trl: `auto` gives one "
+        "row per automatically labeled solution, every step with its label.",
     )
     generation = serializers.CharField(
         required=False, help_text="Active-learning round(s), comma-separated integers (-1 = screening)."

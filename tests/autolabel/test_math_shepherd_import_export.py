@@ -142,6 +142,11 @@ def test_api_exports_auto_and_human_labels_and_refuses_auto_for_other_formats(tm
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == source.read_bytes()
     assert annotator.get("/api/v1/projects/api/export/?format=math_shepherd&labels=auto").status_code == 403
+    trl = lead.get("/api/v1/projects/api/export/?format=trl&labels=auto")
+    assert [json.loads(row) for row in b"".join(trl.streaming_content).splitlines()] == [
+        {"prompt": "What is 2+3?", "completions": ["2+3 = 5.", "The answer is: 5"], "labels": [True, True]},
+        {"prompt": "What is 2*3?", "completions": ["2*3 = 5.", "The answer is: 5"], "labels": [False, False]},
+    ]
     bad = lead.get("/api/v1/projects/api/export/?format=prm800k&labels=auto")
     assert bad.status_code == 400 and "labels" in bad.json()
     assert lead.get("/api/v1/projects/api/export/?format=math_shepherd&labels=both").status_code == 400

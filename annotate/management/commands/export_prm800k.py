@@ -21,7 +21,7 @@ class Command(BaseCommand):
             "--labels",
             choices=["human", "auto"],
             default="human",
-            help="math_shepherd: human labels, or automatic ones (imported lines byte for byte, then rollouts).",
+            help="math_shepherd/trl: human labels, or automatic ones (math_shepherd: imported lines byte for byte).",
         )
         parser.add_argument("--since", help="Cursor printed by an earlier export: only what is new since.")
         parser.add_argument("--neutral", choices=["positive", "negative", "drop"], default="positive")

@@ -103,8 +103,8 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         alternatives=choice("alternatives", ("branch", "drop"), "branch"),
         labels=choice("labels", LABEL_SOURCES, "human"),
     )
-    if options.labels == "auto" and options.format != "math_shepherd":
-        raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd")
+    if options.labels == "auto" and options.format not in ("math_shepherd", "trl"):
+        raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd or trl")
     for item in many("generation"):
         try:
             options.generation.append(int(item))

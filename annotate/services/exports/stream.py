@@ -149,6 +149,10 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
             yield from exporting.auto_lines(project=plan.project, chunk_size=chunk_size)
         else:
             yield from exporting.human_lines(records, neutral=options.neutral)
+    elif options.format == "trl" and options.labels == "auto":
+        from autolabel import exporting
+
+        yield from exporting.auto_trl_rows(project=plan.project, chunk_size=chunk_size)
     elif options.format == "trl":
         for record in records:
             for row in trl_rows(record, neutral=options.neutral, alternatives=options.alternatives):

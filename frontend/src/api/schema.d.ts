@@ -407,7 +407,7 @@ export interface components {
        */
       format?: components["schemas"]["FormatEnum"];
       /**
-       * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions).
+       * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions). trl: `auto` gives one row per automatically labeled solution, every step with its label.
        *
        * * `human` - human
        * * `auto` - auto
@@ -1421,7 +1421,7 @@ export interface operations {
         /** @description A labeler's pseudonymous UUID. */
         labeler?: string;
         /**
-         * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions).
+         * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions). trl: `auto` gives one row per automatically labeled solution, every step with its label.
          *
          * * `human` - human
          * * `auto` - auto
