@@ -1,7 +1,12 @@
-"""Who may do what in a project: one policy for the API and the pages.
+"""Who may do what in a project: one policy for the API, the pages and the assignment endpoints.
 
-A caller who is not a member of the project is told it does not exist (no slug leaks to
-non-members); a member without a role the action needs is refused; superusers may do everything.
+Every check reads the caller's *current* memberships from the database, so a member removed a
+moment ago is refused on their very next call. The answers:
+- not a member (a removed member included) and not a superuser: ProjectNotFound, as if the
+  project did not exist (no slug leaks to non-members);
+- a member without a role the action needs: ActionForbidden;
+- superusers: every action except labeling, which needs a membership (a label carries its
+  labeler's pseudonym, and the queue serves members only).
 Staff status alone grants nothing: leads are staff for the Django admin and must still see only
 their own projects. labeling_api.access turns the two refusals into DRF's 404/403, the pages
 (annotate.pages) into Django's.
@@ -11,14 +16,20 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from annotate import selectors
-from annotate.models import Project, Role
+from annotate.models import Assignment, Membership, Project, Role
 
-# action -> roles allowed (superusers always allowed)
+User = AbstractBaseUser | AnonymousUser
+
+# action -> roles allowed (superusers always allowed, except MEMBERS_ONLY actions)
 PROJECT_ACTIONS: dict[str, frozenset[str]] = {
+    # the work queue, the workspace page and every assignment endpoint
+    "label": frozenset({Role.ANNOTATOR, Role.LEAD}),
+    "view_progress": frozenset({Role.ANNOTATOR, Role.LEAD, Role.ML_ENGINEER}),
+    # the lead's dashboard page and its numbers (per-annotator quality is personal data)
+    "dashboard": frozenset({Role.LEAD}),
+    "stats": frozenset({Role.LEAD}),
     "export": frozenset({Role.LEAD, Role.ML_ENGINEER}),
     "import": frozenset({Role.LEAD}),
-    "stats": frozenset({Role.LEAD}),
     # the model loop (labeling_api.views_ml)
     "retrain": frozenset({Role.LEAD, Role.ML_ENGINEER}),
     "view_models": frozenset({Role.LEAD, Role.ML_ENGINEER}),
@@ -31,6 +42,12 @@ PROJECT_ACTIONS: dict[str, frozenset[str]] = {
     "autolabel": frozenset({Role.LEAD}),
     "view_auto_labels": frozenset({Role.LEAD}),
 }
+MEMBERS_ONLY = frozenset({"label"})
+# What a refusal says where "Only a project's lead may label" would read oddly.
+FORBIDDEN_MESSAGES = {
+    "label": "Only annotators and leads of this project can label.",
+    "dashboard": "Only the leads of this project can open its dashboard.",
+}
 
 
 class ProjectNotFound(Exception):
@@ -41,25 +58,64 @@ class ActionForbidden(Exception):
     """A member without a role the action needs."""
 
 
-def project_for(*, user: AbstractBaseUser | AnonymousUser, slug: str, action: str) -> Project:
-    """The project `slug` if `user` may do `action` in it; raises ProjectNotFound / ActionForbidden."""
-    allowed = PROJECT_ACTIONS[action]
+def current_roles(*, user: User, project: Project) -> frozenset[str]:
+    """The caller's roles in the project now (one query; none for anonymous callers)."""
+    if not user.is_authenticated:
+        return frozenset()
+    return frozenset(Membership.objects.filter(user=user, project=project).values_list("role", flat=True))
+
+
+def may(*, user: User, roles: frozenset[str] | set[str], action: str) -> bool:
+    """The table's answer for a caller with `roles` (no query)."""
+    if roles & PROJECT_ACTIONS[action]:
+        return True
+    return bool(user.is_authenticated and user.is_superuser and action not in MEMBERS_ONLY)
+
+
+def authorize(*, user: User, project: Project, action: str) -> frozenset[str]:
+    """The caller's roles in `project` if they may do `action` there; raises ProjectNotFound for
+    a non-member (superusers excepted), ActionForbidden for a member without the role."""
+    roles = current_roles(user=user, project=project)
+    if not roles and not (user.is_authenticated and user.is_superuser):
+        raise ProjectNotFound("No such project.")
+    if not may(user=user, roles=roles, action=action):
+        allowed = PROJECT_ACTIONS[action]
+        names = " or ".join(sorted(allowed))
+        raise ActionForbidden(FORBIDDEN_MESSAGES.get(action, f"Only a project's {names} may {action}."))
+    return roles
+
+
+def project_and_roles(*, user: User, slug: str, action: str) -> tuple[Project, frozenset[str]]:
+    """The project `slug` and the caller's roles in it, if they may do `action` there."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise ProjectNotFound("No such project.")
-    if user.is_superuser:
-        return project
-    roles = selectors.user_roles(user=user, project=project)
-    if not roles:
-        raise ProjectNotFound("No such project.")
-    if not roles & allowed:
-        names = " or ".join(sorted(allowed))
-        raise ActionForbidden(f"Only a project's {names} may {action}.")
-    return project
+    return project, authorize(user=user, project=project, action=action)
+
+
+def project_for(*, user: User, slug: str, action: str) -> Project:
+    """The project `slug` if `user` may do `action` in it; raises ProjectNotFound / ActionForbidden."""
+    return project_and_roles(user=user, slug=slug, action=action)[0]
+
+
+def assignment_for(*, user: User, assignment_id: int) -> tuple[Assignment, frozenset[str]]:
+    """One of the caller's own assignments, if they may still label in its project: ProjectNotFound
+    for anyone but its annotator and for an annotator no longer a member, ActionForbidden for a
+    member left without a labeling role."""
+    assignment = (
+        Assignment.objects.filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
+        .select_related("project", "solution__problem")
+        .first()
+    )
+    if assignment is None:
+        raise ProjectNotFound("No such assignment of yours.")
+    try:
+        roles = authorize(user=user, project=assignment.project, action="label")
+    except ProjectNotFound:
+        raise ProjectNotFound("No such assignment of yours.") from None
+    return assignment, roles
 
 
 def allowed_actions(*, user: AbstractBaseUser, roles: set[str]) -> set[str]:
-    """The actions a member with `roles` may take (every action for superusers): for links on pages."""
-    if user.is_superuser:
-        return set(PROJECT_ACTIONS)
-    return {action for action, allowed in PROJECT_ACTIONS.items() if roles & allowed}
+    """The actions a member with `roles` may take: for links on pages."""
+    return {action for action in PROJECT_ACTIONS if may(user=user, roles=roles, action=action)}

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from annotate.admin_scope import ProjectScopedAdmin
+from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
 from annotate.models import (
     Annotation,
     AnnotationRevision,
@@ -30,7 +30,6 @@ from annotate.models import (
     Step,
 )
 from annotate.services import audit
-from prm800k.labels import label_counters
 
 
 def _short(text: str | None, chars: int = 80) -> str:
@@ -42,7 +41,7 @@ def _short(text: str | None, chars: int = 80) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(ScopedTabularInline):
     model = Membership
     extra = 1
     autocomplete_fields = ["user"]
@@ -189,7 +188,12 @@ class SolutionAdmin(ProjectScopedAdmin):
     @admin.action(description="Reopen for relabeling")
     def reopen_for_relabeling(self, request: HttpRequest, queryset: QuerySet[Solution]) -> None:
         count = audit.reopen_for_relabeling(solutions=queryset, user=request.user, reason="Reopened for relabeling")
-        self.message_user(request, f"Reopened {count} solution(s) for relabeling.", messages.SUCCESS)
+        self.message_user(
+            request,
+            f"Reopened {count} solution(s) for relabeling: each is served for one more label, to an annotator "
+            "who has not labeled it yet.",
+            messages.SUCCESS,
+        )
 
 
 @admin.register(Step)
@@ -306,17 +310,16 @@ class AnnotationAdmin(ProjectScopedAdmin):
     actions = ["mark_as_gold"]
     show_full_result_count = False
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Annotations come from submits and imports (with their assignment, time and pseudonym);
+        # a hand-made one had no submit time and failed with a 500. Leads correct existing ones.
+        return False
+
     def save_model(self, request: HttpRequest, obj: Annotation, form: forms.ModelForm, change: bool) -> None:
-        if change:  # the previous version is kept, with who, when and why (annotate.services.audit)
-            names = [Annotation._meta.get_field(f).attname for f in form.changed_data if f != "change_reason"]
-            reason = form.cleaned_data.get("change_reason") or "Edited in the admin"
-            audit.revise_annotation(
-                annotation=obj, user=request.user, reason=reason, **{n: getattr(obj, n) for n in names}
-            )
-            return
-        for name, value in label_counters(json.loads(obj.label_steps)).items():
-            setattr(obj, name, value)
-        super().save_model(request, obj, form, change)
+        # Only changes (no add): the previous version is kept, with who, when and why (audit).
+        names = [Annotation._meta.get_field(f).attname for f in form.changed_data if f != "change_reason"]
+        reason = form.cleaned_data.get("change_reason") or "Edited in the admin"
+        audit.revise_annotation(annotation=obj, user=request.user, reason=reason, **{n: getattr(obj, n) for n in names})
 
     @admin.display(description="reason", ordering="finish_note")
     def reason(self, obj: Annotation) -> str:

@@ -4,13 +4,22 @@ Leads are staff with every permission of the domain apps (annotate.services.memb
 admin's querysets are global by default, so without this a lead of one project could read or
 correct another project's labels, or add themselves to it. Every domain model's path to its
 project is listed here as data; a model that is not listed is visible to superusers only.
+
+Scoped for a lead: list querysets, change pages, foreign-key choices (dropdowns, autocomplete and
+raw-id fields alike, so a posted id outside the scope is "not a valid choice"), the project list
+filters (which would otherwise list every project's slug), and add forms' initial values from the
+query string (a raw-id widget would otherwise print the label of any row, e.g. another project's
+problem text). Users offered in a foreign key are the members of the lead's projects.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Model, QuerySet
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import ForeignKey, Model, QuerySet
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
 from annotate.models import Project, Role
@@ -40,9 +49,12 @@ def lead_projects(*, user: AbstractBaseUser) -> QuerySet[Project]:
 
 
 def scope_queryset(queryset: QuerySet, *, user: AbstractBaseUser) -> QuerySet:
-    """Rows of `queryset` the user may see in the admin (all for superusers, none when unmapped)."""
+    """Rows of `queryset` the user may see in the admin (all for superusers, none when unmapped).
+    Users: the members of the projects the user leads."""
     if user.is_superuser:
         return queryset
+    if queryset.model is get_user_model():
+        return queryset.filter(pk__in=_member_ids(user=user))
     path = PROJECT_PATHS.get(queryset.model._meta.label_lower)
     if path is None:
         return queryset.none()
@@ -53,14 +65,83 @@ def scope_queryset(queryset: QuerySet, *, user: AbstractBaseUser) -> QuerySet:
     return queryset.filter(pk__in=queryset.model._default_manager.filter(**{f"{path}__in": projects}).values("pk"))
 
 
+def _member_ids(*, user: AbstractBaseUser) -> QuerySet:
+    from annotate.models import Membership
+
+    return Membership.objects.filter(project__in=lead_projects(user=user).values("pk")).values("user_id")
+
+
+def _is_scoped(model: type[Model]) -> bool:
+    return model._meta.label_lower in PROJECT_PATHS or model is get_user_model()
+
+
+class ScopedRelatedFilter(admin.RelatedFieldListFilter):
+    """A list filter on a foreign key that offers only the rows the caller may see."""
+
+    def field_choices(self, field, request: HttpRequest, model_admin):
+        scoped = scope_queryset(field.related_model._default_manager.all(), user=request.user)
+        return field.get_choices(
+            include_blank=False,
+            ordering=self.field_admin_ordering(field, request, model_admin),
+            limit_choices_to={"pk__in": scoped.values("pk")},
+        )
+
+
+def _related_model(model: type[Model], path: str) -> type[Model] | None:
+    """The model a list_filter path like "solution__project" ends on, when it is a relation."""
+    for name in path.split(LOOKUP_SEP):
+        try:
+            field = model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return None
+        if not field.is_relation:
+            return None
+        model = field.related_model
+    return model
+
+
+class ScopedTabularInline(admin.TabularInline):
+    """An inline whose foreign-key choices stop at the lead's projects (and their members)."""
+
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        related: type[Model] = db_field.related_model
+        if _is_scoped(related) and "queryset" not in kwargs:
+            kwargs["queryset"] = scope_queryset(related._default_manager.all(), user=request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
 class ProjectScopedAdmin(admin.ModelAdmin):
-    """ModelAdmin whose lists, change pages and foreign-key choices stop at the lead's projects."""
+    """ModelAdmin whose lists, change pages, filters, initial values and foreign-key choices stop
+    at the lead's projects."""
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return scope_queryset(super().get_queryset(request), user=request.user)
 
     def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
         related: type[Model] = db_field.related_model
-        if related._meta.label_lower in PROJECT_PATHS and "queryset" not in kwargs:
+        if _is_scoped(related) and "queryset" not in kwargs:
             kwargs["queryset"] = scope_queryset(related._default_manager.all(), user=request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_list_filter(self, request: HttpRequest):
+        filters = []
+        for item in super().get_list_filter(request):
+            related = _related_model(self.model, item) if isinstance(item, str) else None
+            filters.append((item, ScopedRelatedFilter) if related is not None and _is_scoped(related) else item)
+        return filters
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict:
+        """Initial values from the query string, without foreign keys to rows outside the scope."""
+        initial = super().get_changeform_initial_data(request)
+        for name in list(initial):
+            try:
+                field = self.model._meta.get_field(name)
+            except FieldDoesNotExist:
+                continue
+            if not isinstance(field, ForeignKey) or not _is_scoped(field.related_model):
+                continue
+            visible = scope_queryset(field.related_model._default_manager.all(), user=request.user)
+            value = initial[name]
+            if not visible.filter(pk=value if str(value).isdigit() else None).exists():
+                del initial[name]
+        return initial

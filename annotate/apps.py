@@ -5,3 +5,7 @@ class AnnotateConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "annotate"
     verbose_name = "Labeling"
+
+    def ready(self) -> None:
+        # Membership signals: a removed member's leases are released however the row goes.
+        from annotate.services import members  # noqa: F401

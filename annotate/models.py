@@ -139,6 +139,8 @@ class Solution(models.Model):
     priority = models.FloatField(default=0.0)
     is_open = models.BooleanField(default=True, help_text="Still needs labels.")
     annotation_count = models.PositiveIntegerField(default=0)
+    # Labels wanted beyond the project's overlap: a lead reopened it for relabeling at capacity.
+    extra_labels = models.PositiveIntegerField(default=0)
     # Provenance: the round, strategy, model and score that put it in the queue.
     generation = models.IntegerField(null=True, blank=True)
     strategy = models.CharField(max_length=32, blank=True)

@@ -6,25 +6,18 @@ script, so a strict CSP can forbid inline code) and draws everything from
 """
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 
-from annotate import selectors
-from annotate.models import Project, Role
-
-DASHBOARD_ROLES = {Role.LEAD}
+from annotate.pages import project_page
 
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
-    if not request.user.is_superuser and not selectors.has_role(
-        user=request.user, project=project, roles=DASHBOARD_ROLES
-    ):
-        raise PermissionDenied("Only the leads of this project can open its dashboard.")
+    # 404 to non-members whether or not the project exists, 403 to members who are not leads.
+    project = project_page(request, slug, "dashboard")
     config = {
         "project": {"slug": project.slug, "name": project.name or project.slug},
         "urls": {

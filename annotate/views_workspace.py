@@ -6,23 +6,18 @@ script, so a strict CSP can forbid inline code); the bundle talks to the HTTP AP
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 
-from annotate import selectors
-from annotate.models import Project, Role
-
-WORKSPACE_ROLES = {Role.ANNOTATOR, Role.LEAD}
+from annotate.pages import project_page
 
 
 @login_required
 def workspace(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
-    if not selectors.has_role(user=request.user, project=project, roles=WORKSPACE_ROLES):
-        raise PermissionDenied("Only annotators and leads of this project can label it.")
+    # 404 to non-members whether or not the project exists, 403 to members who may not label.
+    project = project_page(request, slug, "label")
     config = {
         "project": {
             "slug": project.slug,

@@ -7,11 +7,18 @@ is the specification they are checked against.
 
 Caller kinds (API calls use `Authorization: Token`, pages a session):
 - anonymous: nobody logged in;
+- outsider: a lead (staff, Leads group) of another project;
+- staff: is_staff without superuser and without any membership or permission;
+- removed: an annotator of the project whom the lead removed after they claimed a task (their
+  calls on assignments go to their own old assignment);
 - annotator, lead, ml_engineer: members of the project with that role (leads are staff with the
   Leads group's admin permissions, as annotate.services.members.add_member makes them);
-- staff: is_staff without superuser and without any membership or permission;
-- superuser;
-- outsider: a lead (staff, Leads group) of another project.
+- superuser.
+
+Every expectation is written out for every kind, in the column order of KINDS, so a new kind or
+a changed rule needs a decision on each route (`row` refuses a row of the wrong length). The
+policy the views enforce is annotate.access: non-members (outsider, staff, removed) get 404 on
+everything of a project, so slugs do not leak; members without the role 403.
 
 Route ids in the URL point at rows of the project: an assignment and its draft belong to the
 annotator, an export job to the lead, a training run to the project.
@@ -22,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = ("anonymous", "outsider", "staff", "ml_engineer", "lead", "superuser", "annotator")
+# The annotator last: its calls on its own assignment may change that assignment.
+KINDS = ("anonymous", "outsider", "staff", "removed", "ml_engineer", "lead", "superuser", "annotator")
+NON_MEMBERS = ("outsider", "staff", "removed")
 
 
 @dataclass(frozen=True)
@@ -36,151 +45,137 @@ class Call:
     multipart: bool = False
 
 
-def _statuses(default: int, **by_kind: int) -> dict[str, int]:
-    unknown = set(by_kind) - set(KINDS)
-    if unknown:
-        raise ValueError(f"unknown caller kinds {unknown}")
-    return {kind: by_kind.get(kind, default) for kind in KINDS}
+def row(*statuses: int) -> dict[str, int]:
+    """Statuses in KINDS order: anonymous, outsider, staff, removed, ml_engineer, lead, superuser, annotator."""
+    if len(statuses) != len(KINDS):
+        raise ValueError(f"a row needs {len(KINDS)} statuses ({', '.join(KINDS)}), got {len(statuses)}")
+    return dict(zip(KINDS, statuses, strict=True))
 
-
-def api(*, member: int = 403, **allowed: int) -> dict[str, int]:
-    """A project API route: 401 without credentials, 404 to non-members (slugs do not leak),
-    `member` (403) to members without a listed role; superusers as given."""
-    base = {"anonymous": 401, "outsider": 404, "staff": 404, "superuser": allowed.pop("superuser", 404)}
-    for role in ("annotator", "lead", "ml_engineer"):
-        base[role] = allowed.pop(role, member)
-    return _statuses(0, **base)
-
-
-def own_assignment(ok: int) -> dict[str, int]:
-    """An assignment route: only the assignment's annotator; 404 to everyone else, superusers too."""
-    return _statuses(404, anonymous=401, annotator=ok)
-
-
-def page(**allowed: int) -> dict[str, int]:
-    """A login-required page: anonymous callers are redirected to the login page."""
-    return _statuses(403, anonymous=302, **allowed)
-
-
-def project_page(**allowed: int) -> dict[str, int]:
-    """A project's page (annotate.pages, the API's policy): login first, then 404 to non-members
-    (slugs do not leak), 403 to members without a listed role."""
-    return _statuses(403, anonymous=302, outsider=404, staff=404, **allowed)
-
-
-EVERYONE_OK = _statuses(200)
-LOGGED_IN = _statuses(200, anonymous=302)
 
 # ---------------------------------------------------------------------------------------------
 # Named routes outside the admin's model pages
 # ---------------------------------------------------------------------------------------------
 
+# fmt: off
 ROUTES: dict[str, list[Call]] = {
+    #                                     anon out staff rem  ml  lead super ann
     # API documentation: public on purpose (it describes the API, holds no data).
-    "schema": [Call("GET", EVERYONE_OK)],
-    "api-docs": [Call("GET", EVERYONE_OK)],
-    "project-list": [Call("GET", _statuses(200, anonymous=401))],
+    "schema": [Call("GET",            row(200, 200, 200, 200, 200, 200, 200, 200))],
+    "api-docs": [Call("GET",          row(200, 200, 200, 200, 200, 200, 200, 200))],
+    "project-list": [Call("GET",      row(401, 200, 200, 200, 200, 200, 200, 200))],
     # Degraded-service status; waiting-job counts only over the caller's own lead/ml projects.
-    "health": [Call("GET", _statuses(200, anonymous=401))],
-    # Work queue: annotators and leads label; the claim (200) happens before the annotator's own calls.
-    "task-next": [Call("GET", api(annotator=200, lead=200, superuser=403))],
-    "project-me": [Call("GET", api(annotator=200, lead=200, ml_engineer=200, superuser=200))],
-    "assignment-heartbeat": [Call("POST", own_assignment(200))],
-    "assignment-draft": [Call("PUT", own_assignment(200), body={"note": "mine"})],
-    "assignment-submit": [Call("POST", own_assignment(400), body={})],
-    "assignment-skip": [Call("POST", own_assignment(200))],
+    "health": [Call("GET",            row(401, 200, 200, 200, 200, 200, 200, 200))],
+    # Work queue: annotators and leads label (superusers too only as members); the claim (200)
+    # happens before the annotator's own calls.
+    "task-next": [Call("GET",         row(401, 404, 404, 404, 403, 200, 403, 200))],
+    "project-me": [Call("GET",        row(401, 404, 404, 404, 200, 200, 200, 200))],
+    # An assignment answers only its annotator while they may still label in its project.
+    "assignment-heartbeat": [Call("POST", row(401, 404, 404, 404, 404, 404, 404, 200))],
+    "assignment-draft": [Call("PUT",  row(401, 404, 404, 404, 404, 404, 404, 200), body={"note": "mine"})],
+    "assignment-submit": [Call("POST", row(401, 404, 404, 404, 404, 404, 404, 400), body={})],
+    "assignment-skip": [Call("POST",  row(401, 404, 404, 404, 404, 404, 404, 200))],
     # Export and import: never annotators (they would read others' labels and gold answers).
-    "project-export": [Call("GET", api(lead=200, ml_engineer=200, superuser=200))],
+    "project-export": [Call("GET",    row(401, 404, 404, 404, 200, 200, 200, 403))],
     "project-exports": [
-        Call("GET", api(lead=200, ml_engineer=200, superuser=200)),
-        Call("POST", api(lead=400, ml_engineer=400, superuser=400), body={"format": "nope"}),
+        Call("GET",                   row(401, 404, 404, 404, 200, 200, 200, 403)),
+        Call("POST",                  row(401, 404, 404, 404, 400, 400, 400, 403), body={"format": "nope"}),
     ],
     # An export job is its requester's (the lead's) alone.
-    "export-detail": [Call("GET", _statuses(404, anonymous=401, lead=200, superuser=200))],
-    "export-download": [Call("GET", _statuses(404, anonymous=401, lead=409, superuser=409))],
-    "project-imports": [Call("POST", api(lead=400, superuser=400), body={}, multipart=True)],
+    "export-detail": [Call("GET",     row(401, 404, 404, 404, 404, 200, 200, 404))],
+    "export-download": [Call("GET",   row(401, 404, 404, 404, 404, 409, 409, 404))],
+    "project-imports": [Call("POST",  row(401, 404, 404, 404, 403, 400, 400, 403), body={}, multipart=True)],
     # Dashboard numbers: leads only (per-annotator quality is personal data).
-    "project-stats": [Call("GET", api(lead=200, superuser=200))],
-    "project-stats-csv": [Call("GET", api(lead=200, superuser=200))],
+    "project-stats": [Call("GET",     row(401, 404, 404, 404, 403, 200, 200, 403))],
+    "project-stats-csv": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
     # The model loop.
     "project-training-runs": [
-        Call("GET", api(lead=200, ml_engineer=200, superuser=200)),
-        Call("POST", api(lead=400, ml_engineer=400, superuser=400), body={"config": "not an object"}),
+        Call("GET",                   row(401, 404, 404, 404, 200, 200, 200, 403)),
+        Call("POST",                  row(401, 404, 404, 404, 400, 400, 400, 403), body={"config": "not an object"}),
     ],
-    "training-run-activate": [Call("POST", api(lead=409, superuser=409))],
+    "training-run-activate": [Call("POST", row(401, 404, 404, 404, 403, 409, 409, 403))],
     "prm-score": [
-        Call(
-            "POST",
-            api(lead=409, ml_engineer=409, superuser=409),
-            body={"project": "{slug}", "problem": "1+1?", "solutions": [["1+1=2"]]},
-        )
+        Call("POST",                  row(401, 404, 404, 404, 409, 409, 409, 403),
+             body={"project": "{slug}", "problem": "1+1?", "solutions": [["1+1=2"]]}),
     ],
     # Automatic labels: leads only (annotators must not see the automatic guess: anchoring).
     "project-autolabel-jobs": [
-        Call("GET", api(lead=200, superuser=200)),
-        Call("POST", api(lead=400, superuser=400), body={}),
+        Call("GET",                   row(401, 404, 404, 404, 403, 200, 200, 403)),
+        Call("POST",                  row(401, 404, 404, 404, 403, 400, 400, 403), body={}),
     ],
-    "autolabel-job-detail": [Call("GET", api(lead=200, superuser=200))],
-    "solution-labels": [Call("GET", api(lead=200, superuser=200))],
-    # Pages.
-    "home": [Call("GET", LOGGED_IN)],
-    "workspace": [Call("GET", page(annotator=200, lead=200))],
-    "dashboard": [Call("GET", page(lead=200, superuser=200))],
+    "autolabel-job-detail": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
+    "solution-labels": [Call("GET",   row(401, 404, 404, 404, 403, 200, 200, 403))],
+    # Pages: anonymous callers go to the login page; non-members get 404 like the API.
+    "home": [Call("GET",              row(302, 200, 200, 200, 200, 200, 200, 200))],
+    "workspace": [Call("GET",         row(302, 404, 404, 404, 403, 200, 403, 200))],
+    "dashboard": [Call("GET",         row(302, 404, 404, 404, 403, 200, 200, 403))],
     # Running a project from the browser (annotate.views_manage): creators (superusers and the
     # "Project creators" group) make projects; leads run them; exports for leads and ML engineers.
-    "project-new": [Call("GET", _statuses(403, anonymous=302, superuser=200))],
+    "project-new": [Call("GET",       row(302, 403, 403, 403, 403, 403, 200, 403))],
     "project-settings": [
-        Call("GET", project_page(lead=200, superuser=200)),
-        Call("POST", project_page(lead=200, superuser=200), body={"overlap": "0"}),
+        Call("GET",                   row(302, 404, 404, 404, 403, 200, 200, 403)),
+        Call("POST",                  row(302, 404, 404, 404, 403, 200, 200, 403), body={"overlap": "0"}),
     ],
-    "project-data": [Call("GET", project_page(lead=200, superuser=200))],
+    "project-data": [Call("GET",      row(302, 404, 404, 404, 403, 200, 200, 403))],
     "project-members": [
-        Call("GET", project_page(lead=200, superuser=200)),
-        Call("POST", project_page(lead=200, superuser=200), body={"action": "add", "username": "nobody"}),
+        Call("GET",                   row(302, 404, 404, 404, 403, 200, 200, 403)),
+        Call("POST",                  row(302, 404, 404, 404, 403, 200, 200, 403),
+             body={"action": "add", "username": "nobody"}),
     ],
-    "project-export-page": [Call("GET", project_page(lead=200, ml_engineer=200, superuser=200))],
+    "project-export-page": [Call("GET", row(302, 404, 404, 404, 200, 200, 200, 403))],
     # A user's own account: API token (POST makes one, then shows it once), password.
-    "account-token": [Call("GET", LOGGED_IN), Call("POST", _statuses(302))],
-    "account-password": [Call("GET", LOGGED_IN)],
+    "account-token": [Call("GET",     row(302, 200, 200, 200, 200, 200, 200, 200)),
+                      Call("POST",    row(302, 302, 302, 302, 302, 302, 302, 302))],
+    "account-password": [Call("GET",  row(302, 200, 200, 200, 200, 200, 200, 200))],
     # An invite link: anyone may open a valid one; an unknown, used or expired one is not found.
-    "invite-accept": [Call("GET", _statuses(404))],
+    "invite-accept": [Call("GET",     row(404, 404, 404, 404, 404, 404, 404, 404))],
     # django.contrib.auth views.
-    "login": [Call("GET", EVERYONE_OK)],
-    "favicon": [Call("GET", _statuses(301))],  # public: a redirect to the static icon
-    "logout": [Call("GET", _statuses(405)), Call("POST", _statuses(302))],
-    "password_change": [Call("GET", LOGGED_IN)],
-    "password_change_done": [Call("GET", LOGGED_IN)],
-    "password_reset": [Call("GET", EVERYONE_OK)],
-    "password_reset_done": [Call("GET", EVERYONE_OK)],
-    "password_reset_confirm": [Call("GET", EVERYONE_OK)],
-    "password_reset_complete": [Call("GET", EVERYONE_OK)],
+    "login": [Call("GET",             row(200, 200, 200, 200, 200, 200, 200, 200))],
+    # The icon for pages that do not link it: public, a redirect to the static file.
+    "favicon": [Call("GET",           row(301, 301, 301, 301, 301, 301, 301, 301))],
+    "logout": [Call("GET",            row(405, 405, 405, 405, 405, 405, 405, 405)),
+               Call("POST",           row(302, 302, 302, 302, 302, 302, 302, 302))],
+    "password_change": [Call("GET",   row(302, 200, 200, 200, 200, 200, 200, 200))],
+    "password_change_done": [Call("GET", row(302, 200, 200, 200, 200, 200, 200, 200))],
+    "password_reset": [Call("GET",    row(200, 200, 200, 200, 200, 200, 200, 200))],
+    "password_reset_done": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
+    "password_reset_confirm": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
+    "password_reset_complete": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
 }
+# fmt: on
 
 # ---------------------------------------------------------------------------------------------
 # The admin
 # ---------------------------------------------------------------------------------------------
 
-# Only staff get past the admin's login; everyone else is redirected to it.
-_NOT_STAFF = {"anonymous": 302, "annotator": 302, "ml_engineer": 302}
-ADMIN_STAFF = _statuses(200, **_NOT_STAFF)
+# Only staff get past the admin's login (outsider, staff, lead, superuser); everyone else is
+# redirected to it (anonymous, removed, ml_engineer, annotator).
+STAFF_KINDS = ("outsider", "staff", "lead", "superuser")
 
+
+def staff_row(staff: int, others: int = 302) -> dict[str, int]:
+    return {kind: staff if kind in STAFF_KINDS else others for kind in KINDS}
+
+
+# fmt: off
 ADMIN_ROUTES: dict[str, list[Call]] = {
-    "admin:index": [Call("GET", ADMIN_STAFF)],
+    #                                          anon out staff rem  ml  lead super ann
+    "admin:index": [Call("GET",            row(302, 200, 200, 302, 302, 200, 200, 302))],
     # Logged-in staff are sent on to the index; others see the form.
-    "admin:login": [Call("GET", _statuses(302, anonymous=200, annotator=200, ml_engineer=200))],
-    "admin:logout": [Call("GET", _statuses(405, **_NOT_STAFF))],
-    "admin:password_change": [Call("GET", ADMIN_STAFF)],
-    "admin:password_change_done": [Call("GET", ADMIN_STAFF)],
+    "admin:login": [Call("GET",            row(200, 302, 302, 200, 200, 302, 302, 200))],
+    "admin:logout": [Call("GET",           row(302, 405, 405, 302, 302, 405, 405, 302))],
+    "admin:password_change": [Call("GET",  row(302, 200, 200, 302, 302, 200, 200, 302))],
+    "admin:password_change_done": [Call("GET", row(302, 200, 200, 302, 302, 200, 200, 302))],
     # Without app_label/model_name/field_name the autocomplete refuses everyone.
-    "admin:autocomplete": [Call("GET", _statuses(403, **_NOT_STAFF))],
-    "admin:jsi18n": [Call("GET", ADMIN_STAFF)],
+    "admin:autocomplete": [Call("GET",     row(302, 403, 403, 302, 302, 403, 403, 302))],
+    "admin:jsi18n": [Call("GET",           row(302, 200, 200, 302, 302, 200, 200, 302))],
     # "View on site": no domain model has a public URL.
-    "admin:view_on_site": [Call("GET", _statuses(404, **_NOT_STAFF))],
+    "admin:view_on_site": [Call("GET",     row(302, 404, 404, 302, 302, 404, 404, 302))],
     # /admin/annotate/: the app index lists only what the caller may see.
-    "admin:app_list": [Call("GET", _statuses(200, staff=404, **_NOT_STAFF))],
+    "admin:app_list": [Call("GET",         row(302, 200, 404, 302, 302, 200, 200, 302))],
     # The admin's catch-all: unknown admin URLs.
-    "admin:<catch-all>": [Call("GET", _statuses(404, **_NOT_STAFF))],
+    "admin:<catch-all>": [Call("GET",      row(302, 404, 404, 302, 302, 404, 404, 302))],
 }
+# fmt: on
 
 
 @dataclass(frozen=True)
@@ -210,7 +205,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.solution": AdminModel("project"),
     "annotate.step": AdminModel("project", add=False),
     "annotate.assignment": AdminModel("project"),
-    "annotate.annotation": AdminModel("project"),
+    # Labels come from submits and imports; the admin corrects them (with an audit trail).
+    "annotate.annotation": AdminModel("project", add=False),
     # The audit trail: read-only for everyone, superusers included.
     "annotate.annotationrevision": AdminModel("project", add=False, delete=False),
     "annotate.importjob": AdminModel("project", add=False),
@@ -227,16 +223,18 @@ ADMIN_MODELS: dict[str, AdminModel] = {
 
 
 def admin_model_expect(model: AdminModel, view: str) -> dict[str, int]:
-    """Statuses of one admin page of a model, for a row of the test project."""
+    """Statuses of one admin page of a model, for a row of the test project (written per kind:
+    non-staff callers are always sent to the admin login)."""
     if view == "<redirect>":  # /admin/app/model/<id>/ -> .../change/
-        return _statuses(302)
+        return row(302, 302, 302, 302, 302, 302, 302, 302)
     ok = 403 if (view == "add" and not model.add) or (view == "delete" and not model.delete) else 200
     if ok == 403:  # the page is refused to every staff user before any row is looked up
-        return _statuses(403, **_NOT_STAFF)
+        return staff_row(403)
     if model.audience == "superuser":
-        return _statuses(403, superuser=ok, **_NOT_STAFF)
+        #        anon out staff rem  ml  lead super ann
+        return row(302, 403, 403, 302, 302, 403, ok, 302)
     # Callers who may not see the row (annotate.admin_scope) are told it does not exist: the
     # outsider lead always, staff without permissions on the history page (elsewhere a 403 first).
     if view in ("changelist", "add"):
-        return _statuses(ok, staff=403, **_NOT_STAFF)
-    return _statuses(ok, staff=302 if view == "history" else 403, outsider=302, **_NOT_STAFF)
+        return row(302, ok, 403, 302, 302, ok, ok, 302)
+    return row(302, 302, 302 if view == "history" else 403, 302, 302, ok, ok, 302)

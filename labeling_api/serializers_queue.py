@@ -117,6 +117,15 @@ class ScreeningStatusSerializer(serializers.Serializer):
     agreement = serializers.FloatField(allow_null=True)
 
 
+class RefusedSubmitSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField()
+    solution_id = serializers.IntegerField()
+    refused_at = serializers.DateTimeField()
+    problem = serializers.CharField(help_text="The start of the problem text, to recognise the task.")
+    submit = serializers.JSONField(help_text="The submit body as it was sent (ratings, reason, time).")
+    message = serializers.CharField()
+
+
 class MyProgressSerializer(serializers.Serializer):
     project = serializers.CharField()
     roles = serializers.ListField(child=serializers.CharField())
@@ -127,6 +136,14 @@ class MyProgressSerializer(serializers.Serializer):
     solutions_total = serializers.IntegerField()
     active_assignment_id = serializers.IntegerField(allow_null=True)
     screening = ScreeningStatusSerializer()
+    refused_submits = RefusedSubmitSerializer(
+        many=True,
+        help_text=(
+            "Submits of the last days that arrived after the lease expired and another annotator had taken the "
+            "solution: not recorded as labels, kept here so the work is not lost. `PUT /assignments/{id}/draft/` "
+            "with null dismisses one."
+        ),
+    )
 
 
 class DetailSerializer(serializers.Serializer):

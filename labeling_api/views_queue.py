@@ -1,12 +1,11 @@
 """The work queue over HTTP: claim the next task, heartbeat, skip, save a draft, submit, progress.
 
-Thin views over annotate.services.queue / submit. Only members with role annotator or lead may
-claim; assignment endpoints answer 404 to anyone but the assignment's owner.
+Thin views over annotate.services.queue / submit. Who may call them is annotate.access, asked on
+every request with the caller's current roles: only annotators and leads claim and work on
+assignments; an assignment answers 404 to anyone but its annotator and to an annotator who is no
+longer a member of its project (a removed member cannot submit, skip or be handed the next task).
 """
 
-from django.db.models import QuerySet
-from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -14,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Assignment, Membership, Project
+from annotate.models import Assignment
 from annotate.services import queue, submit
+from labeling_api.access import assignment_for_request, project_and_roles_for_action
 from labeling_api.openapi import SLUG
 from labeling_api.serializers_queue import (
     DetailSerializer,
@@ -39,21 +39,6 @@ NEXT = OpenApiParameter(
 )
 NOT_YOURS = OpenApiResponse(DetailSerializer, description="No such assignment of yours.")
 CONFLICT = OpenApiResponse(DetailSerializer, description="The assignment is finished, skipped or its lease was lost.")
-
-
-def _project_for(request: Request, slug: str) -> tuple[Project, set[str]]:
-    """The project and the caller's roles in it, in one query; 404 unless the caller belongs to it
-    (or is a superuser: staff status grants nothing, leads are staff), so slugs do not leak."""
-    memberships = list(Membership.objects.filter(user=request.user, project__slug=slug).select_related("project"))
-    if memberships:
-        return memberships[0].project, {m.role for m in memberships}
-    if request.user.is_superuser:
-        return get_object_or_404(Project, slug=slug), set()
-    raise Http404("No such project.")
-
-
-def _assignments(request: Request) -> QuerySet[Assignment]:
-    return Assignment.objects.filter(annotator=request.user).select_related("project", "solution__problem")
 
 
 def _task(assignment: Assignment | None) -> dict | None:
@@ -84,8 +69,7 @@ class NextTaskView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        project, roles = _project_for(request, slug)
-        queue.ensure_can_label(project=project, user=request.user, roles=roles)
+        project, roles = project_and_roles_for_action(request, slug, "label")
         assignment = queue.claim_next(project=project, user=request.user, roles=roles)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -101,7 +85,7 @@ class MyProgressView(APIView):
         responses={200: MyProgressSerializer, 404: DetailSerializer},
     )
     def get(self, request: Request, slug: str) -> Response:
-        project, _ = _project_for(request, slug)
+        project, _ = project_and_roles_for_action(request, slug, "view_progress")
         return Response(MyProgressSerializer(queue.annotator_progress(project=project, user=request.user)).data)
 
 
@@ -115,7 +99,7 @@ class HeartbeatView(APIView):
         responses={200: LeaseSerializer, 404: NOT_YOURS, 409: CONFLICT},
     )
     def post(self, request: Request, id: int) -> Response:
-        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment, _ = assignment_for_request(request, id)
         assignment = queue.heartbeat(assignment=assignment, user=request.user)
         return Response(LeaseSerializer(assignment).data)
 
@@ -130,12 +114,12 @@ class SkipView(APIView):
         responses={200: SkipOutSerializer, 404: NOT_YOURS, 409: CONFLICT},
     )
     def post(self, request: Request, id: int) -> Response:
-        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment, roles = assignment_for_request(request, id)
         assignment = queue.skip(assignment=assignment, user=request.user)
         data = dict(LeaseSerializer(assignment).data)
         data["next"] = None
         if _wants_next(request):
-            following, _ = submit.claim_after_submit(project=assignment.project, user=request.user)
+            following, _ = submit.claim_after_submit(project=assignment.project, user=request.user, roles=roles)
             data["next"] = _task(following)
         return Response(data)
 
@@ -150,7 +134,7 @@ class DraftView(APIView):
         responses={200: DraftOutSerializer, 400: DetailSerializer, 404: NOT_YOURS, 409: CONFLICT},
     )
     def put(self, request: Request, id: int) -> Response:
-        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment, _ = assignment_for_request(request, id)
         assignment = queue.save_draft(assignment=assignment, user=request.user, draft=request.data)
         return Response({"id": assignment.pk, "saved_at": assignment.updated_at})
 
@@ -176,7 +160,7 @@ class SubmitView(APIView):
         },
     )
     def post(self, request: Request, id: int) -> Response:
-        assignment = get_object_or_404(_assignments(request), pk=id)
+        assignment, roles = assignment_for_request(request, id)
         result = submit.submit(assignment=assignment, user=request.user, payload=request.data)
         data = {
             "annotation_id": result.annotation.pk,
@@ -185,7 +169,7 @@ class SubmitView(APIView):
             "next": None,
         }
         if _wants_next(request):
-            following, message = submit.claim_after_submit(project=assignment.project, user=request.user)
+            following, message = submit.claim_after_submit(project=assignment.project, user=request.user, roles=roles)
             data["next"] = _task(following)
             if message:
                 data["detail"] = message

@@ -15,7 +15,8 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import F, Max, QuerySet, Value
+from django.db.models.functions import Greatest
 
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
 from annotate.services.members import labeler_uuid_for
@@ -135,11 +136,19 @@ def mark_gold(*, annotations: QuerySet[Annotation], user: AbstractBaseUser | Non
 
 @transaction.atomic
 def reopen_for_relabeling(*, solutions: QuerySet[Solution], user: AbstractBaseUser | None, reason: str) -> int:
-    """Open solutions for more labels; each existing annotation of them records why."""
+    """Open solutions for one more label each, from an annotator who has not labeled them; each
+    existing annotation of them records why. A solution at the project's overlap gets room for
+    one label beyond it (`extra_labels`), so the queue really serves it again."""
     ids = list(solutions.values_list("pk", flat=True))
     for annotation in Annotation.objects.filter(solution_id__in=ids).order_by("pk"):
         record_event(annotation=annotation, user=user, reason=reason)
-    return Solution.objects.filter(pk__in=ids).update(is_open=True)
+    chosen = Solution.objects.filter(pk__in=ids)
+    for project_id, overlap in chosen.values_list("project_id", "project__overlap").distinct():
+        beyond = F("annotation_count") + Value(1 - overlap)  # > 0 when the solution is at capacity
+        chosen.filter(project_id=project_id).update(
+            is_open=True, extra_labels=Greatest(F("extra_labels"), beyond, Value(0))
+        )
+    return len(ids)
 
 
 def history_by_annotation(annotation_ids: list[int]) -> dict[int, list[dict[str, Any]]]:

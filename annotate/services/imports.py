@@ -450,4 +450,6 @@ def _add_annotation_counts(*, project: Project, added: Counter[int]) -> None:
         by_increment[n].append(solution_id)
     for n, ids in by_increment.items():
         Solution.objects.filter(pk__in=ids).update(annotation_count=F("annotation_count") + n)
-    Solution.objects.filter(pk__in=list(added), annotation_count__gte=project.overlap).update(is_open=False)
+    Solution.objects.filter(pk__in=list(added), annotation_count__gte=F("extra_labels") + project.overlap).update(
+        is_open=False
+    )

@@ -3,12 +3,16 @@
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+from django.utils import timezone
 
-from annotate.models import LabelerProfile, Membership, Project, Role
+from annotate.models import Assignment, AssignmentStatus, LabelerProfile, Membership, Project, Role
 
 LEADS_GROUP = "Leads"
 # Leads browse and correct data in the Django admin: every permission of these apps.
 LEAD_ADMIN_APPS = ("annotate", "ml", "autolabel")
+LABELING_ROLES = (Role.ANNOTATOR, Role.LEAD)
 
 
 @transaction.atomic
@@ -23,6 +27,38 @@ def add_member(*, project: Project, user: AbstractBaseUser, role: Role | str) ->
     if role == Role.LEAD:
         grant_lead_admin(user=user)
     return Membership.objects.get_or_create(project=project, user=user, role=role)
+
+
+@transaction.atomic
+def remove_member(*, project: Project, user: AbstractBaseUser, role: Role | str | None = None) -> int:
+    """Take `role` (every role when None) in `project` from `user`; returns how many memberships
+    went. Their open leases are released (the membership signal below), so their solutions go
+    back to the queue at once, and every later call on their assignments answers 404."""
+    memberships = Membership.objects.filter(project=project, user=user)
+    if role is not None:
+        memberships = memberships.filter(role=Role(role))
+    removed, _ = memberships.delete()
+    return removed
+
+
+def release_leases_unless_labeler(*, project_id: int, user_id: int) -> int:
+    """Expire the user's active assignments in the project when they may no longer label there
+    (drafts stay on the rows); returns how many were released."""
+    if Membership.objects.filter(project_id=project_id, user_id=user_id, role__in=LABELING_ROLES).exists():
+        return 0
+    return Assignment.objects.filter(
+        project_id=project_id, annotator_id=user_id, status=AssignmentStatus.ACTIVE
+    ).update(status=AssignmentStatus.EXPIRED, lease_expires_at=timezone.now(), updated_at=timezone.now())
+
+
+@receiver(post_delete, sender=Membership, dispatch_uid="annotate.release_leases_on_delete")
+@receiver(post_save, sender=Membership, dispatch_uid="annotate.release_leases_on_save")
+def _membership_changed(sender, instance: Membership, created: bool = False, **kwargs) -> None:
+    if created:  # a new membership takes no role away
+        return
+    # However a membership goes or changes role (this service, the admin, a cascade), a user left
+    # without a labeling role holds no lease.
+    release_leases_unless_labeler(project_id=instance.project_id, user_id=instance.user_id)
 
 
 def labeler_uuid_for(*, user: AbstractBaseUser) -> str:

@@ -135,13 +135,13 @@ def has_room(*, solution: Solution, project: Project, now, exclude_user: Abstrac
     """
     if solution.is_gold or solution.is_screening:
         return True
-    load = (
+    load, extra = (
         Solution.objects.filter(pk=solution.pk)
         .annotate(load=F("annotation_count") + _live_count_subquery(now, exclude_user))
-        .values_list("load", flat=True)
+        .values_list("load", "extra_labels")
         .get()
     )
-    return load < project.overlap
+    return load < project.overlap + extra
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def claim_candidates(*, project: Project, user: AbstractBaseUser, now, rejected:
         Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
         .exclude(pk__in=rejected)
         .alias(load=F("annotation_count") + _live_count_subquery(now), mine=_mine(user=user))
-        .filter(load__lt=project.overlap, mine=False)
+        .filter(load__lt=F("extra_labels") + project.overlap, mine=False)
         .order_by("-priority", "id")
         .select_related("problem")
         .select_for_update(skip_locked=True, of=("self",))
@@ -243,8 +243,10 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
     regular work with gold questions mixed in at `qc_rate` (an independent draw per new claim, so
     they cannot be told apart by position). None when nothing is left for the caller.
     Raises ScreeningFailed for an annotator who failed screening. `roles`: the caller's roles in
-    the project when the caller already has them (saves a query).
+    the project when the caller already has them (saves a query); PermissionDenied unless they
+    include annotator or lead.
     """
+    roles = ensure_can_label(project=project, user=user, roles=roles)  # a removed member gets nothing
     _relaxed_commit()
     status = lock_annotator_status(project=project, user=user)
     if status.screening_status == ScreeningStatus.FAILED:
@@ -376,6 +378,7 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
         )
     else:
         screening_state = status.screening_status if status else ScreeningStatus.PENDING
+    refused = refused_submits(project=project, user=user)
     active = (
         Assignment.objects.filter(
             project=project, annotator=user, status=AssignmentStatus.ACTIVE, lease_expires_at__gt=timezone.now()
@@ -399,4 +402,41 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
             "threshold": project.screening_threshold,
             "agreement": status.screening_agreement if status else None,
         },
+        "refused_submits": refused,
     }
+
+
+REFUSED_SHOWN_FOR = timedelta(days=7)
+REFUSED_SHOWN_MAX = 10
+
+
+def refused_submits(*, project: Project, user: AbstractBaseUser) -> list[dict[str, Any]]:
+    """The caller's late submits that were refused (lease expired, solution taken) in the last
+    week, newest first: kept on the expired assignment's draft (annotate.services.submit) and
+    given back here until the annotator dismisses one by saving a null draft."""
+    since = timezone.now() - REFUSED_SHOWN_FOR
+    rows = (
+        Assignment.objects.filter(
+            project=project,
+            annotator=user,
+            status=AssignmentStatus.EXPIRED,
+            draft__has_key="refused_submit",
+            updated_at__gte=since,
+        )
+        .select_related("solution__problem")
+        .order_by("-updated_at")[:REFUSED_SHOWN_MAX]
+    )
+    return [
+        {
+            "assignment_id": row.pk,
+            "solution_id": row.solution_id,
+            "refused_at": row.updated_at,
+            "problem": row.solution.problem.text[:200],
+            "submit": row.draft["refused_submit"],
+            "message": (
+                "This submit arrived after your lease had expired and another annotator had taken the solution, "
+                "so it was not recorded as a label. Your ratings are shown here so your work is not lost."
+            ),
+        }
+        for row in rows
+    ]

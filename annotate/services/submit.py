@@ -44,7 +44,6 @@ from annotate.services import quality
 from annotate.services.members import labeler_uuid_for
 from annotate.services.queue import (
     LeaseConflict,
-    ScreeningFailed,
     claim_next,
     lock_annotator_status,
     lock_assignment,
@@ -344,8 +343,9 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
     except _LateRefused:
         _keep_refused(assignment=assignment, user=user, payload=payload)
         raise LeaseConflict(
-            "Your lease expired and another annotator took this solution, so this submit was refused. "
-            "Your work is kept as the assignment's draft."
+            "Your lease expired and another annotator took this solution, so this submit was not recorded. "
+            "Your ratings are kept: they are listed under refused_submits in your progress "
+            f"(GET /api/v1/projects/{project.slug}/me/) and in the workspace."
         ) from None
     except IntegrityError:
         # The key was used before (another assignment: a ValidationError from _replay), or a
@@ -411,12 +411,16 @@ def _store(
 
 
 def _count_annotation(*, solution_id: int, overlap: int) -> None:
-    """One more annotation on the solution, closing a regular one at `overlap`, in one statement
+    """One more annotation on the solution, closing a regular one at `overlap` (plus the labels a
+    reopen asked for), in one statement
     (the UPDATE takes the row lock that claims on this solution take too)."""
     Solution.objects.filter(pk=solution_id).update(
         annotation_count=F("annotation_count") + 1,
         is_open=Case(
-            When(Q(is_gold=False, is_screening=False, annotation_count__gte=overlap - 1), then=Value(False)),
+            When(
+                Q(is_gold=False, is_screening=False, annotation_count__gte=F("extra_labels") + (overlap - 1)),
+                then=Value(False),
+            ),
             default=F("is_open"),
         ),
     )
@@ -426,7 +430,7 @@ def _count_annotation(*, solution_id: int, overlap: int) -> None:
 def _keep_refused(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> None:
     locked = lock_assignment(assignment=assignment, user=user)
     draft = locked.draft if isinstance(locked.draft, dict) else ({"previous": locked.draft} if locked.draft else {})
-    locked.draft = {**draft, "refused_submit": payload}
+    locked.draft = {**draft, "refused_submit": payload, "refused_at": timezone.now().isoformat()}
     locked.status = AssignmentStatus.EXPIRED
     locked.save(update_fields=["draft", "status", "updated_at"])
 
@@ -435,8 +439,8 @@ def claim_after_submit(
     *, project: Project, user: AbstractBaseUser, roles: set[str] | None = None
 ) -> tuple[Assignment | None, str | None]:
     """The next task for the submit response (one round trip); a message instead when screening
-    has just been failed."""
+    has just been failed or the caller may no longer label."""
     try:
         return claim_next(project=project, user=user, roles=roles), None
-    except ScreeningFailed as failed:
-        return None, str(failed.detail)
+    except exceptions.PermissionDenied as refused:  # ScreeningFailed included
+        return None, str(refused.detail)

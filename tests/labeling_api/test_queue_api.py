@@ -155,11 +155,39 @@ def test_late_submit_conflict_over_http(project, annotator):
     assert Assignment.objects.get(pk=task["id"]).draft["refused_submit"]["idempotency_key"] == "late"
 
 
+def test_a_refused_late_submit_is_given_back_until_dismissed(project, annotator):
+    """Was: kept in the expired assignment's draft, but no endpoint gave it back."""
+    project.overlap = 1
+    project.save()
+    client = client_for(annotator)
+    task = next_task(client).json()
+    Assignment.objects.filter(pk=task["id"]).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    next_task(client_for(make_user(project=project)))  # someone else takes the solution
+    sent = payload([1, 1, -1], key="late")
+    refused = client.post(f"/api/v1/assignments/{task['id']}/submit/", sent, format="json")
+    assert refused.status_code == 409 and "refused_submits" in refused.json()["detail"]
+
+    # The workspace reads the annotator's progress when it opens: the work is there.
+    progress = client.get("/api/v1/projects/algebra/me/").json()
+    [back] = progress["refused_submits"]
+    assert back["assignment_id"] == task["id"] and back["submit"] == sent
+    assert back["problem"] == task["problem"]["text"][:200] and "not recorded" in back["message"]
+    # Nobody else sees it.
+    assert client_for(make_user(project=project)).get("/api/v1/projects/algebra/me/").json()["refused_submits"] == []
+    # Dismissed by clearing that assignment's draft.
+    assert (
+        client.put(f"/api/v1/assignments/{task['id']}/draft/", "null", content_type="application/json").status_code
+        == 200
+    )
+    assert client.get("/api/v1/projects/algebra/me/").json()["refused_submits"] == []
+
+
 # --- permissions --------------------------------------------------------------------------------
 
 
 def test_anonymous_is_refused(project):
-    assert APIClient().get("/api/v1/projects/algebra/tasks/next/").status_code in (401, 403)
+    response = APIClient().get("/api/v1/projects/algebra/tasks/next/")
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"  # as the permission matrix says
 
 
 def test_only_annotators_and_leads_may_claim(project):

@@ -16,7 +16,15 @@ from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.models import Annotation, Assignment, AssignmentStatus
-from config.permissions_matrix import ADMIN_MODELS, ADMIN_ROUTES, KINDS, ROUTES, Call, admin_model_expect
+from config.permissions_matrix import (
+    ADMIN_MODELS,
+    ADMIN_ROUTES,
+    KINDS,
+    NON_MEMBERS,
+    ROUTES,
+    Call,
+    admin_model_expect,
+)
 from tests.security.world import World, build_world
 
 _REDIRECT = re.compile(r"^admin/(\w+)/(\w+)/<path:object_id>/$")
@@ -67,12 +75,32 @@ def test_every_route_has_an_entry():
 
 
 def test_matrix_lists_every_kind():
-    for key, calls in {**ROUTES, **ADMIN_ROUTES}.items():
-        for call in calls:
-            assert set(call.expect) == set(KINDS), key
+    """Every expectation names every kind (a hand-written dict that forgets one fails here)."""
+    wrong = [
+        key
+        for key, calls in {**ROUTES, **ADMIN_ROUTES, **{k: _calls(k) for k in ADMIN_MODEL_KEYS}}.items()
+        for call in calls
+        if list(call.expect) != list(KINDS)
+    ]
+    assert not wrong, f"expectations that do not list exactly {KINDS} in order: {wrong}"
 
 
-def _url(key: str, world: World) -> str:
+def test_matrix_hides_projects_from_non_members():
+    """The rule the matrix must encode: on every route of one project (its slug or a row id in the
+    URL), a caller who is not a member gets the same 404 whether or not the project exists."""
+    project_routes = [key for key, route in walk() if key in ROUTES and ("<slug:slug>" in route or "<int:id>" in route)]
+    project_routes += ["workspace", "dashboard", "prm-score"]
+    leaks = [
+        f"{key} as {kind}: {call.expect[kind]}"
+        for key in sorted(set(project_routes))
+        for call in ROUTES[key]
+        for kind in NON_MEMBERS
+        if call.expect[kind] != 404
+    ]
+    assert not leaks, "non-members must get 404 on project routes:\n" + "\n".join(leaks)
+
+
+def _url(key: str, world: World, kind: str) -> str:
     project, rows = world.project, world.rows
     if key in ADMIN_MODEL_KEYS:
         label, view = ADMIN_MODEL_KEYS[key]
@@ -108,8 +136,9 @@ def _url(key: str, world: World) -> str:
     }
     if key in special:
         return special[key]
-    if key.startswith("assignment-"):
-        return reverse(key, kwargs={"id": rows["annotate.assignment"].pk})
+    if key.startswith("assignment-"):  # a removed member calls on their own old assignment
+        assignment = world.removed_assignment if kind == "removed" else rows["annotate.assignment"]
+        return reverse(key, kwargs={"id": assignment.pk})
     try:
         return reverse(key, kwargs={"slug": project.slug})
     except Exception:
@@ -141,10 +170,10 @@ def _request(world: World, kind: str, url: str, call: Call):
 @pytest.mark.parametrize("key", ALL_KEYS)
 def test_route(key):
     world = build_world()
-    url = _url(key, world)
     wrong = []
     for call in _calls(key):
         for kind in KINDS:  # the assignment's owner last: its calls may change the assignment
+            url = _url(key, world, kind)
             response = _request(world, kind, url, call)
             if response.status_code != call.expect[kind]:
                 wrong.append(f"{call.method} {url} as {kind}: {response.status_code}, expected {call.expect[kind]}")
@@ -230,3 +259,21 @@ def test_staff_flag_alone_opens_no_project():
     assert outsider.get(f"/api/v1/projects/{world.project.slug}/tasks/next/").status_code == 404
     assert outsider.get(f"/api/v1/projects/{world.project.slug}/me/").status_code == 404
     assert not Assignment.objects.filter(annotator=world.users["outsider"]).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["outsider", "staff", "removed"])
+def test_non_members_cannot_tell_a_project_exists(kind):
+    """Was: pages answered 403 for an existing project and 404 for a missing one. Now pages and API
+    answer a non-member the same 404 either way."""
+    world = build_world()
+    session, api = world.session_client(kind), world.api_client(kind)
+    for path in ("/dashboard/{slug}/", "/annotate/{slug}/"):
+        existing = session.get(path.format(slug=world.project.slug))
+        missing = session.get(path.format(slug="no-such-project"))
+        assert existing.status_code == missing.status_code == 404, path
+    for path in ("/api/v1/projects/{slug}/tasks/next/", "/api/v1/projects/{slug}/stats/"):
+        existing = api.get(path.format(slug=world.project.slug))
+        missing = api.get(path.format(slug="no-such-project"))
+        assert existing.status_code == missing.status_code == 404, path
+        assert existing.json() == missing.json(), path

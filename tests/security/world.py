@@ -29,7 +29,7 @@ from annotate.models import (
     Step,
 )
 from annotate.services import audit, queue
-from annotate.services.members import add_member
+from annotate.services.members import add_member, remove_member
 from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from ml.models import StepScore, TrainingRun
 from prm800k.labels import label_counters
@@ -46,6 +46,7 @@ class World:
     other: Project
     users: dict[str, object]
     rows: dict[str, object] = field(default_factory=dict)
+    removed_assignment: Assignment | None = None
 
     def api_client(self, kind: str) -> APIClient:
         """Tokens act with their user's roles: API calls authenticate by token only."""
@@ -87,16 +88,21 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "staff": User.objects.create_user(f"staff{n}", password="pw-steplabel-test", is_staff=True),
         "superuser": User.objects.create_superuser(f"root{n}", f"root{n}@example.com", "pw-steplabel-test"),
         "outsider": User.objects.create_user(f"out{n}", password="pw-steplabel-test"),
+        "removed": User.objects.create_user(f"gone{n}", password="pw-steplabel-test"),
     }
     add_member(project=project, user=users["annotator"], role=Role.ANNOTATOR)
     add_member(project=project, user=users["lead"], role=Role.LEAD)
     add_member(project=project, user=users["ml_engineer"], role=Role.ML_ENGINEER)
     add_member(project=other, user=users["outsider"], role=Role.LEAD)
+    add_member(project=project, user=users["removed"], role=Role.ANNOTATOR)
     for user in users.values():
         user.refresh_from_db()
 
     solutions = make_solutions(project, 4, n_steps=3)
     assignment = queue.claim_next(project=project, user=users["annotator"], roles={Role.ANNOTATOR})
+    # A member who claimed a task and was then removed by the lead.
+    removed_assignment = queue.claim_next(project=project, user=users["removed"], roles={Role.ANNOTATOR})
+    remove_member(project=project, user=users["removed"])
     labeled = solutions[-1]
     label_steps = gold_label_steps([1, 1, -1])
     annotation = Annotation.objects.create(
@@ -152,4 +158,4 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
     }
     assert isinstance(assignment, Assignment) and isinstance(labeled, Solution) and isinstance(step, Step)
     assert isinstance(labeled.problem, Problem)
-    return World(project=project, other=other, users=users, rows=rows)
+    return World(project=project, other=other, users=users, rows=rows, removed_assignment=removed_assignment)

@@ -1,0 +1,132 @@
+"""The admin shows a lead only their projects: list filters, add forms' initial values from the
+query string, foreign-key lookups; and the actions a lead uses there do what they say.
+
+Was: the project list filter listed every project's slug on 12 list pages; add forms pre-filled
+from the query string rendered another project's problem text and any username (superusers'
+included); the "add annotation" form answered 500; "Reopen for relabeling" at overlap 1 reported
+success and changed nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Assignment, Role, Solution
+from annotate.services.members import add_member
+from config.permissions_matrix import ADMIN_MODELS
+from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
+from tests.api_clients import member_client
+from tests.security.world import build_world
+
+pytestmark = pytest.mark.django_db
+
+
+def _secret_world():
+    world = build_world()
+    other = world.other
+    secret_solution = make_solutions(other, 1)[0]
+    secret_solution.problem.text = "SECRET-PROBLEM-TEXT of the other project"
+    secret_solution.problem.save()
+    other_member = make_user("other-project-annotator-name", project=other)
+    return world, other, secret_solution, other_member
+
+
+def test_list_filters_offer_only_the_leads_projects():
+    world, other, _, _ = _secret_world()
+    second = make_project("second-of-the-lead")  # a filter shows only with two or more choices
+    add_member(project=second, user=world.users["lead"], role=Role.LEAD)
+    lead = world.session_client("lead")
+    pages = [
+        f"/admin/{label.replace('.', '/')}/"
+        for label, model in ADMIN_MODELS.items()
+        if model.audience == "project" and label != "annotate.project"
+    ]
+    with_filter = 0
+    for url in pages:
+        response = lead.get(url)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        assert other.slug not in html, url
+        with_filter += second.slug in html and "__id__exact=" in html
+    assert with_filter >= 12, with_filter  # the project filter is there, with the lead's project only
+
+
+def test_add_forms_ignore_query_string_values_outside_the_leads_projects():
+    world, other, secret, other_member = _secret_world()
+    lead = world.session_client("lead")
+    superuser = world.users["superuser"]
+    urls = [
+        f"/admin/annotate/solution/add/?problem={secret.problem_id}",
+        f"/admin/annotate/assignment/add/?solution={secret.pk}&annotator={superuser.pk}&project={other.pk}",
+        f"/admin/annotate/membership/add/?user={superuser.pk}&project={other.pk}",
+        f"/admin/annotate/membership/add/?user={other_member.pk}",
+        f"/admin/annotate/step/?solution__id__exact={secret.pk}",
+    ]
+    for url in urls:
+        html = lead.get(url).content.decode()
+        assert "SECRET-PROBLEM-TEXT" not in html, url
+        assert superuser.username not in html, url
+        assert other_member.username not in html, url
+        assert other.slug not in html, url
+    # A member of the lead's own project is still offered, pre-filled.
+    own = world.users["annotator"]
+    html = lead.get(f"/admin/annotate/membership/add/?user={own.pk}").content.decode()
+    assert own.username in html
+    # A superuser sees everything, as before.
+    html = world.session_client("superuser").get(f"/admin/annotate/solution/add/?problem={secret.problem_id}")
+    assert "SECRET-PROBLEM-TEXT" in html.content.decode()
+
+
+def test_posted_ids_outside_the_scope_are_refused():
+    world, other, secret, other_member = _secret_world()
+    lead = world.session_client("lead")
+    before = world.project.memberships.count()
+    for user in (world.users["superuser"], other_member):
+        response = lead.post(
+            "/admin/annotate/membership/add/", {"project": world.project.pk, "user": user.pk, "role": "annotator"}
+        )
+        assert response.status_code == 200 and b"Select a valid choice" in response.content
+    assert world.project.memberships.count() == before
+
+
+def test_annotations_are_not_added_by_hand():
+    """Annotations come from submits and imports; the add form answered 500 (no submit time)."""
+    world = build_world()
+    for kind in ("lead", "superuser"):
+        assert world.session_client(kind).get("/admin/annotate/annotation/add/").status_code == 403
+    assert b"annotation/add/" not in world.session_client("lead").get("/admin/annotate/annotation/").content
+
+
+def test_reopen_at_overlap_one_serves_the_solution_again():
+    world = build_world()
+    project = world.project  # overlap 1
+    first = member_client(project, "first-labeler", Role.ANNOTATOR)
+    task = first.get(f"/api/v1/projects/{project.slug}/tasks/next/").json()
+    submitted = first.post(f"/api/v1/assignments/{task['id']}/submit/?next=false", payload([1, 1, 1]), format="json")
+    assert submitted.status_code == 201
+    solution_id = Assignment.objects.get(pk=task["id"]).solution_id
+    labeled = Solution.objects.get(pk=solution_id)
+    assert not labeled.is_open and labeled.annotation_count == 1
+
+    response = world.session_client("lead").post(
+        "/admin/annotate/solution/", {"action": "reopen_for_relabeling", "_selected_action": [solution_id]}, follow=True
+    )
+    assert "one more label" in response.content.decode()
+    labeled.refresh_from_db()
+    assert labeled.is_open
+
+    # Another annotator is served it (the first one never again), and the second label closes it.
+    second = member_client(project, "second-labeler", Role.ANNOTATOR)
+    served = []
+    while (response := second.get(f"/api/v1/projects/{project.slug}/tasks/next/")).status_code == 200:
+        body = response.json()
+        served.append(Assignment.objects.get(pk=body["id"]).solution_id)
+        submitted = second.post(
+            f"/api/v1/assignments/{body['id']}/submit/?next=false",
+            payload([1, 1, 1], key=str(body["id"])),
+            format="json",
+        )
+        assert submitted.status_code == 201
+    assert solution_id in served
+    labeled.refresh_from_db()
+    assert labeled.annotation_count == 2 and not labeled.is_open
