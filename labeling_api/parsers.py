@@ -1,5 +1,10 @@
 """Request bodies the database can store: JSON without NUL characters, unpaired surrogates or
-infinite numbers, refused with a 400 that names the field.
+infinite numbers, nested at most MAX_DEPTH deep, refused with a 400 that names the field.
+
+Nesting is checked on the raw bytes before parsing: Python's json module recurses once per level,
+so `[` x 50,000 would raise RecursionError (a 500) inside the parser, and every later walk of the
+value (validation, jsonb encoding) would recurse too. No body this API accepts needs more than a
+few levels (a submit is 4 deep); workspace drafts get room to spare.
 
 PostgreSQL's text and jsonb types reject NUL (and jsonb the \\u0000 escape), UTF-8 cannot encode a
 lone surrogate, and `1e999` parses to an infinity that is not JSON. Each would otherwise surface as
@@ -8,7 +13,9 @@ a 500 deep inside a service; checking once at the parser covers every endpoint.
 
 from __future__ import annotations
 
+import io
 import math
+import re
 from typing import Any
 
 from rest_framework.exceptions import ValidationError
@@ -49,9 +56,45 @@ def find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
     return None
 
 
+MAX_DEPTH = 32
+# Characters that open or close a string or a nesting level, or escape inside a string.
+_TOKEN = re.compile(rb'["\\\[\]{}]')
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = b"[{", b"]}", ord('"'), ord("\\")
+
+
+def nested_deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether arrays and objects in a JSON text nest deeper than `limit`, found in one pass
+    without parsing (no recursion; brackets inside strings do not count)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth, in_string, escaped_at = 0, False, -1
+    for match in _TOKEN.finditer(raw):
+        pos = match.start()
+        if pos == escaped_at:
+            continue
+        char = raw[pos]
+        if in_string:
+            if char == _BACKSLASH:
+                escaped_at = pos + 1
+            elif char == _QUOTE:
+                in_string = False
+        elif char == _QUOTE:
+            in_string = True
+        elif char in _OPEN:
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in _CLOSE:
+            depth -= 1
+    return False
+
+
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
+        raw = stream.read() if stream is not None else b""
+        if nested_deeper_than(raw, MAX_DEPTH):
+            raise ValidationError({"non_field_errors": [f"JSON nested deeper than {MAX_DEPTH} levels is refused."]})
+        data = super().parse(io.BytesIO(raw), media_type, parser_context)
         found = find_unstorable(data)
         if found:
             raise ValidationError({found[0]: [found[1]]})
