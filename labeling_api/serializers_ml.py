@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from ml.models import TrainingRun
+from ml.prm.config import ConfigError
 from ml.services import CONFIG_KEYS, validate_config
 
 # Not over HTTP: which model directory the server loads is the deployment's choice (settings / command).
@@ -54,8 +55,8 @@ class TrainingRunRequestSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")
         try:
             return validate_config(value)
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from None
+        except ConfigError as exc:  # {"config": {"max_epochs": ["must be ..."]}}
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
 
 
 class TrainingRunRequestedSerializer(TrainingRunSerializer):

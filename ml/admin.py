@@ -27,6 +27,7 @@ class TrainingRunAdmin(ProjectScopedAdmin):
     autocomplete_fields = ["project"]
     list_select_related = ["project"]
     readonly_fields = [
+        "requested_by",
         "is_active",
         "activated_at",
         "label_count",

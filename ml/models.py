@@ -1,5 +1,6 @@
 """Model registry rows: training runs (one active per project) and per-step scores."""
 
+from django.conf import settings
 from django.db import models
 
 from core.models import JobStatus
@@ -9,6 +10,10 @@ class TrainingRun(models.Model):
     project = models.ForeignKey("annotate.Project", on_delete=models.CASCADE, related_name="training_runs")
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
     config = models.JSONField(default=dict, blank=True)
+    # Who asked for the run: for leads in the admin only. Never in `config`, which ML engineers read.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     label_count = models.PositiveIntegerField(default=0, help_text="Step labels the run trained on.")
     metrics = models.JSONField(default=dict, blank=True)
     artifact_path = models.CharField(max_length=500, blank=True)

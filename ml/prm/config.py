@@ -5,6 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 
+class ConfigError(ValueError):
+    """A setting out of its type or bounds; `field` names it (the API answers 400 with it)."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
 @dataclass
 class PRMConfig:
     # --- featurizer -------------------------------------------------------------------------
@@ -52,22 +61,32 @@ class PRMConfig:
     extra: dict = field(default_factory=dict)  # free-form notes carried into the checkpoint
 
     def __post_init__(self) -> None:
-        """Refuse a config that cannot train, naming the field (ValueError "field: ...")."""
+        """Refuse a config that cannot train or would not fit a worker, naming the field
+        (ConfigError, a ValueError "field: ..."), wherever it comes from (API, command, settings)."""
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+                raise ConfigError(name, f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         for name, low, high in _RANGES:
             value = getattr(self, name)
             if value is None and name in _OPTIONAL:
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-                raise ValueError(f"{name}: must be a number in [{low}, {high}], got {value!r}")
+                raise ConfigError(name, f"must be a number in [{low}, {high}], got {value!r}")
         for name in ("word_ngrams", "char_ngrams"):
             orders = getattr(self, name)
-            if not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 8 for n in orders):
-                raise ValueError(f"{name}: must be n-gram orders between 1 and 8, got {orders!r}")
+            if not 1 <= len(orders) <= 4 or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 8 for n in orders
+            ):
+                raise ConfigError(name, f"must be 1 to 4 n-gram orders between 1 and 8, got {orders!r}")
+        weights = (self.step_hash_dim + self.context_hash_dim) * self.hidden_size * self.ensemble_size
+        if weights > MAX_WEIGHTS:
+            raise ConfigError(
+                "ensemble_size",
+                f"(step_hash_dim + context_hash_dim) x hidden_size x ensemble_size = {weights:,} weights; "
+                f"at most {MAX_WEIGHTS:,}",
+            )
         if not isinstance(self.extra, dict):
-            raise ValueError("extra: must be an object")
+            raise ConfigError("extra", "must be an object")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -95,22 +114,27 @@ _CHOICES = {
     "auto_labels": AUTO_LABEL_MODES,
 }
 _OPTIONAL = {"first_error_threshold"}
-# (field, lowest, highest): what can train at all; deployment limits are the API's to set.
+# (field, lowest, highest): what one run may ask for. The bounds keep a run within a worker's
+# memory and time whoever requests it (an API caller included): no run trains a million heads or
+# for a billion epochs. Raise them here, for everyone, if a deployment needs bigger models.
 _RANGES = (
-    ("step_hash_dim", 1, 2**24),
-    ("context_hash_dim", 1, 2**24),
-    ("hf_max_length", 1, 1 << 16),
-    ("hidden_size", 1, 1 << 16),
-    ("ensemble_size", 1, 64),
-    ("dropout", 0.0, 0.95),
-    ("lr", 0.0, 10.0),
-    ("weight_decay", 0.0, 10.0),
-    ("batch_size", 1, 1 << 20),
-    ("min_batches_per_epoch", 1, 1 << 16),
-    ("max_epochs", 1, 1 << 20),
-    ("patience", 0, 1 << 20),
-    ("heldout_fraction", 0.0, 0.9),
+    ("step_hash_dim", 1, 2**18),
+    ("context_hash_dim", 1, 2**16),
+    ("hf_max_length", 8, 4096),
+    ("hidden_size", 1, 1024),
+    ("ensemble_size", 1, 16),
+    ("dropout", 0.0, 0.9),
+    ("lr", 0.0, 1.0),
+    ("weight_decay", 0.0, 1.0),
+    ("batch_size", 1, 65_536),
+    ("min_batches_per_epoch", 1, 1000),
+    ("max_epochs", 1, 10_000),
+    ("patience", 0, 10_000),
+    ("heldout_fraction", 0.0, 0.5),
     ("seed", 0, 2**32 - 1),
-    ("num_threads", 0, 1024),
+    ("num_threads", 0, 64),
     ("first_error_threshold", 0.0, 1.0),
 )
+# The hashed tables of all heads together hold this many weights at most (three times over with
+# Adam's state); the defaults use 2.6M.
+MAX_WEIGHTS = 2**25

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 from core.errors import Conflict
-from ml.prm.config import PRMConfig
+from ml.prm.config import ConfigError, PRMConfig
 
 if TYPE_CHECKING:
     pass
@@ -36,15 +36,16 @@ class RunNotActivatable(Conflict):
 
 
 def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
-    """Check per-run training overrides against PRMConfig's fields and their types; ValueError names the key."""
+    """Check per-run training overrides against PRMConfig's fields, types and bounds (PRMConfig
+    checks itself on construction); ValueError (a ConfigError, with `.field`) names the key."""
     defaults = {f.name: f.default for f in fields(PRMConfig)}
     for key, value in overrides.items():
         if key == "extra":
             if not isinstance(value, dict):
-                raise ValueError("extra: must be an object")
+                raise ConfigError("extra", "must be an object")
             continue
         if key not in CONFIG_KEYS:
-            raise ValueError(f"unknown training config keys: {key}")
+            raise ConfigError(key, "unknown training setting")
         default = defaults[key]
         if isinstance(default, bool):
             ok = isinstance(value, bool)
@@ -61,8 +62,8 @@ def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
         else:
             ok = True
         if not ok:
-            raise ValueError(f"{key}: expected a value like {default!r}, got {value!r}")
-    PRMConfig.from_dict(overrides)  # values PRMConfig refuses (featurizer="x", dropout=5) name their field
+            raise ConfigError(key, f"expected a value like {default!r}, got {value!r}")
+    PRMConfig.from_dict(overrides)  # bounds and choices: PRMConfig refuses, naming the field (ConfigError)
     return overrides
 
 

@@ -156,9 +156,12 @@ def request_retrain(
     if waiting is not None:
         waiting.merged = True
         return waiting
-    extra = {"trigger": trigger, "requested_by": getattr(user, "username", None)}
+    # Who asked is kept on the row for leads, never in the config that ML engineers list.
     run = TrainingRun.objects.create(
-        project=project, status=JobStatus.CREATED, config={**(config or {}), "extra": extra}
+        project=project,
+        status=JobStatus.CREATED,
+        config={**(config or {}), "extra": {"trigger": trigger}},
+        requested_by=user if getattr(user, "pk", None) else None,
     )
     run.merged = False
     if enqueue:

@@ -91,7 +91,7 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     assert first.data["status"] == "created" and first.data["merged"] is False
     assert second.data["id"] == first.data["id"] and second.data["merged"] is True
     assert len(callbacks) == 1, "one task enqueued for one run"
-    assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"]["requested_by"] == "ml"
+    assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"] == {"trigger": "api"}
     bad = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"lr": 1, "nope": 2}}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.data["config"])
     for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, {"hf_model_path": "/etc"}, {"extra": {}}):
@@ -170,3 +170,64 @@ def test_score_validation(clients, body):
 @pytest.mark.django_db
 def test_unknown_project_in_score_is_404(clients):
     assert clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "project": "nope"}, format="json").status_code == 404
+
+
+@pytest.mark.django_db
+def test_training_settings_are_bounded():
+    """Was: {"step_hash_dim": 1e12, "ensemble_size": 1e6, "max_epochs": 1e9, "num_threads": 100000}
+    answered 202 and was stored; later retrain requests joined that run."""
+    project = Project.objects.create(slug="bounded")
+    ml = _member(project, "ml-bounds", Role.ML_ENGINEER)
+    url = "/api/v1/projects/bounded/training-runs/"
+    too_big = {
+        "step_hash_dim": 10**12,
+        "ensemble_size": 10**6,
+        "max_epochs": 10**9,
+        "num_threads": 100_000,
+        "context_hash_dim": 2**30,
+        "hidden_size": 10**6,
+        "batch_size": 10**9,
+        "lr": 1e9,
+        "dropout": 1.5,
+        "heldout_fraction": 0.99,
+        "word_ngrams": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+        "char_ngrams": [50],
+        "first_error_threshold": 2.0,
+        "featurizer": "pickle",
+    }
+    for key, value in too_big.items():
+        response = ml.post(url, {"config": {key: value}}, format="json")
+        assert response.status_code == 400, key
+        assert list(response.json()["config"]) == [key], response.json()  # the field is named
+    # The issue's body as a whole, with floats as JSON writes them.
+    response = ml.post(
+        url,
+        {"config": {"step_hash_dim": 1e12, "ensemble_size": 1e6, "max_epochs": 1e9, "num_threads": 100000}},
+        format="json",
+    )
+    assert response.status_code == 400 and "config" in response.json()
+    # Settings within bounds but too big together: the weight budget names a field too.
+    response = ml.post(
+        url, {"config": {"step_hash_dim": 2**18, "hidden_size": 1024, "ensemble_size": 16}}, format="json"
+    )
+    assert response.status_code == 400 and "weights" in str(response.json()["config"])
+    assert not TrainingRun.objects.filter(project=project).exists()
+    ok = ml.post(url, {"config": {"max_epochs": 5, "ensemble_size": 2, "num_threads": 2}}, format="json")
+    assert ok.status_code == 202
+
+
+@pytest.mark.django_db
+def test_ml_engineers_do_not_see_who_requested_a_run():
+    """Was: config.extra.requested_by carried the requesting lead's username to ML engineers."""
+    project = Project.objects.create(slug="identities")
+    lead = _member(project, "lead-with-a-name", Role.LEAD)
+    ml = _member(project, "ml-reader", Role.ML_ENGINEER)
+    started = lead.post("/api/v1/projects/identities/training-runs/", {"config": {"max_epochs": 2}}, format="json")
+    assert started.status_code == 202
+    listed = ml.get("/api/v1/projects/identities/training-runs/")
+    assert listed.status_code == 200
+    assert "lead-with-a-name" not in listed.content.decode()
+    assert "requested_by" not in listed.content.decode()
+    assert listed.json()[0]["config"]["extra"] == {"trigger": "api"}
+    # The lead still finds who asked, in the admin's row.
+    assert TrainingRun.objects.get(pk=started.json()["id"]).requested_by == lead.user

@@ -373,7 +373,7 @@ def test_killed_worker_leaves_the_previous_model_and_the_sweeper_retries(tmp_pat
     queue_before = [(s.pk, s.priority) for s in open_queue(project)]
     purge_broker()
     # A run that trains for minutes (no early stop), killed with SIGKILL a moment after it starts.
-    slow = {**TINY, "max_epochs": 100_000, "patience": 100_000}
+    slow = {**TINY, "max_epochs": 10_000, "patience": 10_000}
     with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml") as worker:
         run = services.request_retrain(project=project, config=slow)
         wait_for(lambda: TrainingRun.objects.get(pk=run.pk).status == "running", timeout=60, message="start")
