@@ -219,3 +219,33 @@ def test_production_settings_secure_cookies_and_hsts():
         timeout=120,
     )
     assert result.stdout.split() == ["True", "True", "True", "True", "False", "True"], result.stderr
+
+
+def test_compose_deployment_counts_rate_limits_in_redis():
+    """Was: the compose stack set no CACHE_URL, so each web container kept its own file cache of
+    rate-limit counters (three gunicorn workers, three limits). The deployment's environment, as
+    docker-compose.yml gives it, must configure the Redis cache."""
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    app_env = compose["x-app"]["environment"]
+    cache_url = app_env["CACHE_URL"].replace("${CACHE_URL:-", "").rstrip("}")
+    assert cache_url.startswith("redis://redis:6379/")
+    for service in ("web", "worker", "migrate"):
+        assert compose["services"][service]["environment"]["CACHE_URL"] == app_env["CACHE_URL"], service
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "CACHE_URL"},
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": "s" * 60,
+        "CACHE_URL": cache_url,
+    }
+    code = "from django.conf import settings as s; c = s.CACHES['default']; print(c['BACKEND'], c['LOCATION'])"
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.split() == ["django.core.cache.backends.redis.RedisCache", cache_url], result.stderr
