@@ -40,5 +40,3 @@ def assignment_for_request(request: Request, assignment_id: int) -> tuple[Assign
     """The caller's own assignment while they may label in its project (annotate.access)."""
     with _as_http():
         return access.assignment_for(user=request.user, assignment_id=assignment_id)
-
-

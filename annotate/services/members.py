@@ -29,18 +29,6 @@ def add_member(*, project: Project, user: AbstractBaseUser, role: Role | str) ->
     return Membership.objects.get_or_create(project=project, user=user, role=role)
 
 
-@transaction.atomic
-def remove_member(*, project: Project, user: AbstractBaseUser, role: Role | str | None = None) -> int:
-    """Take `role` (every role when None) in `project` from `user`; returns how many memberships
-    went. Their open leases are released (the membership signal below), so their solutions go
-    back to the queue at once, and every later call on their assignments answers 404."""
-    memberships = Membership.objects.filter(project=project, user=user)
-    if role is not None:
-        memberships = memberships.filter(role=Role(role))
-    removed, _ = memberships.delete()
-    return removed
-
-
 def release_leases_unless_labeler(*, project_id: int, user_id: int) -> int:
     """Expire the user's active assignments in the project when they may no longer label there
     (drafts stay on the rows); returns how many were released."""

@@ -26,7 +26,8 @@ def _exported_problems(lead_client, slug: str) -> list[str]:
     return sorted(line["question"]["problem"] for line in lines if "problem" in line.get("question", {}))
 
 
-def test_removed_annotator_cannot_submit_skip_or_claim_and_the_export_is_unchanged():
+@pytest.mark.parametrize("path", ["admin", "members page"])
+def test_removed_annotator_cannot_submit_skip_or_claim_and_the_export_is_unchanged(path):
     project = make_project("removal", overlap=1, lease_minutes=30)
     make_solutions(project, 3)
     annotator = member_client(project, "leaving", Role.ANNOTATOR)
@@ -45,12 +46,15 @@ def test_removed_annotator_cannot_submit_skip_or_claim_and_the_export_is_unchang
     before = _exported_problems(lead_api, project.slug)
     assert len(before) == 1
 
-    # The lead removes the annotator in the admin.
+    # The lead removes the annotator, in the admin or on the project's members page.
     lead = Client()
     lead.force_login(lead_user)
     membership = Membership.objects.get(project=project, user=annotator.user)
-    deleted = lead.post(f"/admin/annotate/membership/{membership.pk}/delete/", {"post": "yes"})
-    assert deleted.status_code == 302 and not Membership.objects.filter(pk=membership.pk).exists()
+    if path == "admin":
+        removed = lead.post(f"/admin/annotate/membership/{membership.pk}/delete/", {"post": "yes"})
+    else:
+        removed = lead.post(f"/projects/{project.slug}/members/", {"action": "remove", "user": annotator.user.pk})
+    assert removed.status_code in (200, 302) and not Membership.objects.filter(pk=membership.pk).exists()
 
     # Their open lease was released at once: the solution is claimable by someone else.
     held = Assignment.objects.get(pk=open_task["id"])

@@ -29,7 +29,8 @@ from annotate.models import (
     Step,
 )
 from annotate.services import audit, queue
-from annotate.services.members import add_member, remove_member
+from annotate.services.members import add_member
+from annotate.services.team import remove_member
 from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from ml.models import StepScore, TrainingRun
 from prm800k.labels import label_counters
@@ -102,7 +103,7 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
     assignment = queue.claim_next(project=project, user=users["annotator"], roles={Role.ANNOTATOR})
     # A member who claimed a task and was then removed by the lead.
     removed_assignment = queue.claim_next(project=project, user=users["removed"], roles={Role.ANNOTATOR})
-    remove_member(project=project, user=users["removed"])
+    remove_member(project=project, actor=users["lead"], user_id=users["removed"].pk)
     labeled = solutions[-1]
     label_steps = gold_label_steps([1, 1, -1])
     annotation = Annotation.objects.create(

@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotate", "0006_audit_trail")]
+    dependencies = [("annotate", "0007_self_service")]
 
     operations = [
         migrations.AddField(
