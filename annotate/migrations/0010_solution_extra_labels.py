@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotate", "0007_self_service")]
+    dependencies = [("annotate", "0009_solution_model_run_id")]
 
     operations = [
         migrations.AddField(
