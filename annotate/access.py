@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from annotate.models import Assignment, Membership, Project, Role
+from core.errors import Forbidden, NotFound
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -50,11 +51,11 @@ FORBIDDEN_MESSAGES = {
 }
 
 
-class ProjectNotFound(Exception):
+class ProjectNotFound(NotFound):
     """No such project, or the caller is not one of its members."""
 
 
-class ActionForbidden(Exception):
+class ActionForbidden(Forbidden):
     """A member without a role the action needs."""
 
 

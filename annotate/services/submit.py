@@ -49,7 +49,7 @@ from annotate.services.queue import (
     lock_assignment,
     renew_if_free,
 )
-from core.errors import Invalid, NotFound
+from core.errors import Forbidden, Invalid, NotFound
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
@@ -442,5 +442,5 @@ def claim_after_submit(
     has just been failed or the caller may no longer label."""
     try:
         return claim_next(project=project, user=user, roles=roles), None
-    except exceptions.PermissionDenied as refused:  # ScreeningFailed included
-        return None, str(refused.detail)
+    except Forbidden as refused:  # ScreeningFailed included
+        return None, refused.message
