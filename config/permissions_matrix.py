@@ -128,8 +128,6 @@ ROUTES: dict[str, list[Call]] = {
     "account-password": [Call("GET",  row(302, 200, 200, 200, 200, 200, 200, 200))],
     # An invite link: anyone may open a valid one; an unknown, used or expired one is not found.
     "invite-accept": [Call("GET",     row(404, 404, 404, 404, 404, 404, 404, 404))],
-    # The icon for pages that do not link it (a redirect to the static file).
-    "favicon": [Call("GET",           row(301, 301, 301, 301, 301, 301, 301, 301))],
     # django.contrib.auth views.
     "login": [Call("GET",             row(200, 200, 200, 200, 200, 200, 200, 200))],
     # The icon for pages that do not link it: public, a redirect to the static file.

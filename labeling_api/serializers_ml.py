@@ -57,6 +57,8 @@ class TrainingRunRequestSerializer(serializers.Serializer):
             return validate_config(value)
         except ConfigError as exc:  # {"config": {"max_epochs": ["must be ..."]}}
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 class TrainingRunRequestedSerializer(TrainingRunSerializer):
