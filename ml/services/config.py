@@ -45,7 +45,7 @@ def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
                 raise ConfigError("extra", "must be an object")
             continue
         if key not in CONFIG_KEYS:
-            raise ConfigError(key, "unknown training setting")
+            raise ConfigError(key, "unknown training config key")
         default = defaults[key]
         if isinstance(default, bool):
             ok = isinstance(value, bool)
