@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotate", "0009_solution_model_run_id")]
+    dependencies = [("annotate", "0010_project_step_labels_since_run")]
 
     operations = [
         migrations.AddField(
