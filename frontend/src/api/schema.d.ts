@@ -630,6 +630,8 @@ export interface components {
       solutions_total: number;
       active_assignment_id: number | null;
       screening: components["schemas"]["ScreeningStatus"];
+      /** @description Submits of the last days that arrived after the lease expired and another annotator had taken the solution: not recorded as labels, kept here so the work is not lost. `PUT /assignments/{id}/draft/` with null dismisses one. */
+      refused_submits: components["schemas"]["RefusedSubmit"][];
     };
     /**
      * @description * `positive` - positive
@@ -726,6 +728,17 @@ export interface components {
       neutral: number;
       negative: number;
       unrated: number;
+    };
+    RefusedSubmit: {
+      assignment_id: number;
+      solution_id: number;
+      /** Format: date-time */
+      refused_at: string;
+      /** @description The start of the problem text, to recognise the task. */
+      problem: string;
+      /** @description The submit body as it was sent (ratings, reason, time). */
+      submit: unknown;
+      message: string;
     };
     Run: {
       id: number;
