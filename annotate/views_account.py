@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.access import allowed_actions
 from annotate.forms import AcceptInviteForm
 from annotate.models import Role
-from annotate.selectors import home_rows
+from annotate.selectors.pages import home_rows
 from annotate.services import events, team, tokens
 
 TOKEN_PLACEHOLDER = "YOUR_TOKEN"

@@ -15,12 +15,12 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Export, ImportJob, Invite, Membership, Project, Role
+from annotate.models import Project
 from annotate.pages import project_page, project_tabs
+from annotate.selectors import pages as reads
 from annotate.services import projects, team
 
 
@@ -47,7 +47,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_page(request, slug, "settings")
-    form = ProjectSettingsForm(request.POST or None, instance=Project.objects.get(pk=project.pk))
+    form = ProjectSettingsForm(request.POST or None, instance=reads.settings_instance(project=project))
     if request.method == "POST" and form.is_valid():
         changes = projects.update_settings(project=project, user=request.user, **form.cleaned_data)
         if changes:
@@ -67,7 +67,7 @@ def project_data(request: HttpRequest, slug: str) -> HttpResponse:
         "max_bytes": settings.IMPORT_MAX_BYTES,
         "csrf_token": get_token(request),
     }
-    jobs = ImportJob.objects.filter(project=project).select_related("requested_by").order_by("-id")[:50]
+    jobs = reads.recent_imports(project=project)
     context = {"form": ImportForm(), "jobs": jobs, "config": config, "max_bytes": settings.IMPORT_MAX_BYTES}
     return _render(request, project, "data", "annotate/manage/data.html", **context)
 
@@ -111,14 +111,8 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             add_form.add_error("username", str(exc))
         else:
             messages.error(request, str(exc))
-    members = _members(project)
-    invites = list(
-        Invite.objects.filter(project=project, used_at__isnull=True, expires_at__gt=timezone.now())
-        .select_related("created_by")
-        .order_by("-id")
-    )
-    for invite in invites:
-        invite.role_labels = [Role(role).label for role in invite.roles]
+    members = reads.members(project=project)
+    invites = reads.open_invites(project=project)
     context = {
         "add_form": add_form,
         "invite_form": invite_form,
@@ -137,15 +131,6 @@ def _int(data, key: str) -> int:
         raise team.TeamError("That request was incomplete; reload the page and try again.") from None
 
 
-def _members(project: Project) -> list[dict]:
-    by_user: dict[int, dict] = {}
-    for m in Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role"):
-        row = by_user.setdefault(m.user_id, {"user": m.user, "roles": [], "since": m.created_at})
-        row["roles"].append(m.get_role_display())
-        row["since"] = min(row["since"], m.created_at)
-    return list(by_user.values())
-
-
 @login_required
 @require_http_methods(["GET"])
 def project_export(request: HttpRequest, slug: str) -> HttpResponse:
@@ -155,8 +140,7 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
         "export_url": reverse("export-detail", args=[0]).replace("/0/", "/{id}/"),
         "csrf_token": get_token(request),
     }
-    # Export jobs are their requester's own (the API shows and serves no one else's).
-    exports = Export.objects.filter(project=project, requested_by=request.user).order_by("-id")[:50]
+    exports = reads.own_exports(project=project, user=request.user)
     form = ExportForm(initial={"since": request.GET.get("since", "")})
     context = {"form": form, "exports": exports, "config": config}
     return _render(request, project, "export", "annotate/manage/export.html", **context)

@@ -1,0 +1,84 @@
+"""Reads of the lead's and ML engineer's pages (annotate.views, views_manage, views_account)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotate.models import Annotation, Export, ImportJob, Invite, Membership, Project, Role, Solution
+from annotate.selectors import projects_for_user
+
+PAST_JOBS = 50
+
+
+def home_rows(*, user: AbstractBaseUser) -> list[dict]:
+    """The home page's table: each of the user's projects (every project for superusers) with the
+    user's roles and its progress (solutions done of all, labels submitted), in two grouped queries."""
+    projects = list(projects_for_user(user=user))
+    roles: dict[int, set[str]] = {}
+    for project_id, role in Membership.objects.filter(user=user).values_list("project_id", "role"):
+        roles.setdefault(project_id, set()).add(role)
+    ids = [p.pk for p in projects]
+    solutions = {
+        row["project"]: row
+        for row in Solution.objects.filter(project_id__in=ids)
+        .values("project")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))
+    }
+    labels = dict(
+        Annotation.objects.filter(project_id__in=ids)
+        .values("project")
+        .annotate(n=Count("id"))
+        .values_list("project", "n")
+    )
+    rows = []
+    for project in projects:
+        counts = solutions.get(project.pk, {"total": 0, "done": 0})
+        total, done = counts["total"], counts["done"]
+        rows.append(
+            {
+                "project": project,
+                "roles": sorted(roles.get(project.pk, set())),
+                "solutions": total,
+                "done": done,
+                "labels": labels.get(project.pk, 0),
+                "percent": round(100 * done / total) if total else 0,
+            }
+        )
+    return rows
+
+
+def recent_imports(*, project: Project) -> list[ImportJob]:
+    return list(ImportJob.objects.filter(project=project).select_related("requested_by").order_by("-id")[:PAST_JOBS])
+
+
+def own_exports(*, project: Project, user: AbstractBaseUser) -> list[Export]:
+    """Export jobs are their requester's own: the API shows and serves no one else's."""
+    return list(Export.objects.filter(project=project, requested_by=user).order_by("-id")[:PAST_JOBS])
+
+
+def open_invites(*, project: Project) -> list[Invite]:
+    invites = list(
+        Invite.objects.filter(project=project, used_at__isnull=True, expires_at__gt=timezone.now())
+        .select_related("created_by")
+        .order_by("-id")
+    )
+    for invite in invites:
+        invite.role_labels = [Role(role).label for role in invite.roles]
+    return invites
+
+
+def members(*, project: Project) -> list[dict]:
+    """One row per person: the user, their role names, and since when they are a member."""
+    by_user: dict[int, dict] = {}
+    for m in Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role"):
+        row = by_user.setdefault(m.user_id, {"user": m.user, "roles": [], "since": m.created_at})
+        row["roles"].append(m.get_role_display())
+        row["since"] = min(row["since"], m.created_at)
+    return list(by_user.values())
+
+
+def settings_instance(*, project: Project) -> Project:
+    """A fresh copy for the settings form (which changes the instance it validates)."""
+    return Project.objects.get(pk=project.pk)
