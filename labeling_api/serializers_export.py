@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotate.models import Export, ImportJob
 from annotate.services import exports
+from core.models import JobStatus
 
 FORMAT_HELP = (
     "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: "
@@ -133,7 +134,7 @@ class ExportJobSerializer(serializers.ModelSerializer):
         ]
 
     def get_download_url(self, export: Export) -> str | None:
-        if export.status != "succeeded":
+        if export.status != JobStatus.SUCCEEDED:
             return None
         request = self.context.get("request")
         path = reverse("export-download", kwargs={"id": export.pk})

@@ -7,7 +7,7 @@ every caller the same way.
 
 from rest_framework import serializers
 
-from annotate.models import Assignment, FinishReason, LabelingMode
+from annotate.models import Assignment, FinishReason, LabelingMode, ScreeningStatus
 
 
 class TaskProblemSerializer(serializers.Serializer):
@@ -112,7 +112,7 @@ class DraftOutSerializer(serializers.Serializer):
 class ScreeningStatusSerializer(serializers.Serializer):
     required = serializers.IntegerField(help_text="Screening answers to submit before regular work (0: none).")
     submitted = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["not_required", "pending", "passed", "failed"])
+    status = serializers.ChoiceField(choices=["not_required", *ScreeningStatus.values])
     threshold = serializers.FloatField()
     agreement = serializers.FloatField(allow_null=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from annotate.models import Project
+from core.models import JobStatus
 from ml.models import TrainingRun
 
 TRAINING_RUNS_SHOWN = 200
@@ -73,12 +74,14 @@ def model_summary(*, project: Project) -> dict:
                 "error": (run["error"] or "").strip().splitlines()[-1][:300] if run["error"] else "",
             }
         )
-    curve = sorted((r for r in shown if r["status"] == "succeeded" and r["heldout"]), key=lambda r: r["label_count"])
+    curve = sorted(
+        (r for r in shown if r["status"] == JobStatus.SUCCEEDED and r["heldout"]), key=lambda r: r["label_count"]
+    )
     latest = shown[-1] if shown else None
     return {
         "active_run": next((r for r in shown if r["is_active"]), None),
         "latest_run": latest,
-        "in_progress": any(r["status"] in ("created", "running") for r in shown),
+        "in_progress": any(r["status"] in (JobStatus.CREATED, JobStatus.RUNNING) for r in shown),
         "runs": shown,
         "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
         "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],

@@ -14,16 +14,13 @@ else the first: PRM800K's own reading, see prm800k.labels.main_line_completion):
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Annotation, AnnotatorStatus, Project, ScreeningStatus
-from prm800k.agreement import AgreementSummary, compare_with_gold, krippendorff_alpha_ordinal, summarize
-from prm800k.labels import main_line_ratings
+from prm800k.agreement import AgreementSummary, compare_with_gold, summarize
 
 
 def gold_agreement(*, project: Project, user: AbstractBaseUser, screening: bool | None = None) -> AgreementSummary:
@@ -71,69 +68,3 @@ def decide_screening(*, project: Project, user: AbstractBaseUser, status: Annota
     status.screening_decided_at = timezone.now()
     status.save(update_fields=["screening_status", "screening_agreement", "screening_decided_at", "updated_at"])
     return status
-
-
-def project_agreement(*, project: Project) -> dict:
-    """Agreement among annotators of the same solutions, and each annotator's rates.
-
-    - alpha: Krippendorff's alpha (ordinal) over main-line step ratings of solutions labeled by
-      two or more annotators (non-gold annotations);
-    - first_error_agreement: among pairs of annotations of one solution, the share that put the
-      first Negative step at the same index (both none counts as agreeing);
-    - annotators: per labeler, labels, neutral rate (of rated steps), flag rate (of labeled
-      steps) and accuracy against gold where they answered gold or screening questions.
-    """
-    annotations = Annotation.objects.filter(project=project, is_gold=False)
-    per_annotator = (
-        annotations.values("labeler_uuid", "annotator_id")
-        .annotate(
-            labels=Count("id"),
-            steps=Sum("n_label_steps"),
-            neutral=Sum("n_neutral"),
-            positive=Sum("n_positive"),
-            negative=Sum("n_negative"),
-            flagged=Sum("n_flagged"),
-        )
-        .order_by("labeler_uuid")
-    )
-    shared = annotations.filter(solution__annotation_count__gte=2).values_list(
-        "solution_id", "label_steps", "first_error_index"
-    )
-    by_solution: dict[int, list[tuple[list[int | None], int | None]]] = defaultdict(list)
-    for solution_id, label_steps, first_error in shared.iterator():
-        by_solution[solution_id].append((main_line_ratings(json.loads(label_steps)), first_error))
-    units: list[list[int]] = []
-    pairs = agreeing_pairs = 0
-    for labels in by_solution.values():
-        if len(labels) < 2:
-            continue
-        longest = max(len(ratings) for ratings, _ in labels)
-        for i in range(longest):
-            units.append([ratings[i] for ratings, _ in labels if i < len(ratings) and ratings[i] is not None])
-        for a in range(len(labels)):
-            for b in range(a + 1, len(labels)):
-                pairs += 1
-                agreeing_pairs += labels[a][1] == labels[b][1]
-    users = get_user_model().objects.in_bulk([row["annotator_id"] for row in per_annotator if row["annotator_id"]])
-    rows = []
-    for row in per_annotator:
-        rated = (row["positive"] or 0) + (row["neutral"] or 0) + (row["negative"] or 0)
-        user = users.get(row["annotator_id"])
-        gold = gold_agreement(project=project, user=user) if user is not None else summarize([])
-        rows.append(
-            {
-                "labeler": row["labeler_uuid"],
-                "labels": row["labels"],
-                "neutral_rate": (row["neutral"] or 0) / rated if rated else None,
-                "flag_rate": (row["flagged"] or 0) / row["steps"] if row["steps"] else None,
-                "gold_accuracy": gold.accuracy,
-                "gold_first_error_rate": gold.first_error_rate,
-                "gold_solutions": gold.solutions_compared,
-            }
-        )
-    return {
-        "solutions_with_overlap": sum(1 for labels in by_solution.values() if len(labels) >= 2),
-        "alpha": krippendorff_alpha_ordinal(units),
-        "first_error_agreement": agreeing_pairs / pairs if pairs else None,
-        "annotators": rows,
-    }

@@ -374,7 +374,9 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
     roles = user_roles(user=user, project=project)
     if project.screening_required <= 0 or Role.LEAD.value in roles:
         screening_state = (
-            "not_required" if status is None or status.screening_status == "pending" else status.screening_status
+            "not_required"
+            if status is None or status.screening_status == ScreeningStatus.PENDING
+            else status.screening_status
         )
     else:
         screening_state = status.screening_status if status else ScreeningStatus.PENDING

@@ -19,10 +19,6 @@ RATINGS = (-1, 0, 1)
 NEG, NEU, POS = 0, 1, 2
 
 
-def rating_to_class(r: int) -> int:
-    return int(r) + 1
-
-
 class EnsembleHead(nn.Module):
     def __init__(self, input_dim: int, *, hidden: int, k: int, sparse: bool, dropout: float = 0.0):
         super().__init__()

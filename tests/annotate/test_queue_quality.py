@@ -1,9 +1,11 @@
 """Gold questions at the QC rate, agreement with gold, and screening."""
 
 import pytest
+from django.utils import timezone
 
 from annotate.models import AnnotatorStatus, Assignment, Role, ScreeningStatus
-from annotate.services.quality import gold_agreement, project_agreement
+from annotate.selectors.stats import project_stats
+from annotate.services.quality import gold_agreement
 from annotate.services.queue import LeaseConflict, ScreeningFailed, claim_next, skip
 from annotate.services.submit import claim_after_submit, submit
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal
@@ -201,7 +203,8 @@ def test_ordinal_metric_penalizes_distant_disagreement_more():
     assert near > far
 
 
-def test_project_agreement_over_overlapping_labels():
+def test_dashboard_agreement_over_overlapping_labels():
+    """The dashboard's agreement (what replaced the tests-only quality.project_agreement)."""
     project = make_project(overlap=2)
     solutions = make_solutions(project, 2)
     first, second = make_user(project=project), make_user(project=project)
@@ -212,14 +215,15 @@ def test_project_agreement_over_overlapping_labels():
             ratings = answers[user.pk][solutions.index(next(s for s in solutions if s.pk == assignment.solution_id))]
             submit(assignment=assignment, user=user, payload=payload(ratings, key=f"{user.pk}-{n}", reason="x"))
 
-    stats = project_agreement(project=project)
+    quality = project_stats(project=project, now=timezone.now())["quality"]
+    stats = quality["agreement"]
 
-    assert stats["solutions_with_overlap"] == 2
+    assert stats["solutions_compared"] == 2
     # Units: (1,1), (1,0), (1,1) on the first solution; (1,1), (-1,-1) on the second.
     assert stats["alpha"] == pytest.approx(krippendorff_alpha_ordinal([[1, 1], [1, 0], [1, 1], [1, 1], [-1, -1]]))
     assert stats["first_error_agreement"] == 1.0
-    rows = {row["labels"]: row for row in stats["annotators"]}
-    assert len(stats["annotators"]) == 2 and set(rows) == {2}
-    by_neutral = sorted(row["neutral_rate"] for row in stats["annotators"])
+    rows = {row["labels"]: row for row in quality["annotators"]}
+    assert len(quality["annotators"]) == 2 and set(rows) == {2}
+    by_neutral = sorted(row["neutral_rate"] for row in quality["annotators"])
     assert by_neutral == [0.0, pytest.approx(1 / 5)]
-    assert all(row["flag_rate"] == 0.0 and row["gold_accuracy"] is None for row in stats["annotators"])
+    assert all(row["flag_rate"] == 0.0 and row["gold_accuracy"] is None for row in quality["annotators"])
