@@ -94,3 +94,45 @@ def test_pages_have_a_favicon(pages):
     # Pages without the link (the admin's) get it where browsers look by default.
     fallback = page.request.get("/favicon.ico")
     assert fallback.status == 200 and fallback.url.endswith("favicon.svg")
+
+
+def test_a_refused_late_submit_is_shown_with_its_labels_until_dismissed(pages, screenshot):
+    """The lease ran out and another annotator took the solution before the submit arrived: the
+    server refuses it (409) and keeps it; the workspace shows it back, and Dismiss clears it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.models import Annotation, Assignment
+    from annotate.services import queue
+
+    project = make_project(overlap=1)
+    make_user("ann", project)
+    bob = make_user("bob", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    for key in ("3", "2", "f", "1"):
+        page.keyboard.press(key)
+    expect(page.locator(".sl-footer")).to_contain_text("found error")
+    mine = Assignment.objects.get(annotator__username="ann")
+    Assignment.objects.filter(pk=mine.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert queue.claim_next(project=project, user=bob).solution_id == mine.solution_id
+
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-alert")).to_contain_text("Not submitted")
+    assert not Annotation.objects.exists()
+    page.reload()
+    wait_ready(page)
+    notice = page.get_by_role("region", name="Submits that were not recorded")
+    expect(notice).to_contain_text("Not recorded:")
+    expect(notice).to_contain_text("Step 1 Positive · Step 2 Neutral (flagged) · Step 3 Negative · finish: found error")
+    expect(notice.locator(".katex").first).to_be_visible()  # the problem, math rendered
+    screenshot(page, "workspace-refused-submit")
+
+    notice.get_by_role("button", name="Dismiss").click()
+    expect(notice).to_be_hidden()
+    assert Assignment.objects.get(pk=mine.pk).draft is None
+    page.reload()
+    wait_ready(page)
+    expect(page.locator(".sl-refused-item")).to_have_count(0)

@@ -10,6 +10,7 @@ export type TaskOut = Schemas["Task"];
 export type SubmitOut = Schemas["SubmitOut"];
 export type SkipOut = Schemas["SkipOut"];
 export type MyProgress = Schemas["MyProgress"];
+export type RefusedSubmit = Schemas["RefusedSubmit"];
 export type Health = Schemas["Health"];
 
 export type ProjectStats = Schemas["ProjectStats"];

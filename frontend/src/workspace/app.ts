@@ -32,6 +32,7 @@ import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
 import { actionFor, KEYMAP, type KeyAction, ratingOf } from "./keymap";
 import { guidance } from "./guidance";
 import { renderProgress } from "./progress";
+import { RefusedNotice } from "./refused";
 import { Session } from "./session";
 import { StepView } from "./stepview";
 
@@ -72,6 +73,7 @@ export class Workspace {
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
   private readonly shortcutsDialog = new ShortcutsDialog(KEYMAP);
+  private readonly refused: RefusedNotice;
 
   constructor(
     root: HTMLElement,
@@ -90,6 +92,15 @@ export class Workspace {
       progressChanged: () => void this.refreshProgress(),
     });
     this.reasonDialog = new ReasonDialog((kind, note) => void this.submit({ reason: kind, note }));
+    // Dismissing a refused submit clears the expired assignment's draft, where the server kept it.
+    this.refused = new RefusedNotice(async (id) => {
+      try {
+        const r = await this.api.saveDraft(id, null);
+        return r.status >= 200 && r.status < 300;
+      } catch {
+        return false;
+      }
+    });
 
     this.submitButton = h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit");
     this.giveUpButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("give_up") }, "Give up");
@@ -150,6 +161,7 @@ export class Workspace {
       h("h1", { class: "sl-title" }, config.project.name || config.project.slug),
       this.bar,
       this.alert,
+      this.refused.el,
       this.notice,
       this.empty,
       this.taskArea,
@@ -391,7 +403,10 @@ export class Workspace {
   private async refreshProgress(): Promise<void> {
     try {
       const me = await this.api.me(this.config.project.slug);
-      if (me) renderProgress(this.progress, me);
+      if (me) {
+        renderProgress(this.progress, me);
+        this.refused.show(me.refused_submits ?? []);
+      }
     } catch {
       /* the panel keeps its last numbers */
     }

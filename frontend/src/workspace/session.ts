@@ -39,6 +39,9 @@ export class Session {
   private draftTimer: number | undefined;
   private serverSaved = true;
   private pending: SubmitPayload | null = null;
+  /** The server said the assignment is no longer ours: drafts stay in this browser only, so a
+   * refused submit the server kept on the assignment is not overwritten by a later save. */
+  private gone = false;
 
   constructor(
     private readonly api: Api,
@@ -58,6 +61,7 @@ export class Session {
     this.task = task;
     this.submitting = false;
     this.pending = null;
+    this.gone = false;
     window.clearTimeout(this.draftTimer);
     if (!task) return null;
     const draft = pickDraft(loadLocal(task.assignmentId), task.draft);
@@ -110,6 +114,7 @@ export class Session {
     window.clearTimeout(this.draftTimer);
     const draft = this.draft();
     saveLocal(task.assignmentId, draft);
+    if (this.gone) return;
     if (keepalive) {
       void this.api.saveDraft(task.assignmentId, draft, true).catch(() => undefined);
       return;
@@ -123,6 +128,7 @@ export class Session {
             this.host.saveState("Saved");
           }
         } else if (GONE.has(r.status)) {
+          this.gone = true;
           this.host.saveState("Saved in this browser");
           this.host.fail(detail(r.data, "This solution is no longer yours to label; your work is kept in this browser."));
         } else {
@@ -143,6 +149,7 @@ export class Session {
       const r = await this.api.heartbeat(task.assignmentId);
       if (this.task !== task) return;
       if (GONE.has(r.status)) {
+        this.gone = true;
         this.host.fail(detail(r.data, "Your lease on this solution ended. Your work is kept in this browser."));
       }
     } catch {
@@ -175,6 +182,7 @@ export class Session {
     if (!outcome.ok) {
       this.submitting = false;
       this.pending = null;
+      if (GONE.has(outcome.status)) this.gone = true;
       this.persist(false);
       this.host.busyChanged();
       this.host.say("");
