@@ -345,11 +345,16 @@ def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
 
 @transaction.atomic
 def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) -> Assignment:
-    """Store the workspace's work in progress on the assignment (owner only, until submitted)."""
+    """Store the workspace's work in progress on the assignment (owner only, until submitted; over a
+    kept refused submit only null, which dismisses it)."""
     _relaxed_commit()
     locked = lock_assignment(assignment=assignment, user=user)
     if locked.status == AssignmentStatus.SUBMITTED:
         raise LeaseConflict("This assignment was already submitted.")
+    if draft is not None and isinstance(locked.draft, dict) and "refused_submit" in locked.draft:
+        # A refused late submit is kept here until the annotator dismisses it (null); a tab still
+        # saving its work must not overwrite it.
+        raise LeaseConflict("This assignment keeps a refused submit (see refused_submits); save null to dismiss it.")
     if len(json.dumps(draft)) > MAX_DRAFT_CHARS:
         raise Invalid({"draft": [f"The draft is larger than {MAX_DRAFT_CHARS} characters."]})
     locked.draft = draft

@@ -174,6 +174,10 @@ def test_a_refused_late_submit_is_given_back_until_dismissed(project, annotator)
     assert back["problem"] == task["problem"]["text"][:200] and "not recorded" in back["message"]
     # Nobody else sees it.
     assert client_for(make_user(project=project)).get("/api/v1/projects/algebra/me/").json()["refused_submits"] == []
+    # A tab still saving its work on that assignment cannot overwrite it.
+    late_save = client.put(f"/api/v1/assignments/{task['id']}/draft/", {"v": 1, "rev": 9}, format="json")
+    assert late_save.status_code == 409 and "refused submit" in late_save.json()["detail"]
+    assert client.get("/api/v1/projects/algebra/me/").json()["refused_submits"][0]["submit"] == sent
     # Dismissed by clearing that assignment's draft.
     assert (
         client.put(f"/api/v1/assignments/{task['id']}/draft/", "null", content_type="application/json").status_code
