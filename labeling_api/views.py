@@ -5,7 +5,6 @@ from collections import defaultdict
 from rest_framework import generics
 
 from annotate import selectors
-from annotate.models import Membership
 from labeling_api.serializers import ProjectSerializer
 
 
@@ -20,8 +19,5 @@ class ProjectListView(generics.ListAPIView):
 
     def get_serializer_context(self):
         context = super().get_serializer_context()
-        roles: dict[int, list[str]] = defaultdict(list)
-        for project_id, role in Membership.objects.filter(user=self.request.user).values_list("project_id", "role"):
-            roles[project_id].append(role)
-        context["roles_by_project"] = roles
+        context["roles_by_project"] = defaultdict(list, selectors.roles_by_project(user=self.request.user))
         return context

@@ -4,11 +4,9 @@ Thin views over annotate.services.exports / imports; who may call them is in lab
 """
 
 import os
-import tempfile
 
 from django.conf import settings
 from django.http import FileResponse, Http404, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -18,7 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Export, ImportJob
+from annotate import selectors
+from annotate.models import Export
 from annotate.services import exports, imports
 from core.models import JobStatus
 from labeling_api.access import project_for_action
@@ -102,14 +101,14 @@ class ExportJobListView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "export")
-        jobs = Export.objects.filter(project=project, requested_by=request.user).order_by("-id")[:100]
+        jobs = selectors.exports_of(project=project, user=request.user)
         return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
 
 
 def _own_export(request: Request, export_id: int) -> Export:
     """An export job is visible to the user who requested it (and staff), if they may still export."""
-    export = get_object_or_404(Export.objects.select_related("project"), pk=export_id)
-    if export.requested_by_id != request.user.pk and not request.user.is_superuser:
+    export = selectors.export_by_id(export_id=export_id)
+    if export is None or (export.requested_by_id != request.user.pk and not request.user.is_superuser):
         raise Http404("No such export of yours.")
     project_for_action(request, export.project.slug, "export")
     return export
@@ -179,25 +178,6 @@ class ImportView(APIView):
             )
         body = ImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        upload = body.validated_data["file"]
-        job = ImportJob.objects.create(
-            project=project, requested_by=request.user, filename=upload.name[:300], status=JobStatus.RUNNING
-        )
-        with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-            handle.flush()
-            try:
-                result = imports.import_file(project=project, path=handle.name)
-            except imports.ImportValidationError as exc:
-                job.status = JobStatus.FAILED
-                job.errors = [error.as_dict() for error in exc.errors]
-                job.counters = {"bad_lines": exc.bad_lines}
-                job.finished_at = timezone.now()
-                job.save()
-                return Response(ImportJobSerializer(job).data, status=400)
-        job.status = JobStatus.SUCCEEDED
-        job.counters = result.as_dict()
-        job.finished_at = timezone.now()
-        job.save()
-        return Response(ImportJobSerializer(job).data, status=201)
+        job = imports.import_upload(project=project, user=request.user, upload=body.validated_data["file"])
+        answer = status.HTTP_201_CREATED if job.status == JobStatus.SUCCEEDED else status.HTTP_400_BAD_REQUEST
+        return Response(ImportJobSerializer(job).data, status=answer)

@@ -15,9 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Export, Project, Role
-from core.models import JobStatus
-from ml.models import TrainingRun
+from annotate import selectors
+from ml import selectors as ml_selectors
 
 
 def broker_reachable(*, timeout: float = 1.0) -> bool:
@@ -65,14 +64,9 @@ class HealthView(APIView):
         database, broker = database_reachable(), broker_reachable()
         waiting = {"exports": 0, "training_runs": 0}
         if database:
-            projects = Project.objects.all()
-            if not request.user.is_superuser:
-                projects = projects.filter(
-                    memberships__user=request.user, memberships__role__in=[Role.LEAD, Role.ML_ENGINEER]
-                )
-            ids = projects.values("pk")
-            waiting["exports"] = Export.objects.filter(project__in=ids, status=JobStatus.CREATED).count()
-            waiting["training_runs"] = TrainingRun.objects.filter(project__in=ids, status=JobStatus.CREATED).count()
+            ids = selectors.job_project_ids(user=request.user)
+            waiting["exports"] = selectors.waiting_exports(project_ids=ids)
+            waiting["training_runs"] = ml_selectors.waiting_runs(project_ids=ids)
         response = Response(
             {"database": database, "broker": broker, "degraded": not (database and broker), "waiting": waiting}
         )

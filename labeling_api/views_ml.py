@@ -3,7 +3,6 @@
 Thin views over ml.services; who may call them is in labeling_api.access.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -20,8 +19,8 @@ from labeling_api.serializers_ml import (
     TrainingRunRequestSerializer,
     TrainingRunSerializer,
 )
+from ml import selectors as ml_selectors
 from ml import services
-from ml.models import TrainingRun
 
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Training run id.")
 DENIED = denied(forbidden="A member without the required role.", not_found="No such project (or run), or not a member.")
@@ -68,7 +67,7 @@ class TrainingRunListView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "view_models")
-        runs = TrainingRun.objects.filter(project=project).select_related("project").order_by("-id")[:200]
+        runs = ml_selectors.runs_of(project=project)
         return Response(TrainingRunSerializer(runs, many=True).data)
 
 
@@ -90,7 +89,7 @@ class TrainingRunActivateView(APIView):
     )
     def post(self, request: Request, slug: str, id: int) -> Response:
         project = project_for_action(request, slug, "activate_model")
-        run = get_object_or_404(TrainingRun.objects.select_related("project"), pk=id, project=project)
+        run = ml_selectors.run_of(project=project, run_id=id)
         run = services.rollback(project=project, run=run)  # RunNotActivatable: 409 (labeling_api.exceptions)
         return Response(TrainingRunSerializer(run).data)
 

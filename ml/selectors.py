@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from annotate.models import Project
+from core.errors import NotFound
 from core.models import JobStatus
 from ml.models import TrainingRun
 
@@ -86,3 +87,21 @@ def model_summary(*, project: Project) -> dict:
         "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
         "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],
     }
+
+
+def runs_of(*, project: Project, limit: int = TRAINING_RUNS_SHOWN):
+    """The project's training runs, newest first."""
+    return TrainingRun.objects.filter(project=project).select_related("project").order_by("-id")[:limit]
+
+
+def run_of(*, project: Project, run_id: int) -> TrainingRun:
+    """One training run of the project; NotFound for another project's or a missing one."""
+    run = TrainingRun.objects.select_related("project").filter(pk=run_id, project=project).first()
+    if run is None:
+        raise NotFound("No such training run in this project.")
+    return run
+
+
+def waiting_runs(*, project_ids) -> int:
+    """Training runs not yet started in these projects."""
+    return TrainingRun.objects.filter(project__in=project_ids, status=JobStatus.CREATED).count()

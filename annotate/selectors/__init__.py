@@ -26,3 +26,41 @@ def user_roles(*, user: AbstractBaseUser | AnonymousUser, project: Project) -> s
 
 def has_role(*, user: AbstractBaseUser | AnonymousUser, project: Project, roles: set[Role] | set[str]) -> bool:
     return bool(user_roles(user=user, project=project) & {str(r) for r in roles})
+
+
+def roles_by_project(*, user: AbstractBaseUser) -> dict[int, list[str]]:
+    """The user's roles in each of their projects (one query)."""
+    roles: dict[int, list[str]] = {}
+    for project_id, role in Membership.objects.filter(user=user).values_list("project_id", "role"):
+        roles.setdefault(project_id, []).append(role)
+    return roles
+
+
+def exports_of(*, project: Project, user: AbstractBaseUser, limit: int = 100) -> QuerySet:
+    """The user's export jobs in the project, newest first."""
+    from annotate.models import Export
+
+    return Export.objects.filter(project=project, requested_by=user).order_by("-id")[:limit]
+
+
+def export_by_id(*, export_id: int):
+    """The export job with its project, or None."""
+    from annotate.models import Export
+
+    return Export.objects.select_related("project").filter(pk=export_id).first()
+
+
+def job_project_ids(*, user: AbstractBaseUser) -> QuerySet:
+    """Ids of the projects whose background jobs the user may see (lead / ml_engineer; all for superusers)."""
+    projects = Project.objects.all()
+    if not user.is_superuser:
+        projects = projects.filter(memberships__user=user, memberships__role__in=[Role.LEAD, Role.ML_ENGINEER])
+    return projects.values("pk")
+
+
+def waiting_exports(*, project_ids) -> int:
+    """Export jobs not yet started in these projects."""
+    from annotate.models import Export
+    from core.models import JobStatus
+
+    return Export.objects.filter(project__in=project_ids, status=JobStatus.CREATED).count()

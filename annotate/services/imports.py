@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import queue
+import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -22,13 +23,15 @@ from typing import IO, Any, TypeVar
 import orjson
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
-from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
+from annotate.models import Annotation, AnnotationSource, ImportJob, Problem, Project, Solution, Step
 from annotate.services.exports.sequence import lock_export_sequence
 from autolabel.importing import is_math_shepherd
 from autolabel.importing import parse_line as parse_math_shepherd
 from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import analyze, insert_rows
+from core.models import JobStatus
 from prm800k import grading
 from prm800k.parse import ParsedSolution, parse_line, validate_line
 from prm800k.records import dumps_label_steps
@@ -453,3 +456,29 @@ def _add_annotation_counts(*, project: Project, added: Counter[int]) -> None:
     Solution.objects.filter(pk__in=list(added), annotation_count__gte=F("extra_labels") + project.overlap).update(
         is_open=False
     )
+
+
+def import_upload(*, project: Project, user, upload) -> ImportJob:
+    """Import an uploaded file (a Django UploadedFile) and record it as an ImportJob: succeeded
+    with its counters, or failed with the first line errors (nothing written)."""
+    job = ImportJob.objects.create(
+        project=project, requested_by=user, filename=upload.name[:300], status=JobStatus.RUNNING
+    )
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+        handle.flush()
+        try:
+            result = import_file(project=project, path=handle.name)
+        except ImportValidationError as exc:
+            job.status = JobStatus.FAILED
+            job.errors = [error.as_dict() for error in exc.errors]
+            job.counters = {"bad_lines": exc.bad_lines}
+            job.finished_at = timezone.now()
+            job.save()
+            return job
+    job.status = JobStatus.SUCCEEDED
+    job.counters = result.as_dict()
+    job.finished_at = timezone.now()
+    job.save()
+    return job
