@@ -15,6 +15,7 @@ their own projects. labeling_api.access turns the two refusals into DRF's 404/40
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Exists, OuterRef
 
 from annotate.models import Assignment, Membership, Project, Role
 from core.errors import Forbidden, NotFound
@@ -73,10 +74,7 @@ def may(*, user: User, roles: frozenset[str] | set[str], action: str) -> bool:
     return bool(user.is_authenticated and user.is_superuser and action not in MEMBERS_ONLY)
 
 
-def authorize(*, user: User, project: Project, action: str) -> frozenset[str]:
-    """The caller's roles in `project` if they may do `action` there; raises ProjectNotFound for
-    a non-member (superusers excepted), ActionForbidden for a member without the role."""
-    roles = current_roles(user=user, project=project)
+def _check(*, user: User, roles: frozenset[str], action: str) -> frozenset[str]:
     if not roles and not (user.is_authenticated and user.is_superuser):
         raise ProjectNotFound("No such project.")
     if not may(user=user, roles=roles, action=action):
@@ -86,12 +84,27 @@ def authorize(*, user: User, project: Project, action: str) -> frozenset[str]:
     return roles
 
 
+def authorize(*, user: User, project: Project, action: str) -> frozenset[str]:
+    """The caller's roles in `project` if they may do `action` there; raises ProjectNotFound for
+    a non-member (superusers excepted), ActionForbidden for a member without the role."""
+    return _check(user=user, roles=current_roles(user=user, project=project), action=action)
+
+
 def project_and_roles(*, user: User, slug: str, action: str) -> tuple[Project, frozenset[str]]:
-    """The project `slug` and the caller's roles in it, if they may do `action` there."""
-    project = Project.objects.filter(slug=slug).first()
+    """The project `slug` and the caller's roles in it, if they may do `action` there. One query
+    for a member (the hot path of every claim); a non-member learns nothing, existing or not."""
+    memberships = (
+        list(Membership.objects.filter(user=user, project__slug=slug).select_related("project"))
+        if user.is_authenticated
+        else []
+    )
+    if memberships:
+        roles = frozenset(m.role for m in memberships)
+        return memberships[0].project, _check(user=user, roles=roles, action=action)
+    project = Project.objects.filter(slug=slug).first() if user.is_authenticated and user.is_superuser else None
     if project is None:
         raise ProjectNotFound("No such project.")
-    return project, authorize(user=user, project=project, action=action)
+    return project, _check(user=user, roles=frozenset(), action=action)
 
 
 def project_for(*, user: User, slug: str, action: str) -> Project:
@@ -102,19 +115,26 @@ def project_for(*, user: User, slug: str, action: str) -> Project:
 def assignment_for(*, user: User, assignment_id: int) -> tuple[Assignment, frozenset[str]]:
     """One of the caller's own assignments, if they may still label in its project: ProjectNotFound
     for anyone but its annotator and for an annotator no longer a member, ActionForbidden for a
-    member left without a labeling role."""
+    member left without a labeling role. One query: the caller's current roles come with the row."""
+    has_role = {
+        f"has_{role}": Exists(Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk, role=role))
+        for role in Role.values
+    }
     assignment = (
         Assignment.objects.filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
         .select_related("project", "solution__problem")
+        .annotate(**has_role)
         .first()
+        if user.is_authenticated
+        else None
     )
     if assignment is None:
         raise ProjectNotFound("No such assignment of yours.")
+    roles = frozenset(role for role in Role.values if getattr(assignment, f"has_{role}"))
     try:
-        roles = authorize(user=user, project=assignment.project, action="label")
+        return assignment, _check(user=user, roles=roles, action="label")
     except ProjectNotFound:
         raise ProjectNotFound("No such assignment of yours.") from None
-    return assignment, roles
 
 
 def allowed_actions(*, user: AbstractBaseUser, roles: set[str]) -> set[str]:
