@@ -45,11 +45,16 @@ def test_annotators_and_leads_get_the_page(client, project, role):
     assert config["project"]["mode"] == "phase2"
 
 
-@pytest.mark.parametrize("role", [Role.ML_ENGINEER, None])
-def test_others_get_403(client, project, role):
-    user = make_user("outsider", project, role) if role else make_user("outsider")
-    client.force_login(user)
+def test_members_who_do_not_label_get_403(client, project):
+    client.force_login(make_user("ml", project, Role.ML_ENGINEER))
     assert client.get(f"/annotate/{project.slug}/").status_code == 403
+
+
+def test_non_members_get_404_as_for_a_missing_project(client, project):
+    """No existence leak: the same answer whether the project exists or not."""
+    client.force_login(make_user("outsider"))
+    assert client.get(f"/annotate/{project.slug}/").status_code == 404
+    assert client.get("/annotate/nope/").status_code == 404
 
 
 def test_unknown_project_is_404(client, project):
