@@ -27,6 +27,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "qc_rate": "QC rate",
             "selection_strategy": "Selection strategy",
             "retrain_every": "Auto-retrain threshold",
+            "critique_required": "Critique required on -1 steps",
+            "rate_observations": "Rate observations (agent traces)",
             "guidelines": "Guidelines",
         }
         help_texts = {
@@ -35,6 +37,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "overlap": "How many different annotators label each solution (1 to 10).",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "retrain_every": "Retrain the PRM after this many new step labels.",
+            "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
+            "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",
             "guidelines": "Markdown with $LaTeX$ math; annotators read it beside every task. Raw HTML shows as text.",
         }
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 14, "data-markdown-source": "guidelines"})}
@@ -134,7 +138,11 @@ class ExportForm(forms.Form):
 
     format = forms.ChoiceField(
         label="Format",
-        choices=[("prm800k", "PRM800K records"), ("trl", "TRL stepwise supervision rows")],
+        choices=[
+            ("prm800k", "PRM800K records"),
+            ("trl", "TRL stepwise supervision rows"),
+            ("critique", "Critiques: prompt, steps and a verdict per step"),
+        ],
     )
     since = forms.CharField(
         label="Since (cursor)",

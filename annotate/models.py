@@ -39,6 +39,13 @@ class TaskKind(models.TextChoices):
     STEPS = "steps", "Step labels"
 
 
+class ContentKind(models.TextChoices):
+    # What a solution is (prm800k.kinds): how its steps render and which are rated.
+    MATH = "math", "Math (Markdown + LaTeX)"
+    CODE = "code", "Code"
+    TRACE = "trace", "Agent trace"
+
+
 class FinishReason(models.TextChoices):
     SOLUTION = "solution", "Solution"
     FOUND_ERROR = "found_error", "Found error"
@@ -61,6 +68,10 @@ class Project(models.Model):
     screening_required = models.PositiveIntegerField(default=0, help_text="Screening solutions to pass first.")
     screening_threshold = models.FloatField(default=0.75)
     current_generation = models.IntegerField(default=0, help_text="The active-learning round.")
+    rate_observations = models.BooleanField(
+        default=False, help_text="Agent traces: annotators rate observation steps too (shown unrated otherwise)."
+    )
+    critique_required = models.BooleanField(default=False, help_text="Every step rated -1 needs a written critique.")
     # Step labels (main line plus alternatives) added since the latest training run started: one
     # UPDATE per submit tells whether a retrain may be due (ml.services_auto); reset when a run starts.
     step_labels_since_run = models.PositiveIntegerField(default=0, editable=False)
@@ -107,6 +118,10 @@ class Problem(models.Model):
     text_hash = models.CharField(max_length=64, db_index=True)
     # A MATH-500 problem: always in the test split, as in PRM800K.
     is_math500 = models.BooleanField(default=False)
+    # Beyond math (prm800k.kinds): code solutions in `language` checked against `tests`, or agent traces.
+    kind = models.CharField(max_length=8, choices=ContentKind.choices, default=ContentKind.MATH)
+    language = models.CharField(max_length=32, blank=True, help_text="Code: the solutions' language.")
+    tests = models.TextField(null=True, blank=True, help_text="Code: the specification's examples, shown as is.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -191,6 +206,8 @@ class Step(models.Model):
     solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps", db_index=False)
     index = models.PositiveIntegerField()
     text = models.TextField()
+    # A trace step's type (thought, tool_call, observation, answer); empty for math and code.
+    step_type = models.CharField(max_length=16, blank=True, default="")
 
     class Meta:
         ordering = ["solution_id", "index"]

@@ -17,6 +17,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "selection_strategy",
             "current_generation",
             "show_ground_truth",
+            "critique_required",
+            "rate_observations",
             "roles",
         ]
 

@@ -11,7 +11,9 @@ from core.models import JobStatus
 
 FORMAT_HELP = (
     "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: "
-    "Math-Shepherd lines {input, label, task} (see `labels`)."
+    "Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution "
+    '{"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique '
+    "null where none was written; kind and language added for code and traces)."
 )
 
 
@@ -38,7 +40,9 @@ class ExportOptionsSerializer(serializers.Serializer):
     def to_internal_value(self, data) -> dict:
         return {"options": exports.parse_options(project=self.context["project"], params=_params(data))}
 
-    format = serializers.ChoiceField(["prm800k", "trl", "math_shepherd"], default="prm800k", help_text=FORMAT_HELP)
+    format = serializers.ChoiceField(
+        ["prm800k", "trl", "math_shepherd", "critique"], default="prm800k", help_text=FORMAT_HELP
+    )
     labels = serializers.ChoiceField(
         ["human", "auto"],
         default="human",

@@ -7,7 +7,8 @@ every caller the same way.
 
 from rest_framework import serializers
 
-from annotate.models import Assignment, FinishReason, LabelingMode, ScreeningStatus
+from annotate.models import Assignment, ContentKind, FinishReason, LabelingMode, ScreeningStatus
+from prm800k.kinds import is_rated
 
 
 class TaskProblemSerializer(serializers.Serializer):
@@ -20,6 +21,11 @@ class TaskProblemSerializer(serializers.Serializer):
 class TaskStepSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     text = serializers.CharField()
+    type = serializers.CharField(required=False, help_text="Traces only: thought, tool_call, observation or answer.")
+    rated = serializers.BooleanField(
+        help_text="Whether the annotator rates this step (trace observations are shown unrated unless the "
+        "project rates them); an unrated step is sent with rating null."
+    )
 
 
 class TaskSerializer(serializers.Serializer):
@@ -33,6 +39,12 @@ class TaskSerializer(serializers.Serializer):
     lease_seconds = serializers.IntegerField(help_text="Lease length; heartbeat well before it runs out.")
     generation = serializers.IntegerField(allow_null=True)
     problem = TaskProblemSerializer()
+    kind = serializers.ChoiceField(choices=ContentKind.values, help_text="math, code or trace.")
+    language = serializers.CharField(required=False, help_text="Code only: the language, e.g. python.")
+    tests = serializers.CharField(
+        required=False, allow_null=True, help_text="Code only: the specification's examples (plain text)."
+    )
+    critique_required = serializers.BooleanField(help_text="Every step rated -1 needs a written critique.")
     steps = TaskStepSerializer(many=True)
     draft = serializers.JSONField(allow_null=True, help_text="Work in progress saved with PUT .../draft/.")
 
@@ -44,6 +56,15 @@ def task_data(assignment: Assignment) -> dict:
     problem_data = {"text": problem.text}
     if project.show_ground_truth:
         problem_data["ground_truth_answer"] = problem.ground_truth_answer
+    steps = []
+    for index, text, step_type in solution.steps.values_list("index", "text", "step_type"):
+        step = {"index": index, "text": text, "rated": is_rated(step_type, rate_observations=project.rate_observations)}
+        if step_type:
+            step["type"] = step_type
+        steps.append(step)
+    kind = {"kind": problem.kind}
+    if problem.kind == ContentKind.CODE:
+        kind.update(language=problem.language, tests=problem.tests)
     return {
         "id": assignment.pk,
         "assignment_id": assignment.pk,
@@ -53,7 +74,9 @@ def task_data(assignment: Assignment) -> dict:
         "lease_seconds": project.lease_minutes * 60,
         "generation": assignment.generation,
         "problem": problem_data,
-        "steps": [{"index": index, "text": text} for index, text in solution.steps.values_list("index", "text")],
+        **kind,
+        "critique_required": project.critique_required,
+        "steps": steps,
         "draft": assignment.draft,
     }
 
@@ -73,6 +96,12 @@ class StepInSerializer(serializers.Serializer):
     alternatives = CompletionInSerializer(many=True, required=False)
     human_completion = serializers.CharField(
         allow_null=True, required=False, help_text="A written step (text, or an object with `text`)."
+    )
+    critique = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Why the step is rated so, in plain text (at most 4000 characters; rated steps only). "
+        "Required on every -1 step where the project's critique_required is set.",
     )
 
 

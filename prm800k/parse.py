@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from prm800k import kinds
 from prm800k.labels import final_answer_from_text, label_counters, trajectory_steps
 from prm800k.records import RecordParts, sha256_json, shape_overrides
 from prm800k.schema import (
@@ -37,14 +38,25 @@ class ParsedSolution:
     annotation: ParsedAnnotation | None = None
     # A Math-Shepherd line (prm800k.math_shepherd.MathShepherdLine): automatic labels, not human ones.
     auto: Any = None
+    # Beyond math (prm800k.kinds): code in `language` with optional `tests`, or a trace whose steps have types.
+    kind: str = kinds.DEFAULT_KIND
+    language: str = ""
+    tests: str | None = None
+    step_types: list[str] | None = None
 
     @property
     def problem_hash(self) -> str:
-        return sha256_json([self.problem_text, self.ground_truth_answer, self.ground_truth_solution])
+        identity: list[Any] = [self.problem_text, self.ground_truth_answer, self.ground_truth_solution]
+        if self.kind != kinds.DEFAULT_KIND:  # math keeps the hashes it always had
+            identity += [self.kind, self.language, self.tests]
+        return sha256_json(identity)
 
     @property
     def solution_hash(self) -> str:
-        return sha256_json([self.problem_hash, self.steps, self.final_answer, self.is_pregenerated])
+        identity: list[Any] = [self.problem_hash, self.steps, self.final_answer, self.is_pregenerated]
+        if self.step_types is not None:
+            identity.append(self.step_types)
+        return sha256_json(identity)
 
 
 @dataclass(slots=True)
@@ -66,6 +78,7 @@ def parse_prm800k_record(obj: Any, *, validate: bool = True) -> ParsedSolution:
     """Validate and normalize one PRM800K record. validate=False is for lines already validated."""
     if validate:
         validate_prm800k_record(obj)
+        kinds.validate_record_kind(obj)
     return _normalize_prm800k_record(obj)
 
 
@@ -76,6 +89,7 @@ def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
     is_pregenerated = isinstance(pre_steps, list)
     steps = list(pre_steps) if is_pregenerated else trajectory_steps(label["steps"])
     final_answer = _record_final_answer(question, steps, is_pregenerated=is_pregenerated)
+    kind = question.get("kind") or kinds.DEFAULT_KIND
     parsed = ParsedSolution(
         problem_text=question["problem"],
         ground_truth_answer=question["ground_truth_answer"],
@@ -85,6 +99,10 @@ def _normalize_prm800k_record(obj: dict[str, Any]) -> ParsedSolution:
         is_pregenerated=is_pregenerated,
         is_quality_control=obj["is_quality_control_question"],
         is_screening=obj["is_initial_screening_question"],
+        kind=kind,
+        language=question.get("language") or "",
+        tests=question.get("tests"),
+        step_types=question.get("step_types"),
     )
     parsed.annotation = ParsedAnnotation(
         labeler=obj["labeler"],
@@ -129,6 +147,10 @@ def _parts_of(parsed: ParsedSolution) -> RecordParts:
         total_time_ms=annotation.total_time_ms,
         finish_reason=annotation.finish_reason,
         phase2_shape=parsed.is_pregenerated,
+        kind=parsed.kind,
+        language=parsed.language,
+        tests=parsed.tests,
+        step_types=parsed.step_types,
     )
 
 
@@ -141,6 +163,9 @@ PLAIN_KEYS = (
     "source_id",
     "subject",
     "level",
+    "kind",
+    "language",
+    "tests",
 )
 
 
@@ -148,15 +173,27 @@ PLAIN_TEXT_LIMITS = {"source_id": 200, "subject": 100, "level": 20}  # the datab
 
 
 def parse_plain_record(obj: Any) -> ParsedSolution:
-    """A plain line: `{"problem", "ground_truth_answer", "steps": [...]}` plus optional fields."""
-    require_keys(obj, "", ("problem", "ground_truth_answer", "steps"), PLAIN_KEYS)
+    """A plain line: `{"problem", "ground_truth_answer", "steps": [...]}` plus optional fields.
+
+    `kind` (math, code, trace; default math) changes the rest: code takes `language` and optional
+    `tests`; a trace's steps are `{"type", "text"}` objects. Code and traces may omit the ground truth.
+    """
+    kind = kinds.check_kind(obj.get("kind") if isinstance(obj, dict) else None, "kind")
+    required = ("problem", "ground_truth_answer", "steps") if kind == kinds.DEFAULT_KIND else ("problem", "steps")
+    require_keys(obj, "", required, PLAIN_KEYS)
     check_str(obj["problem"], "problem", non_empty=True)
-    check_str(obj["ground_truth_answer"], "ground_truth_answer")
+    check_str(obj.get("ground_truth_answer"), "ground_truth_answer", nullable=kind != kinds.DEFAULT_KIND)
+    language = kinds.check_language(obj.get("language"), "language", kind=kind)
+    tests = kinds.check_tests(obj.get("tests"), "tests", kind=kind)
     steps = obj["steps"]
-    if not isinstance(steps, list) or not steps:
-        raise RecordError("steps", "must be a non-empty list of strings")
-    for i, text in enumerate(steps):
-        check_str(text, f"steps[{i}]", non_empty=True)
+    step_types: list[str] | None = None
+    if kind == "trace":
+        steps, step_types = kinds.check_trace_steps(steps, "steps")
+    else:
+        if not isinstance(steps, list) or not steps:
+            raise RecordError("steps", "must be a non-empty list of strings")
+        for i, text in enumerate(steps):
+            check_str(text, f"steps[{i}]", non_empty=True)
     for key in ("ground_truth_solution", "answer"):
         check_str(obj.get(key), key, nullable=True)
     for key, longest in PLAIN_TEXT_LIMITS.items():
@@ -166,16 +203,25 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
         if value is not None and len(str(value)) > longest:
             raise RecordError(key, f"longer than {longest} characters")
     answer = obj.get("answer")
+    if answer is None:
+        if kind == "trace":
+            answer = kinds.trace_answer(steps, step_types or [])
+        elif kind == kinds.DEFAULT_KIND:
+            answer = final_answer_from_text(steps[-1])
     return ParsedSolution(
         problem_text=obj["problem"],
-        ground_truth_answer=obj["ground_truth_answer"],
+        ground_truth_answer=obj.get("ground_truth_answer"),
         ground_truth_solution=obj.get("ground_truth_solution"),
         steps=list(steps),
-        final_answer=answer if answer is not None else final_answer_from_text(steps[-1]),
+        final_answer=answer,
         is_pregenerated=True,
         subject=str(obj.get("subject") or ""),
         level=str(obj.get("level") or ""),
         source_id=str(obj.get("source_id") or ""),
+        kind=kind,
+        language=language,
+        tests=tests,
+        step_types=step_types,
     )
 
 
@@ -186,6 +232,7 @@ def validate_line(obj: Any) -> tuple[str | None, str | None]:
     """
     if isinstance(obj, dict) and "label" in obj and "question" in obj:
         validate_prm800k_record(obj)
+        kinds.validate_record_kind(obj)
         question = obj["question"]
         pre_steps = question.get("pre_generated_steps")
         if isinstance(pre_steps, list):

@@ -37,6 +37,11 @@ class RecordParts:
     finish_reason: str
     phase2_shape: bool
     shape: dict[str, Any] | None = None
+    # Beyond math (prm800k.kinds): written into `question` only for code and traces.
+    kind: str = "math"
+    language: str = ""
+    tests: str | None = None
+    step_types: list[str] | None = None
 
 
 def build_record(parts: RecordParts) -> dict[str, Any]:
@@ -55,6 +60,14 @@ def build_record(parts: RecordParts) -> dict[str, Any]:
         }
     else:
         question = {"problem": parts.problem_text, "ground_truth_answer": parts.ground_truth_answer}
+    if "question" not in shape and parts.kind != "math":
+        question["kind"] = parts.kind
+        if parts.language:
+            question["language"] = parts.language
+        if parts.tests is not None:
+            question["tests"] = parts.tests
+        if parts.step_types is not None:
+            question["step_types"] = parts.step_types
     label = {"steps": parts.label_steps, "total_time": parts.total_time_ms, "finish_reason": parts.finish_reason}
     if "label_keys" in shape:
         extra = shape.get("label_extra", {})

@@ -34,6 +34,7 @@ STEP_KEYS = ("completions", "human_completion", "chosen_completion")
 COMPLETION_KEYS = ("text", "rating", "flagged")
 FINISH_REASONS = ("solution", "found_error", "give_up", "bad_problem")
 RATINGS = (-1, 0, 1)
+MAX_CRITIQUE = 4_000  # a written critique of a step (prm800k.kinds): plain text
 
 
 class RecordError(ValueError):
@@ -120,6 +121,10 @@ def validate_label_steps(steps: Any, path: str = "label.steps") -> None:
             check_str(completion["text"], f"{c_path}.text")
             _check_rating(completion.get("rating"), f"{c_path}.rating")
             _check_flag(completion.get("flagged"), f"{c_path}.flagged")
+            if "critique" in completion:
+                check_str(completion["critique"], f"{c_path}.critique")
+                if len(completion["critique"]) > MAX_CRITIQUE:
+                    raise RecordError(f"{c_path}.critique", f"longer than {MAX_CRITIQUE} characters")
         human = step["human_completion"]
         if human is not None:
             h_path = f"{step_path}.human_completion"

@@ -327,6 +327,9 @@ def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: I
             "content_hash": key,
             "text_hash": (text_hash := text_sha256(p.problem_text)),
             "is_math500": math500_flag(text_hash),
+            "kind": p.kind,
+            "language": p.language,
+            "tests": p.tests,
         }
         for key, p in wanted.items()
         if key not in ids
@@ -383,7 +386,11 @@ def _ensure_solutions(
     for row, pk in zip(new, insert_rows(Solution, new), strict=True):
         ids[row["content_hash"]] = pk
         parsed = wanted[row["content_hash"]]
-        steps.extend({"solution_id": pk, "index": i, "text": text} for i, text in enumerate(parsed.steps))
+        types = parsed.step_types or [""] * len(parsed.steps)
+        steps.extend(
+            {"solution_id": pk, "index": i, "text": text, "step_type": step_type}
+            for i, (text, step_type) in enumerate(zip(parsed.steps, types, strict=True))
+        )
     insert_rows(Step, steps)
     created = {row["content_hash"] for row in new}
     result.solutions_created += len(created)

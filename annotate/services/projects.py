@@ -21,6 +21,8 @@ EDITABLE_FIELDS = (
     "qc_rate",
     "selection_strategy",
     "retrain_every",
+    "critique_required",
+    "rate_observations",
     "guidelines",
 )
 

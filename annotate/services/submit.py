@@ -15,7 +15,11 @@ Rules (PRM800K, openai/prm800k README):
   are dropped); phase 2 stops there;
 - give_up / bad_problem: a non-empty reason; phase 2 still stops at the first Negative step;
 - phase 2 offers alternatives and a human step only at the first Negative step; phase 1 at any;
-- alternatives and human steps have non-empty text.
+- alternatives and human steps have non-empty text;
+- a step the annotator does not rate (a trace's observation, unless the project rates them) is
+  sent with rating null;
+- a rated step may carry a `critique` (plain text, at most MAX_CRITIQUE characters; blank means
+  none); where the project sets critique_required, every -1 step needs one.
 Errors are DRF ValidationErrors keyed by field path, e.g. {"steps[2].rating": ["..."]}.
 """
 
@@ -50,8 +54,10 @@ from annotate.services.queue import (
     renew_if_free,
 )
 from core.errors import Forbidden, Invalid, NotFound
+from prm800k.kinds import is_rated
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
+from prm800k.schema import MAX_CRITIQUE
 
 RATINGS = (-1, 0, 1)
 MAX_TEXT = 20_000
@@ -75,6 +81,7 @@ class CleanStep:
     flagged: bool
     alternatives: list[CleanCompletion] = field(default_factory=list)
     human_completion: str | None = None
+    critique: str | None = None
 
 
 @dataclass(slots=True)
@@ -133,6 +140,19 @@ def _text(value: Any, path: str, errors: _Errors, *, limit: int = MAX_TEXT) -> s
     if len(value) > limit:
         errors.add(path, f"Must be at most {limit} characters.")
     return value
+
+
+def _critique(value: Any, path: str, errors: _Errors) -> str | None:
+    """Plain text of bounded length; absent, null or blank is no critique."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        errors.add(path, "Must be text.")
+        return None
+    if len(value) > MAX_CRITIQUE:
+        errors.add(path, f"Must be at most {MAX_CRITIQUE} characters.")
+        return None
+    return value.strip() or None
 
 
 def idempotency_key_of(payload: Any) -> str:
@@ -209,15 +229,38 @@ def _parse(payload: Any, *, n_steps: int) -> CleanSubmission:
             step.human_completion = _text(human.get("text"), f"{path}.human_completion.text", errors)
         elif human is not None:
             step.human_completion = _text(human, f"{path}.human_completion", errors)
+        step.critique = _critique(raw.get("critique"), f"{path}.critique", errors)
         steps.append(step)
     errors.raise_if_any()
     return CleanSubmission(key, finish_reason, total_time_ms, reason.strip(), steps)
 
 
-def validate_submission(*, payload: Any, mode: str, n_steps: int) -> CleanSubmission:
-    """Check a submit payload against the labeling mode; returns it cleaned (see module doc)."""
+def validate_submission(
+    *,
+    payload: Any,
+    mode: str,
+    n_steps: int,
+    rated: list[bool] | None = None,
+    critique_required: bool = False,
+) -> CleanSubmission:
+    """Check a submit payload against the labeling mode; returns it cleaned (see module doc).
+
+    rated: per step, whether the annotator rates it (default: every step)."""
     sub = _parse(payload, n_steps=n_steps)
+    rated = rated if rated is not None else [True] * n_steps
     errors = _Errors()
+    for step in sub.steps:
+        path = f"steps[{step.index}]"
+        if not rated[step.index]:
+            if step.rating is not None or step.alternatives or step.human_completion:
+                errors.add(f"{path}.rating", "This step is shown but not rated in this project: send null.")
+            if step.critique:
+                errors.add(f"{path}.critique", "This step is not rated, so it takes no critique.")
+        elif step.critique and step.rating is None:
+            errors.add(f"{path}.critique", "A critique goes with a rating: rate this step or drop the critique.")
+        elif critique_required and step.rating == -1 and not step.critique:
+            errors.add(f"{path}.critique", "This project needs a written critique on every step rated -1.")
+    errors.raise_if_any()
     steps, reason_kind = sub.steps, sub.finish_reason
     phase2 = mode != LabelingMode.PHASE1
     first_neg = next((s.index for s in steps if s.rating == -1), None)
@@ -243,7 +286,7 @@ def validate_submission(*, payload: Any, mode: str, n_steps: int) -> CleanSubmis
     nullable_last = reason_kind in (FinishReason.GIVE_UP, FinishReason.BAD_PROBLEM)
     for step in steps:
         last = step.index == len(steps) - 1
-        if step.rating is None and not (nullable_last and last):
+        if step.rating is None and not (nullable_last and last) and rated[step.index]:
             errors.add(f"steps[{step.index}].rating", "Rate this step: -1, 0 or 1.")
         for j, alt in enumerate(step.alternatives):
             if alt.rating is None and not (nullable_last and last):
@@ -278,12 +321,20 @@ def validate_submission(*, payload: Any, mode: str, n_steps: int) -> CleanSubmis
     return sub
 
 
-def build_label_steps(*, sub: CleanSubmission, mode: str, step_texts: list[str]) -> list[dict[str, Any]]:
-    """PRM800K `label.steps` for a cleaned submission (the solution's step first, then alternatives)."""
+def build_label_steps(
+    *, sub: CleanSubmission, mode: str, step_texts: list[str], rated: list[bool] | None = None
+) -> list[dict[str, Any]]:
+    """PRM800K `label.steps` for a cleaned submission (the solution's step first, then alternatives).
+
+    A critique sits on the step's own completion, and only when one was written, so labels without
+    critiques keep PRM800K's exact shape."""
     phase1 = mode == LabelingMode.PHASE1
     label_steps = []
     for step in sub.steps:
-        completions = [{"text": step_texts[step.index], "rating": step.rating, "flagged": step.flagged}]
+        main: dict[str, Any] = {"text": step_texts[step.index], "rating": step.rating, "flagged": step.flagged}
+        if step.critique:
+            main["critique"] = step.critique
+        completions = [main]
         completions += [{"text": a.text, "rating": a.rating, "flagged": a.flagged} for a in step.alternatives]
         human = None
         if step.human_completion:
@@ -295,6 +346,8 @@ def build_label_steps(*, sub: CleanSubmission, mode: str, step_texts: list[str])
             chosen = None  # PRM800K phase 2: the pass ended here
         elif phase1 and step.rating != 1 and positive_alt is not None:
             chosen = positive_alt
+        elif rated is not None and not rated[step.index]:
+            chosen = 0  # shown, not rated (a trace's observation): still the solution's own step
         elif step.rating is None:
             chosen = None  # the step a give_up / bad_problem stopped at
         else:
@@ -325,18 +378,26 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
     if assignment.annotator_id != user.pk:
         raise NotFound()
     project = assignment.project
-    step_texts = list(
-        Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", flat=True)
+    step_rows = list(
+        Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", "step_type")
     )
+    step_texts = [text for text, _ in step_rows]
+    rated = [is_rated(step_type, rate_observations=project.rate_observations) for _, step_type in step_rows]
     try:
-        sub = validate_submission(payload=payload, mode=project.labeling_mode, n_steps=len(step_texts))
+        sub = validate_submission(
+            payload=payload,
+            mode=project.labeling_mode,
+            n_steps=len(step_texts),
+            rated=rated,
+            critique_required=project.critique_required,
+        )
     except Invalid:
         # A retry of a submit that went through returns the first result even if it no longer validates.
         first = _replay(user=user, key=idempotency_key_of(payload), assignment=assignment)
         if first is not None:
             return SubmitResult(first, created=False)
         raise
-    label_steps = build_label_steps(sub=sub, mode=project.labeling_mode, step_texts=step_texts)
+    label_steps = build_label_steps(sub=sub, mode=project.labeling_mode, step_texts=step_texts, rated=rated)
     labeler_uuid = labeler_uuid_for(user=user)
     try:
         return _store(assignment=assignment, user=user, sub=sub, label_steps=label_steps, labeler_uuid=labeler_uuid)

@@ -46,7 +46,10 @@ def test_next_task_body(project, annotator):
     assert task["mode"] == "phase2" and task["project"] == "algebra" and task["lease_seconds"] == 1800
     assert task["problem"]["text"] == assignment.solution.problem.text
     assert task["problem"]["ground_truth_answer"] == assignment.solution.problem.ground_truth_answer
-    assert task["steps"] == [{"index": i, "text": f"Step {i} of solution {assignment.solution_id}."} for i in range(3)]
+    assert task["steps"] == [
+        {"index": i, "text": f"Step {i} of solution {assignment.solution_id}.", "rated": True} for i in range(3)
+    ]
+    assert task["kind"] == "math" and task["critique_required"] is False
     assert task["draft"] is None and task["generation"] == 0 and task["lease_expires_at"]
     assert "is_gold" not in str(task)
 

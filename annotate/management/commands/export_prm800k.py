@@ -1,4 +1,4 @@
-"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd] [--out PATH]`: stream JSONL."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique] [--out PATH]`: stream JSONL."""
 
 import os
 import sys
@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True)
-        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd"])
+        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd", "critique"])
         parser.add_argument(
             "--labels",
             choices=["human", "auto"],

@@ -11,7 +11,7 @@ from annotate.models import Project
 from core.errors import Invalid
 from prm800k.schema import FINISH_REASONS
 
-FORMATS = ("prm800k", "trl", "math_shepherd")
+FORMATS = ("prm800k", "trl", "math_shepherd", "critique")  # critique: prompt, steps, verdicts (prm800k.kinds)
 LABEL_SOURCES = ("human", "auto")  # math_shepherd: human annotations, or automatic labels (autolabel app)
 TRISTATE = ("include", "exclude", "only")
 _CURSOR_SALT = "steplabel.export.cursor"

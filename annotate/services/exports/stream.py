@@ -17,6 +17,7 @@ from annotate.models import Annotation, AnnotationSource, Project, Step
 from annotate.services.exports.options import ExportOptions, encode_cursor
 from annotate.services.exports.sequence import stamp_export_sequence
 from prm800k.agreement import pairwise_agreement
+from prm800k.kinds import critique_row
 from prm800k.labels import main_line_ratings
 from prm800k.records import RecordParts, build_record, dumps_record
 from prm800k.schema import format_timestamp
@@ -46,6 +47,9 @@ _FIELDS = (
     "solution__problem__text",
     "solution__problem__ground_truth_answer",
     "solution__problem__ground_truth_solution",
+    "solution__problem__kind",
+    "solution__problem__language",
+    "solution__problem__tests",
 )
 
 
@@ -117,7 +121,7 @@ def iter_records(
         size = chunk_size
         if not rows:
             return
-        steps = _steps_by_solution({row["solution_id"] for row in rows})
+        steps, types = _steps_by_solution({row["solution_id"] for row in rows})
         agreement = _agreement_by_solution(rows) if min_agreement is not None else {}
         if min_agreement is not None:
             rows_out = [row for row in rows if agreement.get(row["solution_id"], 1.0) >= min_agreement]
@@ -125,7 +129,7 @@ def iter_records(
             rows_out = rows
         history = history_by_annotation([row["id"] for row in rows_out]) if with_history else {}
         for row in rows_out:
-            record = build_record(_parts(row, steps.get(row["solution_id"], [])))
+            record = build_record(_parts(row, steps.get(row["solution_id"], []), types.get(row["solution_id"])))
             if with_history:
                 record["history"] = history.get(row["id"], [])
             yield record
@@ -153,6 +157,9 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
         from autolabel import exporting
 
         yield from exporting.auto_trl_rows(project=plan.project, chunk_size=chunk_size)
+    elif options.format == "critique":
+        for record in records:
+            yield json.dumps(critique_row_of(record), ensure_ascii=False) + "\n"
     elif options.format == "trl":
         for record in records:
             for row in trl_rows(record, neutral=options.neutral, alternatives=options.alternatives):
@@ -160,6 +167,22 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
     else:
         for record in records:
             yield dumps_record(record) + "\n"
+
+
+def critique_row_of(record: dict[str, Any]) -> dict[str, Any]:
+    """A `format=critique` line from a PRM800K record as export builds it (prm800k.kinds.critique_row)."""
+    question = record["question"]
+    steps = question.get("pre_generated_steps")
+    if not isinstance(steps, list):  # a phase-1 record: the labeler's own trajectory
+        steps = [(step.get("completions") or [{"text": ""}])[0]["text"] for step in record["label"]["steps"]]
+    return critique_row(
+        prompt=question["problem"],
+        kind=question.get("kind", "math"),
+        language=question.get("language", ""),
+        steps=steps,
+        step_types=question.get("step_types"),
+        label_steps=record["label"]["steps"],
+    )
 
 
 def iter_chunks(*, plan: ExportPlan, chunk_bytes: int = 1 << 16) -> Iterator[bytes]:
@@ -195,16 +218,21 @@ def with_end_line(chunks: Iterator[bytes], *, plan: ExportPlan) -> Iterator[byte
     yield (json.dumps({END_KEY: end}) + "\n").encode()
 
 
-def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
+def _steps_by_solution(solution_ids: set[int]) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    """Step texts by solution, and step types for the solutions that have them (traces)."""
     steps: dict[int, list[str]] = defaultdict(list)
+    types: dict[int, list[str]] = defaultdict(list)
     rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
-    for solution_id, text in rows.values_list("solution_id", "text"):
+    for solution_id, text, step_type in rows.values_list("solution_id", "text", "step_type"):
         steps[solution_id].append(text)
-    return steps
+        if step_type:
+            types[solution_id].append(step_type)
+    return steps, types
 
 
-def _parts(row: dict[str, Any], steps: list[str]) -> RecordParts:
+def _parts(row: dict[str, Any], steps: list[str], step_types: list[str] | None) -> RecordParts:
     imported = row["source"] == AnnotationSource.IMPORT
+    kind = row["solution__problem__kind"]
     return RecordParts(
         labeler=row["labeler_uuid"],
         timestamp=row["timestamp_text"] or format_timestamp(row["submitted_at"]),
@@ -223,6 +251,10 @@ def _parts(row: dict[str, Any], steps: list[str]) -> RecordParts:
         # Records labeled in the app always take the phase-2 shape (DESIGN.md).
         phase2_shape=row["solution__is_pregenerated"] or not imported,
         shape=orjson.loads(row["shape"]) if imported and row["shape"] else None,
+        kind=kind,
+        language=row["solution__problem__language"],
+        tests=row["solution__problem__tests"],
+        step_types=step_types if kind == "trace" else None,
     )
 
 
