@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from prm800k.labels import main_line_completion
-from prm800k.schema import MAX_CRITIQUE, RecordError, check_str, type_name
+from prm800k.schema import RecordError, check_str, type_name
 
 KINDS = ("math", "code", "trace")
 DEFAULT_KIND = "math"

@@ -1,4 +1,4 @@
-"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique] [--out PATH]`: stream JSONL."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique] [--out PATH]`."""
 
 import os
 import sys
