@@ -398,11 +398,12 @@ export interface components {
      */
     ExportJobRequest: {
       /**
-       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`).
+       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces).
        *
        * * `prm800k` - prm800k
        * * `trl` - trl
        * * `math_shepherd` - math_shepherd
+       * * `critique` - critique
        * @default prm800k
        */
       format?: components["schemas"]["FormatEnum"];
@@ -498,9 +499,10 @@ export interface components {
      * @description * `prm800k` - prm800k
      * * `trl` - trl
      * * `math_shepherd` - math_shepherd
+     * * `critique` - critique
      * @enum {string}
      */
-    FormatEnum: "prm800k" | "trl" | "math_shepherd";
+    FormatEnum: "prm800k" | "trl" | "math_shepherd" | "critique";
     GenerationProgress: {
       /** @description Active-learning round; null for solutions with none (e.g. imported). */
       generation: number | null;
@@ -573,6 +575,13 @@ export interface components {
      * @enum {string}
      */
     JobStatusEnum: "created" | "running" | "failed" | "succeeded";
+    /**
+     * @description * `math` - math
+     * * `code` - code
+     * * `trace` - trace
+     * @enum {string}
+     */
+    KindEnum: "math" | "code" | "trace";
     /**
      * @description * `phase2` - Phase 2: stop at the first negative step
      * * `phase1` - Phase 1: alternatives at any step, human step when none is positive
@@ -693,6 +702,10 @@ export interface components {
       current_generation?: number;
       /** @description Show the ground-truth answer (PRM800K did). */
       show_ground_truth?: boolean;
+      /** @description Every step rated -1 needs a written critique. */
+      critique_required?: boolean;
+      /** @description Agent traces: annotators rate observation steps too (shown unrated otherwise). */
+      rate_observations?: boolean;
       roles: readonly string[];
     };
     ProjectStats: {
@@ -852,6 +865,8 @@ export interface components {
       alternatives?: components["schemas"]["CompletionIn"][];
       /** @description A written step (text, or an object with `text`). */
       human_completion?: string | null;
+      /** @description Why the step is rated so, in plain text (at most 4000 characters; rated steps only). Required on every -1 step where the project's critique_required is set. */
+      critique?: string;
     };
     StepScore: {
       /**
@@ -914,6 +929,20 @@ export interface components {
       lease_seconds: number;
       generation: number | null;
       problem: components["schemas"]["TaskProblem"];
+      /**
+       * @description math, code or trace.
+       *
+       * * `math` - math
+       * * `code` - code
+       * * `trace` - trace
+       */
+      kind: components["schemas"]["KindEnum"];
+      /** @description Code only: the language, e.g. python. */
+      language?: string;
+      /** @description Code only: the specification's examples (plain text). */
+      tests?: string | null;
+      /** @description Every step rated -1 needs a written critique. */
+      critique_required: boolean;
       steps: components["schemas"]["TaskStep"][];
       /** @description Work in progress saved with PUT .../draft/. */
       draft: unknown;
@@ -927,6 +956,10 @@ export interface components {
     TaskStep: {
       index: number;
       text: string;
+      /** @description Traces only: thought, tool_call, observation or answer. */
+      type?: string;
+      /** @description Whether the annotator rates this step (trace observations are shown unrated unless the project rates them); an unrated step is sent with rating null. */
+      rated: boolean;
     };
     Throughput: {
       /** @description The last 48 hours. */
@@ -1420,13 +1453,14 @@ export interface operations {
         /** @description Comma-separated: solution, found_error, give_up, bad_problem. */
         finish_reason?: string;
         /**
-         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`).
+         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces).
          *
          * * `prm800k` - prm800k
          * * `trl` - trl
          * * `math_shepherd` - math_shepherd
+         * * `critique` - critique
          */
-        format?: "prm800k" | "trl" | "math_shepherd";
+        format?: "prm800k" | "trl" | "math_shepherd" | "critique";
         /** @description Active-learning round(s), comma-separated integers (-1 = screening). */
         generation?: string;
         /** @description prm800k: add a top-level `history` key with each record's earlier versions (who, when, why). */

@@ -64,7 +64,9 @@ describe("helpers", () => {
       generation: null,
       mode: "phase1",
       problem: { text: "P", ground_truth_answer: "" },
-      steps: [{ index: 0, text: "s" }],
+      kind: "math" as const,
+      critique_required: false,
+      steps: [{ index: 0, text: "s", rated: true }],
       draft: { v: 1 },
     };
     expect(parseTask(served)).toEqual({
