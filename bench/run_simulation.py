@@ -18,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ml.prm.simulate import load_items, plot_curves, simulate, simulation_config  # noqa: E402
+from ml.prm.sim_data import load_items  # noqa: E402
+from ml.prm.simulate import plot_curves, simulate, simulation_config  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "results"

@@ -5,15 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ml.prm.simulate import (
-    label_efficiency,
-    labels_to_reach,
-    load_items,
-    plot_curves,
-    simulate,
-    simulation_config,
-    stepwise_records,
-)
+from ml.prm.sim_data import load_items, stepwise_records
+from ml.prm.simulate import label_efficiency, labels_to_reach, plot_curves, simulate, simulation_config
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.exists(), reason="../shared/data absent")

@@ -7,7 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ml.prm.selection import STRATEGIES
-from ml.prm.simulate import load_items, plot_curves, simulate, simulation_config
+from ml.prm.sim_data import load_items
+from ml.prm.simulate import plot_curves, simulate, simulation_config
 
 
 class Command(BaseCommand):
