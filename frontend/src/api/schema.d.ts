@@ -29,7 +29,7 @@ export interface paths {
   "/api/v1/assignments/{id}/submit/": {
     /**
      * Submit the labels
-     * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept in the assignment's draft. The response carries the next task, already claimed.
+     * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
      */
     post: operations["assignments_submit"];
   };
@@ -1164,7 +1164,7 @@ export interface operations {
   };
   /**
    * Submit the labels
-   * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept in the assignment's draft. The response carries the next task, already claimed.
+   * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
    */
   assignments_submit: {
     parameters: {
