@@ -92,6 +92,7 @@ def run_size(args: argparse.Namespace, size: int) -> dict:
 
     from annotate.models import Annotation, Membership, Problem, Project, Role, Solution, Step
     from annotate.services import imports
+    from annotate.services.imports import writing
     from core.bulk_insert import analyze
 
     project = Project.objects.create(slug=f"analyze-{size}", name="bench", retrain_every=0)
@@ -100,11 +101,11 @@ def run_size(args: argparse.Namespace, size: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "import.jsonl"
         write_file(path, size)
-        imports.analyze = lambda *models: None  # step 1: the import as it was, no closing ANALYZE
+        writing.analyze = lambda *models: None  # step 1: the import as it was, no closing ANALYZE
         started = time.perf_counter()
         result = imports.import_file(project=project, path=path)
         import_s = time.perf_counter() - started
-        imports.analyze = analyze
+        writing.analyze = analyze
     before = measure(slug=project.slug, project=project, users=users, count=args.claims, offset=0)
     started = time.perf_counter()
     analyze(Problem, Solution, Step, Annotation)

@@ -1,72 +1,39 @@
-"""Importing PRM800K and plain JSONL files: validate everything, then write everything or nothing.
-
-Two streaming passes over the file keep memory flat whatever its size (phase2_train is 456 MB):
-the first parses and validates every line and collects errors; only a clean file gets the second,
-which writes in batches inside one transaction. Identity hashes make a re-import a no-op.
-"""
+"""The second pass of an import, only for a clean file: write problems, solutions, steps and labels
+in batches inside one transaction (COPY on PostgreSQL), numbering labels for export as they go."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import queue
-import tempfile
 import threading
-import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any
 
-import orjson
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
-from annotate.models import Annotation, AnnotationSource, ImportJob, Problem, Project, Solution, Step
+from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
 from annotate.services.exports.sequence import lock_export_sequence
-from autolabel.importing import is_math_shepherd
-from autolabel.importing import parse_line as parse_math_shepherd
+from annotate.services.imports.reading import (
+    BATCH_SIZE,
+    AnswerPair,
+    ImportValidationError,
+    LineError,
+    ProgressCallback,
+    T,
+    _iter_parsed,
+    open_jsonl,
+    validate_file,
+)
 from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import analyze, insert_rows
-from core.models import JobStatus
-from prm800k import grading
-from prm800k.parse import ParsedSolution, parse_line, validate_line
+from prm800k.parse import ParsedSolution
 from prm800k.records import dumps_label_steps
-from prm800k.schema import RecordError
 from prm800k.splits import math500_flag, text_sha256
-
-MAX_REPORTED_ERRORS = 20
-IMPORT_GRADING_BUDGET_S = 120  # sympy time one import may spend before the rest is graded by rules alone
-T = TypeVar("T")
-BATCH_SIZE = 1000
-
-ProgressCallback = Callable[[int], None]  # called with the number of bytes just consumed
-
-
-@dataclass(frozen=True, slots=True)
-class LineError:
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.field}: {self.message}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "field": self.field, "message": self.message}
-
-
-class ImportValidationError(Exception):
-    """The file has bad lines; nothing was written."""
-
-    def __init__(self, errors: list[LineError], bad_lines: int) -> None:
-        self.errors = errors  # the first MAX_REPORTED_ERRORS
-        self.bad_lines = bad_lines
-        more = f" (showing the first {len(errors)})" if bad_lines > len(errors) else ""
-        super().__init__(f"{bad_lines} bad line(s){more}; nothing was imported")
 
 
 @dataclass(slots=True)
@@ -103,111 +70,6 @@ class ImportResult:
             "ungradable": self.ungradable,
             "auto_labels_created": self.auto_labels_created,
         }
-
-
-class EmptyFileError(ImportValidationError):
-    """The file has no lines to import (empty, or only blank lines); nothing was written."""
-
-    def __init__(self) -> None:
-        super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
-
-
-AnswerPair = tuple[str | None, str | None]  # (ground truth, final answer)
-
-
-def _iter_parsed(
-    stream: IO[bytes], progress: ProgressCallback | None, *, validate_only: bool = False
-) -> Iterator[tuple[int, ParsedSolution | LineError | AnswerPair]]:
-    """Yield (line number, parsed line or its error) for every non-blank line.
-
-    validate_only checks lines without building them (yielding the answers to grade for a good
-    line); the write pass then builds them without checking again.
-    """
-    for number, raw in enumerate(stream, start=1):
-        if progress:
-            progress(len(raw))
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
-            continue
-        if b"\\u0000" in raw and (where := nul_path(obj)) is not None:
-            yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
-            continue
-        try:
-            if is_math_shepherd(obj):
-                parsed = parse_math_shepherd(obj, raw=raw)
-                yield number, (parsed.ground_truth_answer, parsed.final_answer) if validate_only else parsed
-                continue
-            yield number, validate_line(obj) if validate_only else parse_line(obj, validate=False)
-        except RecordError as exc:
-            yield number, LineError(number, exc.path, exc.message)
-        except Exception as exc:  # a line nothing above foresaw: still an error with its number, never a 500
-            yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
-
-
-def open_jsonl(path: Path | str) -> IO[bytes]:
-    """The file's lines as bytes, gunzipped on the fly when it is gzip (by its magic bytes, not its name)."""
-    with open(path, "rb") as probe:
-        is_gzip = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if is_gzip else open(path, "rb")
-
-
-def nul_path(obj: Any) -> str | None:
-    """The path of the first string (value or key) holding a NUL character, else None."""
-    stack: list[tuple[str, Any]] = [("", obj)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                return path or "(line)"
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if "\x00" in key:
-                    return f"{path}.{key!r}" if path else repr(key)
-                stack.append((f"{path}.{key}" if path else key, item))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-    return None
-
-
-@dataclass(slots=True)
-class Validated:
-    """What the first pass learned: the number of records and the verdict of every answer."""
-
-    records: int
-    verdicts: dict[AnswerPair, bool | None]
-
-
-def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Validated:
-    """First pass: raise ImportValidationError listing bad lines; grade every distinct answer.
-
-    Grading happens here, before the write pass takes the project's export lock, so a slow
-    answer never holds up that project's exports; sympy runs in a child process with a time limit
-    (prm800k.grading), and past IMPORT_GRADING_BUDGET_S of grading the rest is graded by the rules
-    alone (answers that need sympy stay ungraded).
-    """
-    errors: list[LineError] = []
-    bad_lines = records = 0
-    verdicts: dict[AnswerPair, bool | None] = {}
-    deadline = time.monotonic() + IMPORT_GRADING_BUDGET_S
-    with open_jsonl(path) as stream:
-        for _, item in _iter_parsed(stream, progress, validate_only=True):
-            if isinstance(item, LineError):
-                bad_lines += 1
-                if len(errors) < MAX_REPORTED_ERRORS:
-                    errors.append(item)
-                continue
-            records += 1
-            if not bad_lines and item not in verdicts:  # a refused file is not worth grading
-                verdicts[item] = grading.grade_answer(*item, symbolic=time.monotonic() < deadline)
-    if bad_lines:
-        raise ImportValidationError(errors, bad_lines)
-    if not records:
-        raise EmptyFileError()
-    return Validated(records=records, verdicts=verdicts)
 
 
 def import_file(
@@ -463,29 +325,3 @@ def _add_annotation_counts(*, project: Project, added: Counter[int]) -> None:
     Solution.objects.filter(pk__in=list(added), annotation_count__gte=F("extra_labels") + project.overlap).update(
         is_open=False
     )
-
-
-def import_upload(*, project: Project, user, upload) -> ImportJob:
-    """Import an uploaded file (a Django UploadedFile) and record it as an ImportJob: succeeded
-    with its counters, or failed with the first line errors (nothing written)."""
-    job = ImportJob.objects.create(
-        project=project, requested_by=user, filename=upload.name[:300], status=JobStatus.RUNNING
-    )
-    with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
-        for chunk in upload.chunks():
-            handle.write(chunk)
-        handle.flush()
-        try:
-            result = import_file(project=project, path=handle.name)
-        except ImportValidationError as exc:
-            job.status = JobStatus.FAILED
-            job.errors = [error.as_dict() for error in exc.errors]
-            job.counters = {"bad_lines": exc.bad_lines}
-            job.finished_at = timezone.now()
-            job.save()
-            return job
-    job.status = JobStatus.SUCCEEDED
-    job.counters = result.as_dict()
-    job.finished_at = timezone.now()
-    job.save()
-    return job

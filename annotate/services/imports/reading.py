@@ -1,0 +1,154 @@
+"""The first pass of an import: parse, validate and grade every line, collecting errors by line and
+field; nothing is written. Streams the file (plain or gzip), so memory stays flat."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import orjson
+
+from autolabel.importing import is_math_shepherd
+from autolabel.importing import parse_line as parse_math_shepherd
+from prm800k import grading
+from prm800k.parse import ParsedSolution, parse_line, validate_line
+from prm800k.schema import RecordError
+
+MAX_REPORTED_ERRORS = 20
+IMPORT_GRADING_BUDGET_S = 120  # sympy time one import may spend before the rest is graded by rules alone
+T = TypeVar("T")
+BATCH_SIZE = 1000
+
+ProgressCallback = Callable[[int], None]  # called with the number of bytes just consumed
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "field": self.field, "message": self.message}
+
+
+class ImportValidationError(Exception):
+    """The file has bad lines; nothing was written."""
+
+    def __init__(self, errors: list[LineError], bad_lines: int) -> None:
+        self.errors = errors  # the first MAX_REPORTED_ERRORS
+        self.bad_lines = bad_lines
+        more = f" (showing the first {len(errors)})" if bad_lines > len(errors) else ""
+        super().__init__(f"{bad_lines} bad line(s){more}; nothing was imported")
+
+
+class EmptyFileError(ImportValidationError):
+    """The file has no lines to import (empty, or only blank lines); nothing was written."""
+
+    def __init__(self) -> None:
+        super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
+
+
+AnswerPair = tuple[str | None, str | None]  # (ground truth, final answer)
+
+
+def _iter_parsed(
+    stream: IO[bytes], progress: ProgressCallback | None, *, validate_only: bool = False
+) -> Iterator[tuple[int, ParsedSolution | LineError | AnswerPair]]:
+    """Yield (line number, parsed line or its error) for every non-blank line.
+
+    validate_only checks lines without building them (yielding the answers to grade for a good
+    line); the write pass then builds them without checking again.
+    """
+    for number, raw in enumerate(stream, start=1):
+        if progress:
+            progress(len(raw))
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
+            continue
+        if b"\\u0000" in raw and (where := nul_path(obj)) is not None:
+            yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
+            continue
+        try:
+            if is_math_shepherd(obj):
+                parsed = parse_math_shepherd(obj, raw=raw)
+                yield number, (parsed.ground_truth_answer, parsed.final_answer) if validate_only else parsed
+                continue
+            yield number, validate_line(obj) if validate_only else parse_line(obj, validate=False)
+        except RecordError as exc:
+            yield number, LineError(number, exc.path, exc.message)
+        except Exception as exc:  # a line nothing above foresaw: still an error with its number, never a 500
+            yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
+
+
+def open_jsonl(path: Path | str) -> IO[bytes]:
+    """The file's lines as bytes, gunzipped on the fly when it is gzip (by its magic bytes, not its name)."""
+    with open(path, "rb") as probe:
+        is_gzip = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if is_gzip else open(path, "rb")
+
+
+def nul_path(obj: Any) -> str | None:
+    """The path of the first string (value or key) holding a NUL character, else None."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return path or "(line)"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if "\x00" in key:
+                    return f"{path}.{key!r}" if path else repr(key)
+                stack.append((f"{path}.{key}" if path else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+@dataclass(slots=True)
+class Validated:
+    """What the first pass learned: the number of records and the verdict of every answer."""
+
+    records: int
+    verdicts: dict[AnswerPair, bool | None]
+
+
+def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Validated:
+    """First pass: raise ImportValidationError listing bad lines; grade every distinct answer.
+
+    Grading happens here, before the write pass takes the project's export lock, so a slow
+    answer never holds up that project's exports; sympy runs in a child process with a time limit
+    (prm800k.grading), and past IMPORT_GRADING_BUDGET_S of grading the rest is graded by the rules
+    alone (answers that need sympy stay ungraded).
+    """
+    errors: list[LineError] = []
+    bad_lines = records = 0
+    verdicts: dict[AnswerPair, bool | None] = {}
+    deadline = time.monotonic() + IMPORT_GRADING_BUDGET_S
+    with open_jsonl(path) as stream:
+        for _, item in _iter_parsed(stream, progress, validate_only=True):
+            if isinstance(item, LineError):
+                bad_lines += 1
+                if len(errors) < MAX_REPORTED_ERRORS:
+                    errors.append(item)
+                continue
+            records += 1
+            if not bad_lines and item not in verdicts:  # a refused file is not worth grading
+                verdicts[item] = grading.grade_answer(*item, symbolic=time.monotonic() < deadline)
+    if bad_lines:
+        raise ImportValidationError(errors, bad_lines)
+    if not records:
+        raise EmptyFileError()
+    return Validated(records=records, verdicts=verdicts)
