@@ -92,13 +92,12 @@ def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shephe
         ids = [row["id"] for row in rows]
         steps, labels = _steps(ids), _labels(ids, AutoSource.ROLLOUT)
         for row in rows:
-            line = math_shepherd.MathShepherdLine(
+            yield math_shepherd.MathShepherdLine(
                 question=row["problem__text"],
                 steps=steps[row["id"]],
                 labels=labels[row["id"]],
                 task=row["problem__subject"],
             )
-            yield math_shepherd.dumps(line) + "\n"
         last = ids[-1]
 
 

@@ -111,6 +111,8 @@ class AutolabelJob(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="Last progress; the sweep restarts stale jobs."
     )
+    # The run that holds the job: a run whose job was swept and claimed again stops at its next write.
+    claim = models.CharField(max_length=32, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

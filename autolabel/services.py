@@ -11,6 +11,8 @@ stored estimates. Completions are reserved from the project's budget before each
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -45,6 +47,13 @@ LOAD_BATCH = 200  # solutions read from the database at a time
 
 class BudgetExhausted(Exception):
     pass
+
+
+class JobLost(Exception):
+    """The sweep gave this job to another run (this one looked dead): stop without touching it."""
+
+
+HEARTBEAT_S = 30.0  # while requests are in flight, the job's heartbeat is refreshed at least this often
 
 
 class AutolabelOptionError(ValueError):
@@ -148,34 +157,41 @@ class _Solution:
 def run_job(*, job_id: int) -> AutolabelJob | None:
     """Claim a created job and run it to the end; return it, or None when it was not ours to run."""
     now = timezone.now()
+    token = uuid.uuid4().hex
     claimed = AutolabelJob.objects.filter(pk=job_id, status=JobStatus.CREATED).update(
-        status=JobStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now, error=""
+        status=JobStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now, error="", claim=token
     )
     if not claimed:
         return None
     job = AutolabelJob.objects.select_related("project").get(pk=job_id)
     try:
-        _Runner(job).run()
+        _Runner(job, token).run()
+    except JobLost:
+        logger.warning("autolabel job %s was taken over by another run; this one stops", job_id)
+        return None
     except (EndpointError, BudgetExhausted) as exc:
-        _finish(job, JobStatus.FAILED, error=str(exc))
+        _finish(job, token, JobStatus.FAILED, error=str(exc))
     except Exception as exc:
-        _finish(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        _finish(job, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     else:
-        _finish(job, JobStatus.SUCCEEDED)
+        _finish(job, token, JobStatus.SUCCEEDED)
     job.refresh_from_db()
     return job
 
 
-def _finish(job: AutolabelJob, status: str, *, error: str = "") -> None:
-    AutolabelJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+def _finish(job: AutolabelJob, token: str, status: str, *, error: str = "") -> None:
+    AutolabelJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, claim=token).update(
         status=status, error=error[:5000], finished_at=timezone.now()
     )
 
 
 class _Runner:
-    def __init__(self, job: AutolabelJob) -> None:
+    def __init__(self, job: AutolabelJob, token: str) -> None:
         self.job = job
+        self.token = token
+        self.retries = 0  # counted by the request threads, written by the main thread (no DB in threads)
+        self.lock = threading.Lock()
         self.client = CompletionClient(
             base_url=job.base_url,
             model=job.model,
@@ -189,7 +205,20 @@ class _Runner:
 
     def _count_retry(self, reason: str) -> None:
         logger.warning("autolabel job %s: retrying after %s", self.job.pk, reason)
-        AutolabelJob.objects.filter(pk=self.job.pk).update(retries=F("retries") + 1)
+        with self.lock:
+            self.retries += 1
+
+    def _beat(self, **updates: Any) -> None:
+        """Write progress and the heartbeat, if this run still holds the job; else raise JobLost."""
+        with self.lock:
+            retries, self.retries = self.retries, 0
+        if retries:
+            updates["retries"] = F("retries") + retries
+        held = AutolabelJob.objects.filter(pk=self.job.pk, status=JobStatus.RUNNING, claim=self.token).update(
+            heartbeat_at=timezone.now(), **updates
+        )
+        if not held:
+            raise JobLost(self.job.pk)
 
     def _load(self, ids: list[int]) -> list[_Solution]:
         rows = list(
@@ -265,7 +294,8 @@ class _Runner:
                     in_flight[pool.submit(self.client.complete, prompt, job.rollouts)] = (solution, index)
                 if not in_flight:
                     break
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                done, _ = wait(list(in_flight), timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
+                self._beat()  # also while long requests are in flight: only a dead run goes stale
                 for future in done:
                     solution, index = in_flight.pop(future)
                     solution.in_flight.discard(index)
@@ -329,11 +359,7 @@ class _Runner:
         )
         self._save([result], solution)
         solution.measured[index] = result
-        AutolabelJob.objects.filter(pk=self.job.pk).update(
-            requests_done=F("requests_done") + 1,
-            completions_used=F("completions_used") + len(texts),
-            heartbeat_at=timezone.now(),
-        )
+        self._beat(requests_done=F("requests_done") + 1, completions_used=F("completions_used") + len(texts))
 
     def _maybe_complete(self, solution: _Solution) -> bool:
         """When the search is over, store the inferred labels; True when the solution is done."""

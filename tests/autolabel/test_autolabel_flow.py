@@ -235,3 +235,33 @@ def test_a_worker_killed_mid_job_resumes_and_labels_no_step_twice(tmp_path: Path
     for text, index in before:
         steps = next(s for p, _, s in solutions if p == text)
         assert asked_after[build_prompt(text, steps[: index + 1])] == 0
+
+
+def test_a_run_whose_job_was_swept_and_taken_over_stops_without_writing(tmp_path: Path) -> None:
+    import threading
+
+    from django.db import connection
+
+    project = _project(tmp_path)
+    with stand_in_server(_behaviour(delay_s=1.0)) as url:
+        job = services.create_job(
+            project=project, user=None, options={"base_url": url, "model": "stand-in", "rollouts": 2, "concurrency": 1}
+        )
+        first: list = []
+
+        def run_first() -> None:
+            first.append(services.run_job(job_id=job.pk))
+            connection.close()
+
+        thread = threading.Thread(target=run_first)
+        thread.start()
+        wait_for(lambda: AutolabelJob.objects.get(pk=job.pk).status == JobStatus.RUNNING, message="running")
+        # It looks dead to the sweep (a zero deadline): put back and claimed by a second run here.
+        assert services.sweep(stale_after=__import__("datetime").timedelta(0)) >= 1
+        second = services.run_job(job_id=job.pk)
+        thread.join(timeout=60)
+    purge_broker()  # the sweep's message: no later worker should find it
+    assert first == [None]  # the first run noticed and stopped
+    assert second is not None and second.status == JobStatus.SUCCEEDED, second.error
+    assert _labels() == EXPECTED
+    assert set(Counter(AutoStepLabel.objects.values_list("solution_id", "index", "source")).values()) == {1}
