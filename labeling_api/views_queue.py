@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Assignment
+from annotate.selectors import progress
 from annotate.services import queue, submit
 from labeling_api.access import assignment_for_request, project_and_roles_for_action
 from labeling_api.openapi import SLUG
@@ -86,7 +87,7 @@ class MyProgressView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project, _ = project_and_roles_for_action(request, slug, "view_progress")
-        return Response(MyProgressSerializer(queue.annotator_progress(project=project, user=request.user)).data)
+        return Response(MyProgressSerializer(progress.annotator_progress(project=project, user=request.user)).data)
 
 
 class HeartbeatView(APIView):
