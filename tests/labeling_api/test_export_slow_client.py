@@ -93,10 +93,10 @@ def slow_read(port: int, token: str, query: str) -> tuple[bytes, str | None, flo
     """(body read so far, the error that ended it or None, seconds spent reading)."""
     conn = SmallWindowConnection("127.0.0.1", port)
     conn.request("GET", f"/api/v1/projects/big/export/?{query}", headers={"Authorization": f"Token {token}"})
-    response = conn.getresponse()
-    assert response.status == 200, response.read()[:500]
     body, error, started = bytearray(), None, time.monotonic()
     try:
+        response = conn.getresponse()
+        assert response.status == 200, response.read()[:500]
         while chunk := response.read(READ_BYTES):
             body += chunk
             time.sleep(READ_PAUSE)
@@ -164,7 +164,8 @@ def test_a_stream_cut_by_a_sync_worker_timeout_is_detectable(project_and_token):
         log = stop(server)
     print(f"sync worker: read {len(body) / 1e6:.1f} MB, ended by {error}")
     assert "WORKER TIMEOUT" in log
-    assert error == "IncompleteRead"  # the chunked body never got its last chunk
+    # The chunked body never got its last chunk (or, on a very slow machine, not even its headers).
+    assert error in {"IncompleteRead", "RemoteDisconnected"}, error
     assert exports.END_KEY.encode() not in body and body.count(b"\n") < RECORDS
 
 
