@@ -11,6 +11,8 @@ export default defineConfig({
     target: "es2022",
     cssCodeSplit: true,
     assetsInlineLimit: 0,
+    // No preload helper in the entries: the one lazy chunk (code and trace views) has no CSS of its own.
+    modulePreload: false,
     rollupOptions: {
       input: { workspace: "src/workspace/main.ts", dashboard: "src/dashboard/main.ts" },
       output: {

@@ -125,6 +125,17 @@ def validate_record_kind(obj: dict[str, Any]) -> None:
     check_step_types(question.get("step_types"), "question.step_types", kind=kind, n_steps=n_steps)
 
 
+def line_ranges(steps: list[str]) -> list[list[int]]:
+    """[first, last] line of each code step, numbered from 1 over the steps one after another."""
+    ranges = []
+    first = 1
+    for text in steps:
+        n = len(text.removesuffix("\n").split("\n"))
+        ranges.append([first, first + n - 1])
+        first += n
+    return ranges
+
+
 def critique_row(
     *,
     prompt: str,
@@ -135,13 +146,18 @@ def critique_row(
     label_steps: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """One `format=critique` line: the prompt, the steps, and a verdict per rated main-line step
-    (the rating, and the critique in the annotator's words or null)."""
+    (the rating, and the critique in the annotator's words or null). A code verdict also names the
+    step's `lines` [first, last], numbered from 1 over the steps joined, as the workspace shows them."""
+    lines = line_ranges(steps) if kind == "code" else None
     verdicts = []
     for index, step in enumerate(label_steps):
         main = main_line_completion(step)
         if main is None or main.get("rating") is None:
             continue
-        verdicts.append({"index": index, "rating": main["rating"], "critique": main.get("critique")})
+        verdict: dict[str, Any] = {"index": index, "rating": main["rating"], "critique": main.get("critique")}
+        if lines is not None and index < len(lines):
+            verdict["lines"] = lines[index]
+        verdicts.append(verdict)
     shown: list[Any] = list(steps)
     if kind == "trace" and step_types:
         shown = [{"type": t, "text": text} for t, text in zip(step_types, steps, strict=True)]

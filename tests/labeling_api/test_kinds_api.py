@@ -169,9 +169,9 @@ def test_code_critique_required_on_negative_step_then_exported(project, lead, an
         "prompt": CODE_LINE["problem"],
         "steps": CODE_LINE["steps"],
         "verdicts": [
-            {"index": 0, "rating": 1, "critique": None},
-            {"index": 1, "rating": 1, "critique": None},
-            {"index": 2, "rating": -1, "critique": critique},
+            {"index": 0, "rating": 1, "critique": None, "lines": [1, 1]},
+            {"index": 1, "rating": 1, "critique": None, "lines": [2, 2]},
+            {"index": 2, "rating": -1, "critique": critique, "lines": [3, 3]},
         ],
         "kind": "code",
         "language": "python",

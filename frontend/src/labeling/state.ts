@@ -18,12 +18,21 @@ export type GiveUpReason = "give_up" | "bad_problem";
 
 export const RATINGS: readonly Rating[] = [-1, 0, 1];
 
+export type StepType = "thought" | "tool_call" | "observation" | "answer";
+
 export interface TaskStep {
   index: number;
   text: string;
   /** Alternative completions offered by the server at this step, if any. */
   alternatives?: string[];
+  /** A trace step's type. */
+  type?: StepType;
+  /** false: shown but not rated (a trace's observation, unless the project rates them); default true. */
+  rated?: boolean;
 }
+
+/** Critiques are plain text of at most this many characters (the server's limit). */
+export const MAX_CRITIQUE = 4000;
 
 export interface AltLabel {
   text: string;
@@ -40,10 +49,17 @@ export interface StepLabel {
   human: string | null;
   /** Phase 1 only: the annotator moved on from this step. */
   done: boolean;
+  /** Why the step is rated so, in the annotator's words; absent in drafts saved before critiques. */
+  critique?: string | null;
 }
 
 /** What 1/2/3 and f act on at the current step. `human` and `newalt` are the two text boxes. */
-export type Focus = { kind: "main" } | { kind: "alt"; alt: number } | { kind: "human" } | { kind: "newalt" };
+export type Focus =
+  | { kind: "main" }
+  | { kind: "alt"; alt: number }
+  | { kind: "human" }
+  | { kind: "newalt" }
+  | { kind: "critique"; step: number };
 
 /** A rating target: a step's main line (`alt` null) or one of its alternatives. */
 export interface Target {
@@ -61,6 +77,8 @@ export interface Snapshot {
 export interface LabelingState {
   mode: Mode;
   steps: readonly TaskStep[];
+  /** Every main-line Negative needs a critique before submitting (the project's setting). */
+  critiqueRequired?: boolean;
   labels: StepLabel[];
   focus: Focus;
   /** The target rated last: `f` flags it, since annotators rate first and then mark a rating unsure. */
@@ -74,16 +92,28 @@ export const MAX_UNDO = 100;
 
 const MAIN: Focus = { kind: "main" };
 
-export function createState(mode: Mode, steps: readonly TaskStep[]): LabelingState {
+export interface StateOptions {
+  critiqueRequired?: boolean;
+}
+
+/** Whether the annotator rates this step (trace observations may be shown only). */
+export function isRatedStep(step: TaskStep): boolean {
+  return step.rated !== false;
+}
+
+export function createState(mode: Mode, steps: readonly TaskStep[], opts: StateOptions = {}): LabelingState {
   return {
     mode,
     steps,
+    critiqueRequired: opts.critiqueRequired ?? false,
     labels: steps.map((step) => ({
       rating: null,
       flagged: false,
       alternatives: (step.alternatives ?? []).map((text) => ({ text, rating: null, flagged: false, offered: true })),
       human: null,
-      done: false,
+      // A step that is not rated is passed at once (phase 1 moves on past it).
+      done: !isRatedStep(step),
+      critique: null,
     })),
     focus: MAIN,
     last: null,
@@ -107,7 +137,7 @@ export function currentIndex(s: LabelingState): number | null {
   if (s.mode === "phase2") {
     const err = errorIndex(s);
     if (err !== null) return err;
-    const i = s.labels.findIndex((l) => l.rating === null);
+    const i = s.labels.findIndex((l, k) => l.rating === null && isRatedStep(s.steps[k]));
     return i === -1 ? null : i;
   }
   const i = s.labels.findIndex((l) => !l.done);
@@ -127,10 +157,10 @@ function hasUnratedWrittenAlternative(s: LabelingState): boolean {
 
 /** The finish reason the ratings imply, or null while the labeling is incomplete. */
 export function finishReason(s: LabelingState): "solution" | "found_error" | null {
-  if (s.steps.length === 0 || hasUnratedWrittenAlternative(s)) return null;
+  if (s.steps.length === 0 || hasUnratedWrittenAlternative(s) || missingCritique(s) !== null) return null;
   if (s.mode === "phase2") {
     if (errorIndex(s) !== null) return "found_error";
-    return s.labels.every((l) => l.rating !== null) ? "solution" : null;
+    return s.labels.every((l, k) => l.rating !== null || !isRatedStep(s.steps[k])) ? "solution" : null;
   }
   return s.labels.every((l) => l.done) ? "solution" : null;
 }
@@ -163,6 +193,20 @@ export function canAddAlternatives(s: LabelingState): boolean {
   return l.rating !== null;
 }
 
+/** The first step rated Negative without a critique where the project requires one; else null. */
+export function missingCritique(s: LabelingState): number | null {
+  if (!s.critiqueRequired) return null;
+  const i = s.labels.findIndex((l) => l.rating === -1 && !(l.critique ?? "").trim());
+  return i === -1 ? null : i;
+}
+
+/** The step a critique is written for: the one rated last (its main line), if it is still shown. */
+export function critiqueTarget(s: LabelingState): number | null {
+  const step = s.last?.step ?? null;
+  if (step === null || step >= visibleCount(s) || s.labels[step].rating === null) return null;
+  return step;
+}
+
 export function ratedCount(s: LabelingState): number {
   return s.labels.filter((l) => l.rating !== null).length;
 }
@@ -174,6 +218,7 @@ export function hasWork(s: LabelingState): boolean {
       l.rating !== null ||
       l.flagged ||
       l.human !== null ||
+      !!l.critique ||
       l.alternatives.some((a) => !a.offered || a.rating !== null || a.flagged),
   );
 }
@@ -312,8 +357,25 @@ export function focusWriter(s: LabelingState, kind: "human" | "newalt"): Labelin
 }
 
 export function blurWriter(s: LabelingState): LabelingState {
-  if (s.focus.kind !== "human" && s.focus.kind !== "newalt") return s;
+  if (s.focus.kind !== "human" && s.focus.kind !== "newalt" && s.focus.kind !== "critique") return s;
   return { ...s, focus: MAIN };
+}
+
+/** Open the critique box of the step rated last (key e); nothing before any rating. */
+export function openCritique(s: LabelingState): LabelingState {
+  const step = critiqueTarget(s);
+  return step === null ? s : { ...s, focus: { kind: "critique", step } };
+}
+
+/** Save (or clear, with blank text) the critique of a rated step; focus goes back to rating. */
+export function setCritique(s: LabelingState, step: number, text: string): LabelingState {
+  if (step < 0 || step >= s.labels.length || s.labels[step].rating === null) return { ...s, focus: MAIN };
+  const trimmed = text.trim().slice(0, MAX_CRITIQUE);
+  const value = trimmed === "" ? null : trimmed;
+  if ((s.labels[step].critique ?? null) === value) return { ...s, focus: MAIN };
+  const next = edit(s);
+  next.labels[step].critique = value;
+  return { ...next, focus: MAIN };
 }
 
 /** Backspace: restore the snapshot before the last change. */
@@ -339,6 +401,7 @@ export interface PayloadStep {
   flagged: boolean;
   alternatives: PayloadAlternative[];
   human_completion: string | null;
+  critique?: string;
 }
 
 export interface SubmitPayload {
@@ -370,11 +433,17 @@ export function buildPayload(s: LabelingState, opts: PayloadOptions): SubmitPayl
     if (implied === null) throw new IncompleteLabelingError("the labeling is not complete");
     finish = implied;
   }
-  // Only steps that were reached and rated; in phase 2 nothing after the first Negative exists.
+  // Steps are the labeled prefix: up to the last rated one (all of them for a solution), steps that
+  // are shown but not rated going with a null rating; in phase 2 nothing after the first Negative exists.
+  let end = -1;
+  s.labels.forEach((l, i) => {
+    if (l.rating !== null) end = i;
+  });
+  if (finish === "solution") end = s.labels.length - 1;
   const steps: PayloadStep[] = [];
   s.labels.forEach((l, i) => {
-    if (l.rating === null) return;
-    steps.push({
+    if (i > end || (l.rating === null && isRatedStep(s.steps[i]))) return;
+    const step: PayloadStep = {
       index: s.steps[i].index,
       rating: l.rating,
       flagged: l.flagged,
@@ -382,7 +451,9 @@ export function buildPayload(s: LabelingState, opts: PayloadOptions): SubmitPayl
         .filter((a) => a.rating !== null)
         .map((a) => ({ text: a.text, rating: a.rating, flagged: a.flagged })),
       human_completion: l.human,
-    });
+    };
+    if (l.critique && l.rating !== null) step.critique = l.critique;
+    steps.push(step);
   });
   return {
     idempotency_key: opts.idempotencyKey,
@@ -425,6 +496,7 @@ function validLabels(v: unknown, n: number): v is StepLabel[] {
       typeof l.flagged === "boolean" &&
       typeof l.done === "boolean" &&
       (l.human === null || typeof l.human === "string") &&
+      (l.critique === undefined || l.critique === null || typeof l.critique === "string") &&
       Array.isArray(l.alternatives) &&
       l.alternatives.every(
         (a: unknown) =>
@@ -449,12 +521,18 @@ function validFocus(v: unknown): v is Focus {
   if (v === null || typeof v !== "object") return false;
   const f = v as Focus;
   if (f.kind === "alt") return Number.isInteger(f.alt) && f.alt >= 0;
+  if (f.kind === "critique") return Number.isInteger(f.step) && f.step >= 0;
   return f.kind === "main" || f.kind === "human" || f.kind === "newalt";
 }
 
 /** Restore saved labels onto a fresh state; anything malformed or for other steps is ignored. */
-export function restore(mode: Mode, steps: readonly TaskStep[], saved: unknown): LabelingState {
-  const fresh = createState(mode, steps);
+export function restore(
+  mode: Mode,
+  steps: readonly TaskStep[],
+  saved: unknown,
+  opts: StateOptions = {},
+): LabelingState {
+  const fresh = createState(mode, steps, opts);
   if (saved === null || typeof saved !== "object") return fresh;
   const d = saved as Partial<SavedLabels>;
   if (!validLabels(d.labels, steps.length)) return fresh;

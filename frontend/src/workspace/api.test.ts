@@ -75,7 +75,25 @@ describe("helpers", () => {
       problem: { text: "P", groundTruthAnswer: null },
       steps: [{ index: 0, text: "s" }],
       draft: { v: 1 },
+      kind: "math",
+      language: "",
+      tests: null,
+      critiqueRequired: false,
     });
     expect(parseTask({ ...served, mode: "phase2", problem: { text: "P" } }).problem.groundTruthAnswer).toBeNull();
+    const trace = parseTask({
+      ...served,
+      kind: "trace",
+      critique_required: true,
+      steps: [
+        { index: 0, text: "look(1)", type: "tool_call", rated: true },
+        { index: 1, text: "out", type: "observation", rated: false },
+      ],
+    });
+    expect([trace.kind, trace.critiqueRequired]).toEqual(["trace", true]);
+    expect(trace.steps).toEqual([
+      { index: 0, text: "look(1)", type: "tool_call" },
+      { index: 1, text: "out", type: "observation", rated: false },
+    ]);
   });
 });

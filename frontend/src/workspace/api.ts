@@ -2,9 +2,11 @@
  * The HTTP API of DESIGN.md as the workspace uses it, and a submit that retries with backoff until
  * the server acknowledges it.
  */
-import type { Mode, SubmitPayload, TaskStep } from "../labeling/state";
+import type { Mode, StepType, SubmitPayload, TaskStep } from "../labeling/state";
 import type { MyProgress, SkipOut, SubmitOut, TaskOut } from "../api/types";
 import { type ApiResult, errorMessage, Http, HttpError } from "../shared/http";
+
+export type TaskKind = "math" | "code" | "trace";
 
 /** A served task as the workspace holds it. */
 export interface Task {
@@ -13,6 +15,11 @@ export interface Task {
   problem: { text: string; groundTruthAnswer: string | null };
   steps: TaskStep[];
   draft: unknown;
+  /** What the solution is: math (default), code in `language` with optional `tests`, or an agent trace. */
+  kind: TaskKind;
+  language: string;
+  tests: string | null;
+  critiqueRequired: boolean;
 }
 
 /** The workspace's endpoints, on the shared HTTP helper (session auth, CSRF, DRF errors). */
@@ -55,8 +62,17 @@ export function parseTask(d: TaskOut): Task {
     assignmentId: d.id,
     mode: d.mode === "phase1" ? "phase1" : "phase2",
     problem: { text: d.problem.text, groundTruthAnswer: gta && gta.trim() !== "" ? gta : null },
-    steps: d.steps.map((st) => ({ index: st.index, text: st.text })),
+    steps: d.steps.map((st) => {
+      const step: TaskStep = { index: st.index, text: st.text };
+      if (st.type) step.type = st.type as StepType;
+      if (st.rated === false) step.rated = false;
+      return step;
+    }),
     draft: d.draft ?? null,
+    kind: d.kind === "code" || d.kind === "trace" ? d.kind : "math",
+    language: d.language ?? "",
+    tests: d.tests ?? null,
+    critiqueRequired: d.critique_required === true,
   };
 }
 

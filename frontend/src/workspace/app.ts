@@ -15,8 +15,11 @@ import {
   hasWork,
   IncompleteLabelingError,
   type LabelingState,
+  missingCritique,
   moveFocus,
   nextStep,
+  openCritique,
+  critiqueTarget,
   rate,
   ratedCount,
   restore,
@@ -35,6 +38,14 @@ import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { Session } from "./session";
 import { StepView } from "./stepview";
+
+type KindViews = typeof import("./stepbody");
+/** Code and trace rendering with its highlighter: a chunk of its own, fetched for the first such task. */
+let kindViews: Promise<KindViews | null> | null = null;
+function loadKindViews(): Promise<KindViews | null> {
+  kindViews ??= import("./stepbody").catch(() => null);
+  return kindViews;
+}
 
 export interface WorkspaceConfig {
   project: { slug: string; name: string; mode: string; show_ground_truth: boolean; guidelines: string };
@@ -64,6 +75,7 @@ export class Workspace {
   private readonly taskArea = h("div", { class: "sl-task" });
   private readonly problemBody = h("div", { class: "sl-md sl-problem-text" });
   private readonly groundTruth = h("p", { class: "sl-gt" });
+  private readonly tests = h("div", { class: "sl-tests" });
   private readonly stepList = h("ol", { class: "sl-steps", "aria-label": "Solution steps" });
   private readonly footer = h("p", { class: "sl-footer", "aria-live": "polite" });
   private readonly submitButton: HTMLButtonElement;
@@ -132,6 +144,7 @@ export class Workspace {
         { class: "sl-problem", "aria-labelledby": "sl-problem-h" },
         h("h2", { id: "sl-problem-h" }, "Problem"),
         this.problemBody,
+        this.tests,
         this.groundTruth,
       ),
       h(
@@ -211,8 +224,20 @@ export class Workspace {
     }
   }
 
+  private views: KindViews | null = null;
+  private viewsTried = false;
+
   /** Show a task (or the empty-queue message), restoring its draft. */
   private show(task: Task | null, emptyMessage = true): void {
+    if (task && task.kind !== "math" && !this.viewsTried) {
+      // Code and traces draw with a chunk of their own; shown as plain text if it cannot load.
+      void loadKindViews().then((views) => {
+        this.views = views;
+        this.viewsTried = true;
+        this.show(task, emptyMessage);
+      });
+      return;
+    }
     this.hideAlert();
     const draft = this.session.begin(task);
     if (!task) {
@@ -225,7 +250,7 @@ export class Workspace {
     this.empty.hidden = true;
     this.bar.hidden = false;
     this.taskArea.hidden = false;
-    this.state = restore(task.mode, task.steps, draft?.labels ?? null);
+    this.state = restore(task.mode, task.steps, draft?.labels ?? null, { critiqueRequired: task.critiqueRequired });
 
     setRendered(this.problemBody, renderMarkdown(task.problem.text));
     const gta = task.problem.groundTruthAnswer;
@@ -236,8 +261,12 @@ export class Workspace {
         setRendered(h("span", { class: "sl-md" }), renderMarkdown(gta, { inline: true })),
       );
     }
+    const views = task.kind === "math" ? null : this.views;
+    this.tests.hidden = !(task.tests && views);
+    this.tests.replaceChildren(...(task.tests && views ? [views.testsBlock(task.tests, task.language)] : []));
     this.tick();
-    this.steps = task.steps.map((st, i) => new StepView(i, st.text, (fn, save) => this.act(fn, save)));
+    const parts = views?.stepParts(task.steps, { kind: task.kind, language: task.language });
+    this.steps = task.steps.map((st, i) => new StepView(i, st, (fn, save) => this.act(fn, save), parts?.[i]));
     this.stepList.replaceChildren(...this.steps.map((v) => v.li));
     this.render();
     window.scrollTo({ top: 0 });
@@ -261,6 +290,8 @@ export class Workspace {
       err: errorIndex(s),
       canWrite: canAddAlternatives(s),
       flagTarget: flagTarget(s),
+      critiqueTarget: critiqueTarget(s),
+      critiqueRequired: s.critiqueRequired ?? false,
     };
     for (const v of this.steps) v.render(s, context);
 
@@ -281,6 +312,12 @@ export class Workspace {
   private focusCurrent(): void {
     const s = this.state;
     if (!s) return;
+    if (s.focus.kind === "critique") {
+      const box = this.steps[s.focus.step]?.focusTarget(s);
+      box?.focus({ preventScroll: true });
+      box?.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
+      return;
+    }
     const cur = currentIndex(s);
     if (cur === null) {
       this.submitButton.focus({ preventScroll: true });
@@ -362,6 +399,10 @@ export class Workspace {
       case "write-human":
         this.act((s) => focusWriter(s, "human"), false);
         return;
+      case "write-critique":
+        if (this.state && critiqueTarget(this.state) === null) this.say("Nothing rated yet: e writes a critique of the step you rated last.");
+        else this.act(openCritique, false);
+        return;
       case "next-step":
         this.act(nextStep);
         return;
@@ -395,7 +436,14 @@ export class Workspace {
       });
       await this.session.submit(payload);
     } catch (e) {
-      if (e instanceof IncompleteLabelingError) this.say(`Not ready to submit: ${e.message}.`);
+      if (e instanceof IncompleteLabelingError) {
+        const missing = missingCritique(s);
+        this.say(
+          missing === null
+            ? `Not ready to submit: ${e.message}.`
+            : `Not ready to submit: step ${missing + 1} is Negative and this project needs a critique of it (e).`,
+        );
+      }
       else throw e;
     }
   }

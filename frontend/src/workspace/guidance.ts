@@ -1,5 +1,12 @@
 /** The line under the steps that says what to do next, with key names from the key map. */
-import { currentIndex, finishReason, flagTarget, type LabelingState, needsHumanStep } from "../labeling/state";
+import {
+  currentIndex,
+  finishReason,
+  flagTarget,
+  type LabelingState,
+  missingCritique,
+  needsHumanStep,
+} from "../labeling/state";
 import { keyFor } from "./keymap";
 
 export function guidance(s: LabelingState, submitting: boolean): string {
@@ -13,14 +20,19 @@ export function guidance(s: LabelingState, submitting: boolean): string {
     human: keyFor("write-human"),
     next: keyFor("next-step"),
     submit: keyFor("submit"),
+    critique: keyFor("write-critique"),
   };
   const rateKeys = `${k.neg}/${k.neu}/${k.pos}`;
+  const missing = missingCritique(s);
+  if (missing !== null) {
+    return `Step ${missing + 1} is Negative: this project needs your critique of it. Press ${k.critique}, write what is wrong, Enter saves.`;
+  }
   const reason = finishReason(s);
   if (reason === "solution") return `Every step is rated. Press ${k.submit} to submit (finish: solution).`;
   if (reason === "found_error") {
     return (
       `You found the error: press ${k.submit} to submit (finish: found error), or first rate alternatives here ` +
-      `(${k.alt} to write one) or write the corrected step (${k.human}).`
+      `(${k.alt} to write one), write the corrected step (${k.human}) or say what is wrong (${k.critique}).`
     );
   }
   if (needsHumanStep(s)) return `Nothing here is Positive: write your own step (${k.human}), then Enter to save it.`;

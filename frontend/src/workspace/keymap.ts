@@ -14,6 +14,7 @@ export type KeyAction =
   | "focus-prev"
   | "write-alternative"
   | "write-human"
+  | "write-critique"
   | "next-step"
   | "submit"
   | "give-up"
@@ -53,6 +54,13 @@ export const KEYMAP: readonly KeyBinding[] = [
     help: "Write an alternative step here (after a Negative; any rated step in phase 1)",
   },
   { keys: ["c"], label: "c", action: "write-human", help: "Write the corrected step (phase 1: your own step)" },
+  {
+    keys: ["e"],
+    label: "e",
+    action: "write-critique",
+    help: "Explain: write a critique of the step you rated last (saved with your draft; Enter saves it)",
+    hint: "Critique",
+  },
   { keys: [], label: "Enter", help: "In a text box: save it (Shift+Enter: new line); Esc leaves it" },
   { keys: ["n"], label: "n", action: "next-step", help: "Phase 1: move on to the next step once something here is Positive" },
   { keys: ["Enter"], label: "Enter", action: "submit", help: "Submit when the labeling is complete", hint: "Submit" },

@@ -9,15 +9,25 @@ import {
   currentIndex,
   focusWriter,
   type LabelingState,
+  MAX_CRITIQUE,
+  openCritique,
   type Rating,
   rate,
+  setCritique,
   setHumanStep,
   type Target,
+  type TaskStep,
   toggleFlagAt,
 } from "../labeling/state";
 import { renderMarkdown, renderStep } from "../render/markdown";
 import { h, setPressed, setRendered } from "../shared/dom";
 import { keyFor, RATE_ACTIONS } from "./keymap";
+
+/** A step's body and type badge as a task kind draws them (stepbody.ts for code and traces). */
+export interface StepParts {
+  body: HTMLElement;
+  badge: HTMLElement | null;
+}
 
 /** Applies a transition to the workspace's state (re-rendering, saving); returns the new state. */
 export type Act = (fn: (s: LabelingState) => LabelingState, save?: boolean) => LabelingState | null;
@@ -35,6 +45,9 @@ export interface RenderContext {
   err: number | null;
   canWrite: boolean;
   flagTarget: Target | null;
+  /** The step the critique key acts on (the one rated last), or null. */
+  critiqueTarget: number | null;
+  critiqueRequired: boolean;
 }
 
 function rateButton(b: (typeof RATING_BUTTONS)[number], onclick: () => void): HTMLButtonElement {
@@ -114,13 +127,21 @@ export class StepView {
   private readonly humanLabel = h("label", {}, "Corrected step");
   private readonly newAltForm: HTMLFormElement;
   private readonly newAltInput: HTMLTextAreaElement;
+  private readonly rateGroup: HTMLElement;
+  private readonly critiqueShown = h("div", { class: "sl-critique-shown" });
+  private readonly critiqueForm: HTMLFormElement;
+  private readonly critiqueInput: HTMLTextAreaElement;
+  private readonly critiqueOpen: HTMLButtonElement;
+  private readonly rated: boolean;
 
   constructor(
     private readonly i: number,
-    text: string,
+    step: TaskStep,
     private readonly act: Act,
+    parts?: StepParts,
   ) {
     const n = i + 1;
+    this.rated = step.rated !== false;
     this.rateButtons = RATING_BUTTONS.map((b) =>
       rateButton(b, () => act((s) => rate({ ...s, focus: { kind: "main" } }, b.rating))),
     );
@@ -145,9 +166,30 @@ export class StepView {
       "Enter adds it, then rate it with 1/2/3",
       () => this.commitNewAlt(),
     );
+    this.critiqueInput = h("textarea", { id: `sl-critique-${i}`, rows: 3, maxlength: MAX_CRITIQUE });
+    this.critiqueForm = writerForm(
+      `sl-critique-${i}`,
+      h("label", {}, `Critique of step ${n}: what is wrong (or right) with it, in your words`),
+      this.critiqueInput,
+      "Save critique",
+      "Enter saves · Shift+Enter new line · Esc leaves · empty removes it",
+      () => this.commitCritique(),
+    );
+    const critiqueKey = keyFor("write-critique");
+    this.critiqueOpen = h(
+      "button",
+      {
+        type: "button",
+        class: "sl-btn sl-small sl-critique-open",
+        "aria-keyshortcuts": critiqueKey,
+        onclick: () => act((s) => (s.labels[i].rating === null ? s : openCritique({ ...s, last: { step: i, alt: null } })), false),
+      },
+      `Critique (${critiqueKey})`,
+    );
     for (const [input, commit] of [
       [this.humanInput, () => this.commitHuman()],
       [this.newAltInput, () => this.commitNewAlt()],
+      [this.critiqueInput, () => this.commitCritique()],
     ] as const) {
       input.addEventListener("keydown", (e) => {
         if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -192,16 +234,31 @@ export class StepView {
       this.newAltForm,
       this.humanForm,
     );
+    this.rateGroup = h(
+      "div",
+      { class: "sl-rate-group", role: "group", "aria-label": `Rate step ${n}` },
+      ...this.rateButtons,
+      this.flag,
+    );
+    this.rateGroup.hidden = !this.rated;
     this.li = h(
       "li",
       { class: "sl-step", tabindex: -1, "aria-label": `Step ${n}` },
-      h("div", { class: "sl-step-head" }, h("span", { class: "sl-step-n" }, `Step ${n}`), this.status),
-      setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(text)),
-      h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate step ${n}` }, ...this.rateButtons, this.flag),
+      h("div", { class: "sl-step-head" }, h("span", { class: "sl-step-n" }, `Step ${n}`), parts?.badge, this.status),
+      parts?.body ?? setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(step.text)),
+      this.rateGroup,
+      this.critiqueOpen,
+      this.critiqueShown,
+      this.critiqueForm,
       this.humanShown,
       this.alts,
       this.writers,
     );
+  }
+
+  private commitCritique(): void {
+    const i = this.i;
+    this.act((s) => setCritique(s, i, this.critiqueInput.value));
   }
 
   private commitHuman(): void {
@@ -253,8 +310,13 @@ export class StepView {
     this.flag.disabled = i >= c.visible;
     markFlagKey(this.flag, c.flagTarget?.step === i && c.flagTarget.alt === null);
     this.li.classList.toggle("sl-focus-main", isCur && s.focus.kind === "main" && l.rating === null);
-    this.status.textContent =
-      l.rating === null ? (isCur ? "rate this step" : "") : `${ratingName(l.rating)}${l.flagged ? " · flagged" : ""}`;
+    this.status.textContent = !this.rated
+      ? "shown, not rated"
+      : l.rating === null
+        ? isCur
+          ? "rate this step"
+          : ""
+        : `${ratingName(l.rating)}${l.flagged ? " · flagged" : ""}`;
     this.status.dataset.rating = l.rating === null ? "" : String(l.rating);
 
     // Alternatives: rebuilt only when their texts change; ratings update in place.
@@ -293,11 +355,29 @@ export class StepView {
     this.writeHuman.textContent =
       s.mode === "phase1" ? `Write your own step (${humanKey})` : `Write corrected step (${humanKey})`;
     this.humanForm.hidden = !(isCur && s.focus.kind === "human");
+
+    const critique = l.critique ?? null;
+    const editing = s.focus.kind === "critique" && s.focus.step === i;
+    if (editing && this.critiqueForm.hidden) this.critiqueInput.value = critique ?? "";
+    this.critiqueForm.hidden = !editing;
+    // Offered where the key acts (the step rated last) and on Negative steps, or to edit one written.
+    this.critiqueOpen.hidden =
+      l.rating === null || i >= c.visible || !(c.critiqueTarget === i || l.rating === -1 || critique !== null);
+    this.critiqueOpen.classList.toggle("sl-key-target", c.critiqueTarget === i);
+    const needed = c.critiqueRequired && l.rating === -1 && !critique;
+    this.critiqueOpen.classList.toggle("sl-needed", needed);
+    this.critiqueShown.hidden = critique === null && !needed;
+    this.critiqueShown.replaceChildren(
+      ...(critique !== null
+        ? [h("strong", {}, "Critique: "), h("span", { class: "sl-critique-text" }, critique)]
+        : [h("em", {}, `This project needs a critique of every Negative step: press ${keyFor("write-critique")}.`)]),
+    );
     this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
   }
 
   /** The element that holds keyboard focus for the state's focus at this (current) step. */
   focusTarget(s: LabelingState): HTMLElement {
+    if (s.focus.kind === "critique") return this.critiqueInput;
     if (s.focus.kind === "human") return this.humanInput;
     if (s.focus.kind === "newalt") return this.newAltInput;
     if (s.focus.kind === "alt") return (this.altList.children[s.focus.alt] as HTMLElement | undefined) ?? this.li;
