@@ -29,6 +29,7 @@ from annotate.models import (
     Solution,
     Step,
 )
+from annotate.review import first_critique, review_table
 from annotate.services import audit
 
 
@@ -114,8 +115,18 @@ class AnnotatorStatusAdmin(ProjectScopedAdmin):
 
 @admin.register(Problem)
 class ProblemAdmin(ProjectScopedAdmin):
-    list_display = ["id", "short_text", "project", "ground_truth_answer", "subject", "level", "source_id", "created_at"]
-    list_filter = ["project", "subject", "level"]
+    list_display = [
+        "id",
+        "short_text",
+        "project",
+        "kind",
+        "ground_truth_answer",
+        "subject",
+        "level",
+        "source_id",
+        "created_at",
+    ]
+    list_filter = ["project", "kind", "subject", "level"]
     search_fields = ["text", "source_id", "ground_truth_answer", "=content_hash"]
     autocomplete_fields = ["project"]
     list_select_related = ["project"]
@@ -131,8 +142,8 @@ class StepInline(admin.TabularInline):
     """Steps are immutable (features are cached per step): shown, never edited here."""
 
     model = Step
-    fields = ["index", "text"]
-    readonly_fields = ["index", "text"]
+    fields = ["index", "step_type", "text"]
+    readonly_fields = ["index", "step_type", "text"]
     extra = 0
     can_delete = False
     show_change_link = True
@@ -283,6 +294,7 @@ class AnnotationAdmin(ProjectScopedAdmin):
         "n_negative",
         "first_error_index",
         "reason",
+        "critique",
         "is_gold",
         "is_quality_control",
         "submitted_at",
@@ -293,6 +305,7 @@ class AnnotationAdmin(ProjectScopedAdmin):
     autocomplete_fields = ["project", "annotator"]
     list_select_related = ["project", "annotator"]
     readonly_fields = [
+        "review",
         "source_hash",
         "idempotency_key",
         "shape",
@@ -326,6 +339,15 @@ class AnnotationAdmin(ProjectScopedAdmin):
         """The annotator's reason for giving up or reporting a bad problem, shortened for the list."""
         note = obj.finish_note.strip()
         return note if len(note) <= 120 else note[:119] + "…"
+
+    @admin.display(description="critique")
+    def critique(self, obj: Annotation) -> str:
+        """The first critique the annotator wrote (usually of the first wrong step), shortened."""
+        return _short(first_critique(obj.label_steps), 120)
+
+    @admin.display(description="review: steps, ratings and critiques")
+    def review(self, obj: Annotation):
+        return review_table(obj) if obj.pk else "—"
 
     @admin.action(description="Mark as gold (annotation and its solution)")
     def mark_as_gold(self, request: HttpRequest, queryset: QuerySet[Annotation]) -> None:
