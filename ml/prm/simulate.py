@@ -44,7 +44,8 @@ import numpy as np
 
 from ml.prm.config import PRMConfig
 from ml.prm.examples import StepExample, step_key
-from ml.prm.featurizers import FeatureCache, make_featurizer
+from ml.prm.feature_rows import FeatureCache
+from ml.prm.featurizers import make_featurizer
 from ml.prm.metrics import first_error_f1, first_error_predictions, step_metrics
 from ml.prm.model import roll_up, solution_scores
 from ml.prm.selection import priorities, top_k

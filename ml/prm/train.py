@@ -20,7 +20,8 @@ import torch.nn.functional as F
 
 from ml.prm.config import PRMConfig
 from ml.prm.examples import StepExample, path_first_error
-from ml.prm.featurizers import FeatureCache, Rows, make_featurizer
+from ml.prm.feature_rows import FeatureCache, Rows
+from ml.prm.featurizers import make_featurizer
 from ml.prm.metrics import (
     choose_threshold,
     first_error_f1,

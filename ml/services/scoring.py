@@ -29,7 +29,7 @@ from ml.services.config import (
 from ml.services.prm_lib import lib
 
 if TYPE_CHECKING:
-    from ml.prm.featurizers import FeatureCache
+    from ml.prm.feature_rows import FeatureCache
     from ml.prm.model import PRM
 
 

@@ -6,15 +6,9 @@ import torch
 
 from ml.prm.config import PRMConfig
 from ml.prm.examples import examples_from_steps
-from ml.prm.featurizers import (
-    FeatureCache,
-    HashedNgramFeaturizer,
-    LocalHFModelFeaturizer,
-    MiniLMFeaturizer,
-    featurize,
-    hash_texts,
-    make_featurizer,
-)
+from ml.prm.feature_rows import FeatureCache, featurize
+from ml.prm.featurizers import HashedNgramFeaturizer, hash_texts, make_featurizer
+from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer
 from ml.prm.train import build_prm, train_prm
 
 ITEMS = [

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from ml.prm.config import PRMConfig
-from ml.prm.featurizers import FeatureCache, HashedNgramFeaturizer
+from ml.prm.feature_rows import FeatureCache
+from ml.prm.featurizers import HashedNgramFeaturizer
 from ml.prm.synthetic import planted_examples, planted_oracle_examples, planted_solutions
 from ml.prm.train import load_checkpoint, read_checkpoint, save_checkpoint, split_by_problem, train_prm
 

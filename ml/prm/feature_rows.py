@@ -1,0 +1,124 @@
+"""Feature rows: a small CSR/dense container that supports row gathers, featurizing in chunks, and
+the per-process cache that keeps rows by step key (a step is featurized once)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ml.prm.examples import step_key
+from ml.prm.featurizers import Featurizer, HashedNgramFeaturizer, as_inputs
+
+
+class Rows:
+    """Feature rows, either CSR (indptr, indices, values) or dense, with a fast row gather."""
+
+    def __init__(self, *, dim: int, indptr=None, indices=None, values=None, dense=None):
+        self.dim = dim
+        self.indptr, self.indices, self.values, self.dense = indptr, indices, values, dense
+
+    @property
+    def sparse(self) -> bool:
+        return self.dense is None
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1 if self.sparse else len(self.dense)
+
+    @classmethod
+    def from_tensor(cls, t: torch.Tensor) -> Rows:
+        if t.layout == torch.sparse_csr:
+            return cls(
+                dim=t.shape[1],
+                indptr=t.crow_indices().numpy().astype(np.int64),
+                indices=t.col_indices().numpy().astype(np.int32),
+                values=t.values().numpy().astype(np.float32),
+            )
+        return cls(dim=t.shape[1], dense=t.detach().float().cpu().numpy())
+
+    @classmethod
+    def concat(cls, parts: list[Rows]) -> Rows:
+        if parts[0].sparse:
+            offs = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
+            indptr = np.concatenate(
+                [parts[0].indptr[:1]] + [p.indptr[1:] + o for p, o in zip(parts, offs, strict=True)]
+            )
+            return cls(
+                dim=parts[0].dim,
+                indptr=indptr,
+                indices=np.concatenate([p.indices for p in parts]),
+                values=np.concatenate([p.values for p in parts]),
+            )
+        return cls(dim=parts[0].dim, dense=np.concatenate([p.dense for p in parts]))
+
+    def take(self, idx) -> Rows:
+        idx = np.asarray(idx, dtype=np.int64)
+        if not self.sparse:
+            return Rows(dim=self.dim, dense=self.dense[idx])
+        starts, ends = self.indptr[idx], self.indptr[idx + 1]
+        lens = ends - starts
+        indptr = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        src = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1], dtype=np.int64)
+        return Rows(dim=self.dim, indptr=indptr, indices=self.indices[src], values=self.values[src])
+
+    def torch_inputs(self, device: str = "cpu") -> dict:
+        """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
+        if self.sparse:
+            return {
+                "indices": torch.from_numpy(self.indices.astype(np.int64)).to(device),
+                "offsets": torch.from_numpy(self.indptr[:-1]).to(device),
+                "weights": torch.from_numpy(self.values).to(device),
+            }
+        return {"dense": torch.from_numpy(self.dense).to(device)}
+
+
+def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:
+    items = as_inputs(items)
+    if isinstance(featurizer, HashedNgramFeaturizer):
+        rows, cols, vals = featurizer.triples(items, chunk=chunk)
+        indptr = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(items)), out=indptr[1:])
+        return Rows(dim=featurizer.dim, indptr=indptr, indices=cols.astype(np.int32), values=vals)
+    parts = [Rows.from_tensor(featurizer.transform(items[i : i + chunk])) for i in range(0, len(items), chunk)]
+    return Rows.concat(parts) if parts else Rows(dim=featurizer.dim, dense=np.zeros((0, featurizer.dim), np.float32))
+
+
+class FeatureCache:
+    """Feature rows by step key; steps are immutable, so each is featurized once per featurizer."""
+
+    def __init__(self, featurizer: Featurizer):
+        self.featurizer = featurizer
+        self._index: dict[str, int] = {}
+        self._parts: list[Rows] = []
+        self._rows: Rows | None = None
+        self.computed = 0  # rows featurized so far (a cache hit costs nothing)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def _all(self) -> Rows:
+        if self._rows is None or len(self._parts) > 1:
+            self._rows = Rows.concat(self._parts)
+            self._parts = [self._rows]
+        return self._rows
+
+    def get(self, items, keys: Sequence[str] | None = None) -> Rows:
+        """Rows for `items` (StepExamples or (problem, previous, step) tuples), computing the missing ones."""
+        inputs = as_inputs(items)
+        if keys is None:
+            keys = [step_key(*it) for it in inputs]
+        missing: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self._index and k not in missing:
+                missing[k] = i
+        if missing:
+            new = featurize(self.featurizer, [inputs[i] for i in missing.values()])
+            base = len(self._index)
+            for j, k in enumerate(missing):
+                self._index[k] = base + j
+            self._parts.append(new)
+            self.computed += len(missing)
+        idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
+        return self._all().take(idx)
