@@ -10,6 +10,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prm800k.labels import main_line_completion
+
 
 @dataclass(frozen=True, slots=True)
 class StepExample:
@@ -69,9 +71,9 @@ def examples_from_record(record: dict, *, solution_id: str = "", problem_id: str
         human = step.get("human_completion")
         prev = tuple(previous)
         # The solution's own step here: the chosen one, else the first completion (the pre-generated
-        # step in phase 2, rated where the labeler stopped).
-        path_j = chosen if chosen is not None else 0
-        for j, c in enumerate(completions):
+        # step in phase 2, rated where the labeler stopped), as the app reads it (prm800k.labels).
+        main = main_line_completion(step)
+        for c in completions:
             if c.get("rating") is None:
                 continue
             out.append(
@@ -83,7 +85,7 @@ def examples_from_record(record: dict, *, solution_id: str = "", problem_id: str
                     solution_id=solution_id,
                     problem_id=problem_id,
                     step_index=i,
-                    on_path=path_open and j == path_j,
+                    on_path=path_open and c is main,
                 )
             )
         if human is not None and human.get("rating") is not None:
