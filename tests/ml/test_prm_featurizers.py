@@ -122,3 +122,23 @@ def test_local_hf_model_featurizer(tiny_hf_dir, pooling):
     spec = f.spec()
     assert spec["name"] == "local_hf" and spec["pooling"] == pooling
     assert make_featurizer(spec=spec).transform(ITEMS[:1]).allclose(x[:1], atol=1e-5)
+
+
+def test_code_steps_differ_by_nesting_and_lines():
+    """Word tokens drop whitespace: the meta block still tells a nested line from a top-level one
+    and a one-line step from a block (issue 18: code and traces, no math-only assumptions)."""
+    from ml.prm.featurizers import HashedNgramFeaturizer
+
+    f = HashedNgramFeaturizer(step_hash_dim=2**8, context_hash_dim=2**6, char_ngrams=())
+    problem = "Write mean(xs)."
+    rows = f.transform(
+        [
+            (problem, ["def mean(xs):"], "return total"),
+            (problem, ["def mean(xs):"], "        return total"),
+            (problem, ["def mean(xs):"], "    total = sum(xs)\n    return total"),
+        ]
+    ).to_dense()
+    meta = rows[:, 2**8 + 2**6 :]
+    assert not torch.equal(meta[0], meta[1])  # same words, deeper nesting
+    assert meta[1, 42 + 2] > 0 and meta[0, 42] > 0
+    assert meta[2, 34 + 1] > 0 and meta[0, 34] > 0  # two lines against one
