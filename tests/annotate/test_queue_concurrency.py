@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotate.models import Annotation, Assignment, AssignmentStatus, Solution
 from annotate.services.queue import claim_next
 from annotate.services.submit import submit
-from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
+from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

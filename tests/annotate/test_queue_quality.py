@@ -9,7 +9,7 @@ from annotate.services.quality import gold_agreement
 from annotate.services.queue import LeaseConflict, ScreeningFailed, claim_next, skip
 from annotate.services.submit import claim_after_submit, submit
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal
-from tests.annotate.queue_factories import (
+from tests.factories import (
     gold_label_steps,
     make_gold_annotation,
     make_project,

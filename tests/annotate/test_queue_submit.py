@@ -10,7 +10,7 @@ from annotate.models import Annotation, Assignment, AssignmentStatus, LabelerPro
 from annotate.services.queue import LeaseConflict, claim_next, heartbeat, save_draft, skip
 from annotate.services.submit import submit
 from core.errors import Invalid
-from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
+from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
 

@@ -24,10 +24,10 @@ from autolabel.rollouts import build_prompt
 from core.models import JobStatus
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.annotate.queue_factories import gold_label_steps
 from tests.api_clients import member_client
 from tests.autolabel.stand_in_server import Behaviour, stand_in_server
 from tests.celery_worker import celery_worker, purge_broker, wait_for
+from tests.factories import gold_label_steps
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,7 @@ from ml.prm.examples import StepExample
 from ml.prm.train import split_by_problem
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.annotate.queue_factories import gold_label_steps
+from tests.factories import gold_label_steps
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ from autolabel.models import AutolabelJob, AutolabelSettings
 from core.models import JobStatus
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.annotate.queue_factories import gold_label_steps
 from tests.e2e.helpers import login, make_user
+from tests.factories import gold_label_steps
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SHOTS = Path(os.environ.get("SCREENSHOT_DIR", Path(__file__).resolve().parents[2] / "test-results" / "screenshots"))

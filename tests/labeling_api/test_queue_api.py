@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, Role
-from tests.annotate.queue_factories import make_gold_annotation, make_project, make_solutions, make_user, payload
+from tests.factories import make_gold_annotation, make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from annotate.models import Annotation
-from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
+from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -28,7 +28,7 @@ from ml.prm.synthetic import planted_solutions
 from ml.services import runs
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.annotate.queue_factories import make_user
+from tests.factories import make_user
 
 # Small and fast: a retrain on a few hundred labels takes well under a second.
 TINY = {

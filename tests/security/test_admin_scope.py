@@ -14,8 +14,8 @@ import pytest
 from annotate.models import Assignment, Role, Solution
 from annotate.services.members import add_member
 from config.permissions_matrix import ADMIN_MODELS
-from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
 from tests.api_clients import member_client
+from tests.factories import make_project, make_solutions, make_user, payload
 from tests.security.world import build_world
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
 from annotate.services import audit, exports
-from tests.annotate.queue_factories import gold_label_steps
+from tests.factories import gold_label_steps
 from tests.security.world import build_world
 
 pytestmark = pytest.mark.django_db

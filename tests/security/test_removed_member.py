@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, Membership, Role
 from annotate.services.members import add_member
-from tests.annotate.queue_factories import make_project, make_solutions, make_user, payload
 from tests.api_clients import member_client
+from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
 

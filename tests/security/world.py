@@ -35,7 +35,7 @@ from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSetting
 from ml.models import StepScore, TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.annotate.queue_factories import gold_label_steps, make_solutions
+from tests.factories import gold_label_steps, make_solutions
 
 User = get_user_model()
 _seq = itertools.count()
