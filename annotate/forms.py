@@ -6,6 +6,7 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.core.validators import MaxValueValidator, MinValueValidator
 
+from annotate import guidelines_templates
 from annotate.models import Project, Role
 from annotate.services.projects import EDITABLE_FIELDS
 
@@ -55,6 +56,13 @@ class ProjectSettingsForm(forms.ModelForm):
 
 
 class ProjectCreateForm(ProjectSettingsForm):
+    content_kind = forms.ChoiceField(
+        label="Solutions are",
+        choices=guidelines_templates.CHOICES,
+        initial="math",
+        required=False,
+        help_text="Picks the starting guidelines when you leave them empty; each import line names its own kind.",
+    )
     slug = forms.SlugField(
         label="Slug",
         max_length=50,
@@ -69,6 +77,12 @@ class ProjectCreateForm(ProjectSettingsForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["name"].widget.attrs["data-slug-source"] = "1"
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not (data.get("guidelines") or "").strip():  # start from the template of the chosen kind
+            data["guidelines"] = guidelines_templates.TEMPLATES.get(data.get("content_kind") or "math", "")
+        return data
 
     def clean_slug(self) -> str:
         slug = self.cleaned_data["slug"].lower()

@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotate import guidelines_templates
 from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
 from annotate.models import Project
 from annotate.pages import project_page, project_tabs
@@ -34,13 +35,18 @@ def _render(request: HttpRequest, project: Project, tab: str, template: str, **c
 def project_new(request: HttpRequest) -> HttpResponse:
     if not projects.can_create_projects(user=request.user):
         raise PermissionDenied("Only members of the Project creators group may create projects.")
-    form = ProjectCreateForm(request.POST or None)
+    kind = request.GET.get("kind", "math")
+    kind = kind if kind in guidelines_templates.TEMPLATES else "math"
+    initial = {"content_kind": kind, "guidelines": guidelines_templates.TEMPLATES[kind]}
+    form = ProjectCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
+        data.pop("content_kind")
         project = projects.create_project(user=request.user, slug=data.pop("slug"), **data)
         messages.success(request, f"Project {project.slug} created. You are its lead. Next: import its data.")
         return redirect("project-data", slug=project.slug)
-    return render(request, "annotate/manage/new.html", {"form": form})
+    kinds = [(value, label, value == kind) for value, label in guidelines_templates.CHOICES]
+    return render(request, "annotate/manage/new.html", {"form": form, "kinds": kinds})
 
 
 @login_required

@@ -1,0 +1,49 @@
+"""Starting guidelines for the three kinds of solutions (issue 18), offered when a lead creates a
+project: Markdown the lead edits before annotators see it."""
+
+MATH = """# How to rate each step
+
+Read the problem, then rate the solution one step at a time.
+
+- **Positive (3)**: the step is correct and moves towards the answer.
+- **Neutral (2)**: correct but unhelpful, or ambiguous (a restatement, a guess that happens to be true).
+- **Negative (1)**: the step is wrong: an arithmetic or algebra slip, a false claim, an unjustified leap,
+  e.g. $2 + 2 = 5$. Rating a step Negative ends the solution there: the first wrong step is what we need.
+
+Press **e** after rating to say in a sentence what is wrong (or right) with the step.
+Flag (**f**) a rating you are unsure of; give up (**g**) only when the problem itself is unclear to you.
+"""
+
+CODE = """# How to rate each step of code
+
+The problem is a specification; the **tests** under it are examples of what the function must do.
+Each step is a few lines of the solution; line numbers count across the whole solution.
+
+- **Positive (3)**: the lines are correct and needed: with the lines before them they still meet the specification.
+- **Neutral (2)**: harmless but not needed (a comment, an unused variable, a debug print).
+- **Negative (1)**: the first lines where the code leaves the specification: a wrong condition or bound
+  (`<` for `<=`, `range(1, n)` for `range(1, n + 1)`), a wrong formula, a case the tests or the
+  specification cover that these lines get wrong, code that cannot run (a syntax error, an undefined name).
+  Judge the step by what it does, not by style: a slow but correct step is Positive.
+
+After a Negative, press **e** and write the critique: what the lines do, what the specification needs,
+and, if you can, the fix (for example "`values[1]` is the second smallest; the second largest is `values[-2]`").
+"""
+
+TRACE = """# How to rate each step of an agent's trace
+
+The agent works on the task in steps: **thoughts**, **tool calls** (the tool's name and its arguments,
+shown as code) and the tool's **observations** (collapsed: click to read them), then an **answer**.
+Observations are the tools' output, shown for context and not rated, unless the project rates them.
+
+- **Positive (3)**: a sound thought, or a tool call with the right tool and arguments that moves the task on;
+  an answer that follows from the observations and answers the task.
+- **Neutral (2)**: correct but not useful (a repeated call, a thought that adds nothing).
+- **Negative (1)**: the first step that goes wrong: a thought that misreads an observation, a call with the
+  wrong tool or wrong arguments, an answer the observations do not support.
+
+After a Negative, press **e** and write the critique: which observation or argument shows the mistake.
+"""
+
+TEMPLATES = {"math": MATH, "code": CODE, "trace": TRACE}
+CHOICES = [("math", "Math (Markdown + LaTeX)"), ("code", "Code"), ("trace", "Agent traces")]
