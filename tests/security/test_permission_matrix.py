@@ -203,11 +203,14 @@ def test_annotator_task_carries_no_labels_or_gold_answers():
         "lease_seconds",
         "generation",
         "problem",
+        "kind",
+        "critique_required",
         "steps",
         "draft",
     }
     assert set(body["problem"]) == {"text"}  # no ground-truth answer when the project hides it
-    assert all(set(step) == {"index", "text"} for step in body["steps"])
+    # Per step: its text and whether it is to be rated (and its type for traces), never a rating.
+    assert all({"index", "text"} <= set(step) <= {"index", "text", "rated", "type"} for step in body["steps"])
 
 
 @pytest.mark.django_db
