@@ -130,3 +130,15 @@ def test_reopen_at_overlap_one_serves_the_solution_again():
     assert solution_id in served
     labeled.refresh_from_db()
     assert labeled.annotation_count == 2 and not labeled.is_open
+
+
+def test_autocomplete_lookups_stay_in_the_leads_projects():
+    world, other, _, other_member = _secret_world()
+    lead = world.session_client("lead")
+    projects = lead.get("/admin/autocomplete/?app_label=annotate&model_name=solution&field_name=project&term=")
+    assert projects.status_code == 200
+    slugs = {row["text"] for row in projects.json()["results"]}
+    assert world.project.slug in str(slugs) and other.slug not in str(slugs)
+    # People are not searchable by leads at all (users are for superusers).
+    users = lead.get("/admin/autocomplete/?app_label=annotate&model_name=membership&field_name=user&term=")
+    assert users.status_code == 403 and other_member.username not in users.content.decode()
