@@ -14,9 +14,12 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
     completion becomes its own row: the main-line prefix plus that completion. Rows end at the
     first step *rated* -1; a neutral mapped to False by neutral=negative does not end them (the
     labeler went on past it). neutral=drop ends the main row before a neutral step and skips
-    neutral alternatives; unrated steps end rows.
+    neutral alternatives; unrated steps end rows, except a trace's observations shown but not
+    rated (`question.step_types`): their text opens the next step's completion, so the rows go on.
     """
     prompt = record["question"]["problem"]
+    step_types = record["question"].get("step_types") or []
+    context = ""  # unrated observations waiting for the next step
 
     def label_of(rating: Any) -> bool | None:
         if rating == 1:
@@ -30,7 +33,7 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
     rows: list[dict] = []
     texts: list[str] = []
     labels: list[bool] = []
-    for step in record["label"]["steps"]:
+    for position, step in enumerate(record["label"]["steps"]):
         completions = step.get("completions") or []
         chosen = step.get("chosen_completion")
         human = step.get("human_completion")
@@ -42,18 +45,23 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
             main_index, main_text, main_rating = 0, completions[0]["text"], completions[0]["rating"]
         else:
             break
+        step_type = step_types[position] if position < len(step_types) else ""
+        if step_type == "observation" and main_rating is None and chosen is not None:
+            context += main_text + "\n\n"
+            continue
+        main_text = context + main_text
         main_label = label_of(main_rating)
         if alternatives == "branch":
             for index, completion in enumerate(completions):
                 alt_label = label_of(completion.get("rating"))
                 if index != main_index and alt_label is not None:
-                    rows.append(
-                        {"prompt": prompt, "completions": [*texts, completion["text"]], "labels": [*labels, alt_label]}
-                    )
+                    alt_text = context + completion["text"]
+                    rows.append({"prompt": prompt, "completions": [*texts, alt_text], "labels": [*labels, alt_label]})
         if main_label is None:
             break
         texts.append(main_text)
         labels.append(main_label)
+        context = ""
         if main_rating == -1:
             break  # PRM800K stops at the first step rated -1, not at a neutral mapped to False
     if texts:

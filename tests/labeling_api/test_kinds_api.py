@@ -272,3 +272,14 @@ def test_critique_export_of_math_has_no_kind_and_the_command_writes_it(project, 
         stderr=io.StringIO(),
     )
     assert [json.loads(x) for x in out.read_text().splitlines()] == [row]
+
+
+def test_trl_rows_of_a_trace_fold_the_unrated_observation_into_the_next_step(project, lead, annotator):
+    _upload(lead, "kinds", [TRACE_LINE])
+    task = annotator.get("/api/v1/projects/kinds/tasks/next/").json()
+    steps = [_step(0, 1), _step(1, 1), _step(2, None), _step(3, -1)]
+    assert _submit(annotator, task, steps, finish_reason="found_error").status_code == 201
+    [row] = _lines(lead_ml(project).get("/api/v1/projects/kinds/export/?format=trl"))
+    texts = [s["text"] for s in TRACE_LINE["steps"]]
+    assert row["completions"] == [texts[0], texts[1], texts[2] + "\n\n" + texts[3]]
+    assert row["labels"] == [True, True, False]

@@ -21,6 +21,12 @@ describe("code and trace steps", () => {
     });
     expect(splitToolCall('{"tool": "calc"}').name).toBeNull();
     expect(splitToolCall("ls -la /tmp")).toEqual({ name: null, args: "ls -la /tmp", json: false });
+    expect(splitToolCall('{"name": "search", "arguments": "{\\"q\\": \\"x\\"}"}')).toEqual({
+      name: "search",
+      args: '{\n  "q": "x"\n}',
+      json: true,
+    });
+    expect(splitToolCall('{"name": "calc", "arguments": {"e": "1+1"}}').name).toBe("calc");
   });
 
   it("highlight known languages with escaped text, and leave others alone", () => {

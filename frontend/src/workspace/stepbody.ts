@@ -26,17 +26,33 @@ export const STEP_TYPE_NAMES: Record<StepType, string> = {
   answer: "Answer",
 };
 
-/** `name(args)` or a bare JSON object: the tool's name (if any) and its arguments, pretty-printed when JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A tool call's name (if any) and its arguments, pretty-printed when JSON. Reads `name(args)`,
+ * an OpenAI-style `{"name", "arguments"}` object (arguments an object or a JSON string), or any
+ * other JSON object as the arguments.
+ */
 export function splitToolCall(text: string): { name: string | null; args: string; json: boolean } {
   const m = /^\s*([\w.:-]+)\s*\(([\s\S]*)\)\s*$/.exec(text);
-  const name = m ? m[1] : null;
+  let name = m ? m[1] : null;
   const raw = m ? m[2] : text;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (parsed !== null && typeof parsed === "object") return { name, args: JSON.stringify(parsed, null, 2), json: true };
-  } catch {
-    /* not JSON: shown as written */
+  let parsed = parseJson(raw);
+  if (!m && parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+    const call = parsed as { name?: unknown; arguments?: unknown };
+    if (typeof call.name === "string" && "arguments" in call) {
+      name = call.name;
+      parsed = typeof call.arguments === "string" ? (parseJson(call.arguments) ?? call.arguments) : call.arguments;
+      if (typeof parsed === "string") return { name, args: parsed, json: false };
+    }
   }
+  if (parsed !== null && typeof parsed === "object") return { name, args: JSON.stringify(parsed, null, 2), json: true };
   return { name, args: raw.trim(), json: false };
 }
 
@@ -53,9 +69,10 @@ function traceBody(step: TaskStep): HTMLElement {
   }
   if (type === "observation") {
     const lines = lineCount(step.text);
+    // Collapsed unless the project rates observations: then the annotator has to read it.
     return h(
       "details",
-      { class: "sl-observation" },
+      { class: "sl-observation", open: step.rated !== false },
       h("summary", {}, `Tool output · ${lines} line${lines === 1 ? "" : "s"} (click to open)`),
       h("pre", { class: "sl-observation-text" }, step.text),
     );
