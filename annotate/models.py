@@ -10,6 +10,7 @@ let statistics aggregate without parsing JSON.
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.models import JobStatus
@@ -28,6 +29,7 @@ class LabelingMode(models.TextChoices):
 
 
 class Strategy(models.TextChoices):
+    VALUE = "value", "Value per label (default: where the first error is, per expected label)"
     UNCERTAINTY = "uncertainty", "Uncertainty"
     CONVINCING_WRONG = "convincing_wrong", "Convincing wrong answer"
     RANDOM = "random", "Random"
@@ -46,6 +48,14 @@ class ContentKind(models.TextChoices):
     TRACE = "trace", "Agent trace"
 
 
+class QueueOrigin(models.TextChoices):
+    """What put a solution in the queue when no selection strategy did (Solution.strategy holds a
+    Strategy value after a model has scored it)."""
+
+    COLD_START = "cold_start", "Cold start (before any model: graded wrong answers first)"
+    CONTROL = "control", "Control (random, to measure the strategy against)"
+
+
 class FinishReason(models.TextChoices):
     SOLUTION = "solution", "Solution"
     FOUND_ERROR = "found_error", "Found error"
@@ -61,7 +71,12 @@ class Project(models.Model):
     overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators per solution.")
     qc_rate = models.FloatField(default=0.0, help_text="Share of served tasks that are gold questions.")
     labeling_mode = models.CharField(max_length=16, choices=LabelingMode.choices, default=LabelingMode.PHASE2)
-    selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.MIX)
+    selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.VALUE)
+    control_share = models.FloatField(
+        default=0.1,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of the queue drawn at random as a control, to estimate the labels the strategy saves.",
+    )
     retrain_every = models.PositiveIntegerField(default=500, help_text="Retrain after this many new step labels.")
     lease_minutes = models.PositiveIntegerField(default=30)
     show_ground_truth = models.BooleanField(default=True, help_text="Show the ground-truth answer (PRM800K did).")

@@ -10,9 +10,9 @@ class _LazyPRMLibrary:
     score (web workers serving claims, the import command, the admin) do not load torch."""
 
     def __getattr__(self, name: str) -> Any:
-        from ml.prm import feature_rows, featurizers, model, selection, train
+        from ml.prm import acquisition, feature_rows, featurizers, model, selection, train
 
-        for module in (feature_rows, featurizers, model, selection, train):
+        for module in (feature_rows, featurizers, model, selection, train, acquisition):
             if hasattr(module, name):
                 return getattr(module, name)
         raise AttributeError(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 import time
 from collections import OrderedDict
@@ -15,7 +16,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
-from annotate.models import Project, Solution, Step, Strategy
+from annotate.models import Project, QueueOrigin, Solution, Step, Strategy
+from annotate.services.queue_order import route_controls
 from core.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
@@ -63,6 +65,8 @@ class Selection:
     n_steps: int = 0
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    # Solution.strategy per solution: the strategy, or "control" for the random control share
+    origins: list[str] = field(default_factory=list)
 
 
 def _open_solution_ids(project: Project) -> list[int]:
@@ -73,8 +77,9 @@ def _open_solution_ids(project: Project) -> list[int]:
     )
 
 
-def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], list[int], list[int], Any]]:
-    """(solution ids, step counts, step ids, StepScores) per batch of solutions."""
+def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], list[int], list[int], Any, Any]]:
+    """(solution ids, step counts, step ids, StepScores, (per-head P(-1), solution sketches)) per
+    batch of solutions; the last two are None when the batch has no steps."""
     for start in range(0, len(ids), SCORE_BATCH_SOLUTIONS):
         chunk = ids[start : start + SCORE_BATCH_SOLUTIONS]
         problems = dict(Solution.objects.filter(pk__in=chunk).values_list("id", "problem__text"))
@@ -90,9 +95,19 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
             step_ids.append(step_id)
             lengths[solution_id] += 1
             previous.append(text)
+        counts = [lengths[sid] for sid in chunk]
+        if not items:
+            yield chunk, counts, step_ids, None, None
+            continue
         # Features straight from the featurizer, not the cache: a million open steps would not fit.
-        scores = prm.score_rows(lib.featurize(prm.featurizer, items)) if items else None
-        yield chunk, [lengths[sid] for sid in chunk], step_ids, scores
+        feats = lib.featurize(prm.featurizer, items)
+        head_p = prm.head_probs(feats)
+        sketch = (
+            lib.solution_sketch(feats.indptr, feats.indices, feats.values, counts)
+            if feats.sparse
+            else lib.dense_sketch(feats.dense, counts)
+        )
+        yield chunk, counts, step_ids, lib.scores_from_head_probs(head_p), (head_p[:, :, 0].numpy(), sketch)
 
 
 def score_open_solutions(
@@ -105,15 +120,24 @@ def score_open_solutions(
     config = prm.config or PRMConfig()
     ids = _open_solution_ids(project)
     StepScore.objects.filter(training_run=run).delete()  # a rescore of the same run starts over
-    all_ids, prod_l, unc_l, disagree_l = [], [], [], []
+    all_ids, prod_l, unc_l, disagree_l, value_l, sketch_l = [], [], [], [], [], []
     n_steps = 0
     disagreement_first = _disagreement_first(project)
-    for chunk, lengths, step_ids, sc in _score_batches(ids=ids, prm=prm):
+    strategy = project.selection_strategy or Strategy.VALUE
+    correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
+    for chunk, lengths, step_ids, sc, extra in _score_batches(ids=ids, prm=prm):
         if disagreement_first:
             disagree_l.append(_auto_disagreement(chunk, lengths, None if sc is None else sc.p_negative))
         if sc is None:
             prod, unc = np.ones(len(chunk)), np.zeros(len(chunk))
+            value_l.append(np.zeros(len(chunk)))
+            sketch_l.append(np.zeros((len(chunk), 64), dtype=np.float32))
         else:
+            if strategy == Strategy.VALUE:
+                # value of a label pass: what it teaches about where the first error is, per expected label
+                head_neg, sketch = extra
+                value_l.append(lib.value_per_label(head_neg, lengths, [correct.get(i) for i in chunk])["value"])
+                sketch_l.append(sketch)
             prod, _ = lib.solution_scores(sc.p_negative, lengths)
             step_unc = sc.uncertainty(config.uncertainty)
             unc = lib.roll_up(step_unc, lengths, "max")
@@ -140,24 +164,29 @@ def score_open_solutions(
             log(f"scored {len(all_ids)}/{len(ids)} solutions ({n_steps} steps)")
     score = np.concatenate(prod_l) if prod_l else np.zeros(0)
     unc = np.concatenate(unc_l) if unc_l else np.zeros(0)
-    correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
-    strategy = project.selection_strategy or Strategy.MIX
-    pri = lib.priorities(
-        strategy,
-        scores=score,
-        answer_correct=[correct.get(i) for i in all_ids],
-        solution_uncertainty=unc,
-        rng=np.random.default_rng(run.pk),
-        n=len(all_ids),
-    )
+    if strategy == Strategy.VALUE:
+        # the most valuable solutions in diverse order (near-copies wait), the rest by value
+        pri = lib.diverse_priority(np.concatenate(value_l), np.concatenate(sketch_l)) if value_l else np.zeros(0)
+    else:
+        pri = lib.priorities(
+            strategy,
+            scores=score,
+            answer_correct=[correct.get(i) for i in all_ids],
+            solution_uncertainty=unc,
+            rng=np.random.default_rng(run.pk),
+            n=len(all_ids),
+        )
     if disagreement_first and len(all_ids):
         pri = lib.disagreement_first(pri, np.concatenate(disagree_l))
+    share = 0.0 if strategy == Strategy.RANDOM else project.control_share
+    pri, is_control = route_controls(pri, share, random.Random(run.pk))
     return Selection(
         run_id=run.pk,
         strategy=strategy,
         solution_ids=np.asarray(all_ids, dtype=np.int64),
         priority=np.asarray(pri, dtype=np.float64),
         score=score,
+        origins=[QueueOrigin.CONTROL.value if c else strategy for c in is_control],
         n_steps=n_steps,
         seconds=round(time.perf_counter() - t0, 3),
     )
@@ -190,15 +219,16 @@ def apply_selection(*, selection: Selection, generation: int) -> int:
         ids = selection.solution_ids[start : start + UPDATE_BATCH].tolist()
         pri = selection.priority[start : start + UPDATE_BATCH].tolist()
         score = selection.score[start : start + UPDATE_BATCH].tolist()
+        origins = selection.origins[start : start + UPDATE_BATCH] or [selection.strategy] * len(ids)
         with transaction.atomic():
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
                     cursor.execute(
                         f"UPDATE {table} AS s SET priority = v.priority, verifier_score = v.score, "
-                        "generation = %s, strategy = %s, model_run_id = %s "
-                        "FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS v(id, priority, score) "
-                        "WHERE s.id = v.id",
-                        [generation, selection.strategy, selection.run_id, ids, pri, score],
+                        "generation = %s, strategy = v.origin, model_run_id = %s "
+                        "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::text[]) "
+                        "AS v(id, priority, score, origin) WHERE s.id = v.id",
+                        [generation, selection.run_id, ids, pri, score, origins],
                     )
                     n += cursor.rowcount
             else:
@@ -208,10 +238,10 @@ def apply_selection(*, selection: Selection, generation: int) -> int:
                         priority=p,
                         verifier_score=s,
                         generation=generation,
-                        strategy=selection.strategy,
+                        strategy=o,
                         model_run_id=selection.run_id,
                     )
-                    for i, p, s in zip(ids, pri, score, strict=True)
+                    for i, p, s, o in zip(ids, pri, score, origins, strict=True)
                 ]
                 fields_ = ["priority", "verifier_score", "generation", "strategy", "model_run_id"]
                 n += Solution.objects.bulk_update(objs, fields_, batch_size=500)

@@ -68,6 +68,8 @@ def planted_project(
 ) -> Project:
     """A project with `labeled` annotated solutions (PRM800K phase-2 labels from the planted
     pattern: error bigrams make a step -1) and `open_` open ones, answers graded from the data."""
+    # no control share unless asked: these tests check each strategy's own order
+    kw.setdefault("control_share", 0.0)
     project = Project.objects.create(slug=slug, selection_strategy=strategy, **kw)
     problems: dict[str, Problem] = {}
     for n, (pid, text, steps, first_error, correct) in enumerate(planted_solutions(labeled + open_, seed=seed)):
@@ -281,6 +283,28 @@ def test_mix_and_random_strategies_write_their_priorities(tmp_path):
     order = open_queue(project)
     assert {s.strategy for s in order} == {"random"}
     assert all(0 <= s.priority < 1 for s in order) and len({s.priority for s in order}) == len(order)
+
+
+@pytest.mark.django_db
+def test_value_strategy_orders_by_first_error_value_per_label_and_routes_a_control_share(tmp_path):
+    project = planted_project("val", labeled=60, open_=60, strategy=Strategy.VALUE, control_share=0.25)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.SUCCEEDED, run.error
+    order = open_queue(project)
+    origins = [s.strategy for s in order]
+    assert set(origins) == {"value", "control"}
+    n_control = origins.count("control")
+    assert 5 <= n_control <= 28, n_control  # 25% of 60, binomial
+    # controls are spread through the queue (random ranks), not parked at its end
+    ranks = [i for i, o in enumerate(origins) if o == "control"]
+    assert min(ranks) < len(order) // 2 < max(ranks)
+    # among the strategy's own picks, graded-wrong answers (an error is certain, the pass stops early)
+    # dominate the head of the queue
+    own = [s for s in order if s.strategy == "value"]
+    head = own[: len(own) // 3]
+    wrong_share = sum(s.answer_correct is False for s in own) / len(own)
+    assert sum(s.answer_correct is False for s in head) / len(head) > wrong_share
 
 
 # --- single flight --------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from annotate.services.imports.reading import (
     open_jsonl,
     validate_file,
 )
+from annotate.services.queue_order import cold_start_queue
 from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import analyze, insert_rows
 from prm800k.parse import ParsedSolution
@@ -241,9 +242,15 @@ def _ensure_solutions(
                 "n_steps": len(parsed.steps),
                 "generation": parsed.annotation.generation if parsed.annotation else None,
                 "verifier_score": parsed.annotation.verifier_score if parsed.annotation else None,
-                "strategy": "import",
             }
         )
+    # before any model the queue uses the graded answers (wrong first) and routes a control share
+    queue = cold_start_queue(
+        [row["answer_correct"] for row in new], strategy=project.selection_strategy, control_share=project.control_share
+    )
+    for row, (priority, origin) in zip(new, queue, strict=True):
+        row["priority"] = priority
+        row["strategy"] = origin
     steps: list[dict[str, Any]] = []
     for row, pk in zip(new, insert_rows(Solution, new), strict=True):
         ids[row["content_hash"]] = pk

@@ -1,0 +1,53 @@
+"""Queue order before and beside the model: cold start, and the random control share.
+
+Cold start: before any model has scored a project, the queue still uses what is known. Answers are
+graded on import, and a graded-wrong answer means the solution has at least one wrong step, so it
+is what the labels are most needed for (and, since annotators stop at the first -1, the cheapest
+solution to label). Graded-wrong solutions come first, then ungraded, then graded-right ones, in
+random order within each tier (never file order). The `random` strategy is random throughout.
+
+Control share: a random `share` of solutions is queued as a control. Each control takes the
+priority found at a uniformly random rank of the queue, so controls reach the head of the queue
+(where claims are served) at the share's rate, and the controls that get labeled are a random
+sample of the solutions. Their labels measure what random selection would have found
+(`annotate.services.savings`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from annotate.models import QueueOrigin, Strategy
+
+
+def cold_start_priority(answer_correct: bool | None, strategy: str, rng: random.Random) -> float:
+    u = rng.random()
+    if strategy == Strategy.RANDOM:
+        return u
+    tier = 2.0 if answer_correct is False else 1.0 if answer_correct is None else 0.0
+    return tier + u
+
+
+def route_controls(priorities: Sequence[float], share: float, rng: random.Random) -> tuple[list[float], list[bool]]:
+    """(priorities with a random `share` of them replaced by a randomly ranked value, is_control)."""
+    pri = list(priorities)
+    if share <= 0 or not pri:
+        return pri, [False] * len(pri)
+    ranked = sorted(pri)
+    is_control = [rng.random() < share for _ in pri]
+    for i, c in enumerate(is_control):
+        if c:
+            pri[i] = ranked[rng.randrange(len(ranked))]
+    return pri, is_control
+
+
+def cold_start_queue(
+    answers: Sequence[bool | None], *, strategy: str, control_share: float, rng: random.Random | None = None
+) -> list[tuple[float, str]]:
+    """(priority, Solution.strategy) for newly imported solutions of a project with no model yet."""
+    rng = rng or random.SystemRandom()
+    pri = [cold_start_priority(a, strategy, rng) for a in answers]
+    share = 0.0 if strategy == Strategy.RANDOM else control_share
+    pri, ctrl = route_controls(pri, share, rng)
+    return [(p, QueueOrigin.CONTROL if c else QueueOrigin.COLD_START) for p, c in zip(pri, ctrl, strict=True)]
