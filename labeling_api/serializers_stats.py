@@ -192,9 +192,35 @@ class StrategyCountSerializer(serializers.Serializer):
     open = I()
 
 
+class SavingsSerializer(serializers.Serializer):
+    status = S(
+        help_text="`ok`, or `not_enough_data` below min_control / min_strategy labelings or with no first "
+        "error in the control yet."
+    )
+    measure = S()
+    control_share = F()
+    n_control = I()
+    n_strategy = I()
+    labels_control = I()
+    labels_strategy = I()
+    errors_control = I()
+    errors_strategy = I()
+    min_control = I()
+    min_strategy = I()
+    labels_saved = F(
+        allow_null=True,
+        help_text="Step labels random selection would have needed on top, to find as "
+        "many first errors (annotate.services.savings).",
+    )
+    labels_saved_ci = serializers.ListField(child=F(), allow_null=True, help_text="95% bootstrap interval.")
+    yield_ratio = F(allow_null=True, help_text="First errors per step label, strategy over control.")
+    yield_ratio_ci = serializers.ListField(child=F(), allow_null=True)
+
+
 class QueueSerializer(serializers.Serializer):
     selection_strategy = S()
     open_by_strategy = StrategyCountSerializer(many=True)
+    savings = SavingsSerializer(help_text="Live estimate of the step labels saved against a random control share.")
 
 
 class AutoLabelCountsSerializer(serializers.Serializer):

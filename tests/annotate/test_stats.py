@@ -286,14 +286,17 @@ def test_model_learning_curve_and_queue(campaign):
         {"run": r1, "label_count": 100, "auroc_negative": 0.6, "accuracy": 0.5, "first_error_f1": 0.3, "ece": 0.2},
         {"run": r2, "label_count": 300, "auroc_negative": 0.7, "accuracy": 0.6, "first_error_f1": 0.4, "ece": 0.1},
     ]
+    savings = stats["queue"].pop("savings")
     assert stats["queue"] == {
-        "selection_strategy": "mix",
+        "selection_strategy": "value",  # the default
         "open_by_strategy": [
             {"strategy": "convincing_wrong", "open": 1},
             {"strategy": "random", "open": 1},
             {"strategy": "uncertainty", "open": 1},
         ],
     }
+    # no control labelings in this campaign: the savings estimate says so instead of guessing
+    assert savings["status"] == "not_enough_data" and savings["n_control"] == 0 and savings["labels_saved"] is None
 
 
 def test_learning_curve_shows_heldout_size_intervals_and_when_it_is_too_small(campaign):

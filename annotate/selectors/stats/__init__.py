@@ -22,6 +22,7 @@ from annotate.selectors.stats.progress import _label_breakdown, _progress
 from annotate.selectors.stats.quality import _annotator_table, _quality
 from annotate.selectors.stats.snapshot import _label_aggregates
 from annotate.selectors.stats.throughput import _throughput
+from annotate.services.savings import label_savings
 
 
 def project_stats(*, project: Project, now: datetime | None = None) -> dict:
@@ -58,6 +59,7 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
         "queue": {
             "selection_strategy": project.selection_strategy,
             "open_by_strategy": progress["_open_by_strategy"],
+            "savings": label_savings(project=project),
         },
     }
 

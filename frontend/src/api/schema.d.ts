@@ -735,6 +735,8 @@ export interface components {
     Queue: {
       selection_strategy: string;
       open_by_strategy: components["schemas"]["StrategyCount"][];
+      /** @description Live estimate of the step labels saved against a random control share. */
+      savings: components["schemas"]["Savings"];
     };
     Ratings: {
       positive: number;
@@ -768,6 +770,34 @@ export interface components {
       /** Format: date-time */
       finished_at: string | null;
       error: string;
+    };
+    Savings: {
+      /** @description `ok`, or `not_enough_data` below min_control / min_strategy labelings or with no first error in the control yet. */
+      status: string;
+      measure: string;
+      /** Format: double */
+      control_share: number;
+      n_control: number;
+      n_strategy: number;
+      labels_control: number;
+      labels_strategy: number;
+      errors_control: number;
+      errors_strategy: number;
+      min_control: number;
+      min_strategy: number;
+      /**
+       * Format: double
+       * @description Step labels random selection would have needed on top, to find as many first errors (annotate.services.savings).
+       */
+      labels_saved: number | null;
+      /** @description 95% bootstrap interval. */
+      labels_saved_ci: number[] | null;
+      /**
+       * Format: double
+       * @description First errors per step label, strategy over control.
+       */
+      yield_ratio: number | null;
+      yield_ratio_ci: number[] | null;
     };
     ScoreModel: {
       training_run: number;
@@ -803,13 +833,14 @@ export interface components {
      */
     ScreeningStatusStatusEnum: "not_required" | "pending" | "passed" | "failed";
     /**
-     * @description * `uncertainty` - Uncertainty
+     * @description * `value` - Value per label (default: where the first error is, per expected label)
+     * * `uncertainty` - Uncertainty
      * * `convincing_wrong` - Convincing wrong answer
      * * `random` - Random
      * * `mix` - Mix (80% convincing wrong, 20% most convincing)
      * @enum {string}
      */
-    SelectionStrategyEnum: "uncertainty" | "convincing_wrong" | "random" | "mix";
+    SelectionStrategyEnum: "value" | "uncertainty" | "convincing_wrong" | "random" | "mix";
     Series: {
       /** @description Bucket starts (UTC). */
       buckets: string[];

@@ -19,6 +19,7 @@ export type AnnotatorRow = Schemas["AnnotatorRow"];
 export type Run = Schemas["Run"];
 export type HeldOut = Schemas["Heldout"];
 export type CurvePoint = Schemas["CurvePoint"];
+export type Savings = Schemas["Savings"];
 export type GenerationProgress = Schemas["GenerationProgress"];
 export type Pace = Schemas["Pace"];
 export type TrainingRun = Schemas["TrainingRun"];

@@ -19,7 +19,7 @@ import {
 } from "./format";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
-import type { AnnotatorRow, HeldOut, ProjectStats as Stats, Run, Series, TrainingRun } from "../api/types";
+import type { AnnotatorRow, HeldOut, ProjectStats as Stats, Run, Savings, Series, TrainingRun } from "../api/types";
 import type { DashboardConfig } from "./types";
 
 /** Sources of automatic labels (autolabel.models.AutoSource). */
@@ -298,6 +298,7 @@ export class Dashboard {
   }
 
   private queue(s: Stats): void {
+    this.slot("savings").textContent = savingsText(s.queue.savings);
     const rows = s.queue.open_by_strategy;
     const strategiesEl = this.chart("strategies");
     if (!rows.length) {
@@ -363,6 +364,25 @@ export class Dashboard {
       button.disabled = false;
     }
   }
+}
+
+/** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
+export function savingsText(v: Savings | undefined): string {
+  if (!v) return "";
+  if (v.control_share <= 0) return "Labels saved vs random: no control share is set for this project, so there is no estimate.";
+  if (v.status !== "ok" || v.labels_saved == null || !v.labels_saved_ci || !v.yield_ratio_ci || v.yield_ratio == null) {
+    return (
+      `Labels saved vs random: not enough data yet (${v.n_control} of ${v.min_control} control and ` +
+      `${v.n_strategy} of ${v.min_strategy} strategy labelings, ${Math.round(v.control_share * 100)}% control share).`
+    );
+  }
+  const [lo, hi] = v.labels_saved_ci;
+  const [rlo, rhi] = v.yield_ratio_ci;
+  return (
+    `Labels saved vs random: ${Math.round(v.labels_saved)} step labels (95% CI ${Math.round(lo!)} to ${Math.round(hi!)}); ` +
+    `${v.measure}: ${v.yield_ratio.toFixed(2)}x the random control (${rlo!.toFixed(2)}–${rhi!.toFixed(2)}), ` +
+    `from ${v.n_control} control and ${v.n_strategy} strategy labelings.`
+  );
 }
 
 function humanize(key: string): string {

@@ -1,0 +1,97 @@
+"""The dashboard's live estimate of labels saved against the random control share, in Chromium:
+"not enough data yet" with few control labelings, then the estimate with its 95% interval."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, AnnotationSource, Assignment, AssignmentStatus, QueueOrigin, Role, Strategy
+from annotate.services.savings import label_savings
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
+from tests.e2e.helpers import login, make_project, make_solution, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR", Path(__file__).resolve().parents[2] / "test-results" / "screenshots"))
+
+
+def _label(n_steps: int, first_error: int | None) -> list[dict]:
+    last = n_steps - 1 if first_error is None else first_error
+    return [
+        {
+            "completions": [{"text": f"step {i}", "rating": -1 if i == first_error else 1, "flagged": False}],
+            "human_completion": None,
+            "chosen_completion": None if i == first_error else 0,
+        }
+        for i in range(last + 1)
+    ]
+
+
+def _labeled(project, annotator, origin: str, n: int, *, n_steps: int, error_every: int) -> None:
+    """n labelings of solutions queued by `origin`; every `error_every`-th has a first error at step 1."""
+    now = timezone.now()
+    for k in range(n):
+        solution = make_solution(project, [f"step {i}" for i in range(n_steps)])
+        assignment = Assignment.objects.create(
+            project=project,
+            solution=solution,
+            annotator=annotator,
+            status=AssignmentStatus.SUBMITTED,
+            lease_expires_at=now + timedelta(minutes=30),
+            strategy=origin,
+        )
+        label = _label(n_steps, 1 if k % error_every == 0 else None)
+        Annotation.objects.create(
+            project=project,
+            solution=solution,
+            assignment=assignment,
+            annotator=annotator,
+            labeler_uuid=f"u-{annotator.pk}",
+            source=AnnotationSource.APP,
+            submitted_at=now,
+            finish_reason="found_error" if k % error_every == 0 else "solution",
+            label_steps=dumps_label_steps(label),
+            **label_counters(label),
+        )
+
+
+def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_interval(pages):
+    project = make_project("saving", selection_strategy=Strategy.VALUE, control_share=0.1)
+    make_user("lena", project, Role.LEAD)
+    ann = make_user("ann", project, Role.ANNOTATOR)
+    # the strategy's picks: a first error in every other solution, found after 2 labels
+    _labeled(project, ann, Strategy.VALUE, 40, n_steps=6, error_every=2)
+    _labeled(project, ann, QueueOrigin.CONTROL, 5, n_steps=6, error_every=4)
+
+    page = pages.page()
+    login(page, "lena", "/dashboard/saving/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    savings = page.locator('[data-slot="savings"]')
+    expect(savings).to_contain_text("not enough data yet")
+    expect(savings).to_contain_text("5 of 20 control")
+
+    # the control (random picks): a first error in every fourth solution
+    _labeled(project, ann, QueueOrigin.CONTROL, 31, n_steps=6, error_every=4)
+    est = label_savings(project=project)
+    assert est["status"] == "ok" and est["n_control"] == 36 and est["n_strategy"] == 40
+    # strategy: 20 errors in 20*2 + 20*6 = 160 labels; control: 2 + 8 errors in 10*2 + 26*6 = 176 labels
+    assert (est["labels_strategy"], est["errors_strategy"]) == (160, 20)
+    assert (est["labels_control"], est["errors_control"]) == (176, 10)
+    assert est["yield_ratio"] == pytest.approx((20 / 160) / (10 / 176), rel=1e-3)
+    assert est["labels_saved"] == pytest.approx(160 * ((20 / 160) / (10 / 176) - 1), abs=0.1)
+    lo, hi = est["labels_saved_ci"]
+    assert lo < est["labels_saved"] < hi
+
+    page.reload()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    expect(savings).to_contain_text(f"Labels saved vs random: {round(est['labels_saved'])} step labels (95% CI")
+    expect(savings).to_contain_text("first errors found per step label: 2.20x the random control")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#queue").scroll_into_view_if_needed()
+    page.locator("#queue").screenshot(path=str(SHOTS / "dashboard-savings.png"))
