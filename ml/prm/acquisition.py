@@ -124,8 +124,9 @@ def value_per_label(head_p, lengths, answer_correct, *, correct_given_error: flo
 
 def greedy_diverse_order(value: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
     """Order candidates greedily: each next pick maximises value * min(1, d / d0), d = distance to
-    the nearest earlier pick, d0 = the median nearest-neighbour distance among the candidates
-    (k-means++'s D^2 weighting made deterministic): a near-copy of a pick waits its turn."""
+    the nearest earlier pick, d0 = half the median distance between candidates (k-means++'s
+    distance weighting made deterministic): a near-copy of a pick waits its turn. (The median
+    nearest-neighbour distance would not do: where near-copies abound, it is itself tiny.)"""
     v = np.asarray(value, dtype=np.float64)
     m = len(v)
     if m <= 1:
@@ -133,10 +134,9 @@ def greedy_diverse_order(value: np.ndarray, embeddings: np.ndarray) -> np.ndarra
     E = np.asarray(embeddings, dtype=np.float64)
     sq = (E**2).sum(1)
     D = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * E @ E.T, 0.0))
-    np.fill_diagonal(D, np.inf)
-    d0 = float(np.median(D.min(1)))
+    iu = np.triu_indices(m, 1)
+    d0 = 0.5 * float(np.median(D[iu]))
     d0 = d0 if np.isfinite(d0) and d0 > 0 else 1.0
-    np.fill_diagonal(D, 0.0)
     nearest = np.full(m, np.inf)
     alive = np.ones(m, dtype=bool)
     order = np.empty(m, dtype=np.int64)

@@ -119,6 +119,7 @@ def train_head(
     cfg: HeadConfig,
     init: StepHead | None = None,
     calibrate_on: Sequence[int] | None = None,
+    calibration: str = "all",
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -132,7 +133,7 @@ def train_head(
     groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in labeled])
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
     calib = [i for i in (calibrate_on or []) if i in set(labeled)]
-    ref = calib if len(calib) >= 20 else labeled
+    ref = calib if calibration == "random" and len(calib) >= 20 else labeled
     paths = [_path(P, i) for i in ref]
     ph = head.head_probs(P.X[np.concatenate(paths)])
     col = {int(g): j for j, g in enumerate(np.unique(groups))}
@@ -146,7 +147,11 @@ def train_head(
     cnt = out.sum(0)
     oob = np.where(cnt > 0, (ph * out).sum(0) / np.maximum(cnt, 1), ph.mean(0))
     seqs = np.split(oob, np.cumsum([len(p) for p in paths])[:-1])
-    head.threshold = choose_threshold(seqs, P.first_error[ref])
+    grid = None
+    if calibration != "random":
+        # a fine grid where the out-of-bag probabilities are (a 0.05 grid is too coarse at P(-1) ~ 0.1-0.3)
+        grid = np.unique(np.quantile(oob, np.linspace(0.02, 0.995, 80)))
+    head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid)
     return head
 
 
@@ -235,6 +240,7 @@ def simulate(
     vault: bool = False,
     head: HeadConfig | None = None,
     blocks: Sequence[str] = ("minilm", "hashed"),
+    calibration: str = "all",
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Curves per strategy and seed; budgets are shares of the pool's total step labels."""
@@ -271,7 +277,14 @@ def simulate(
             randomly = list(start)
             curve = []
             for r in range(rounds + 1):
-                h = train_head(P, labeled, replace(cfg, seed=seed * 100 + r), init=prior, calibrate_on=randomly)
+                h = train_head(
+                    P,
+                    labeled,
+                    replace(cfg, seed=seed * 100 + r),
+                    init=prior,
+                    calibrate_on=randomly,
+                    calibration=calibration,
+                )
                 m = evaluate(P, h, ev)
                 m["labels"] = int(P.n_labels[labeled].sum())
                 m["solutions"] = len(labeled)
@@ -311,6 +324,8 @@ def simulate(
             "round_share": round_share,
             "seed_share": seed_share,
             "control_share": control_share,
+            "blocks": list(blocks),
+            "calibration": calibration,
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),
         },

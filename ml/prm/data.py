@@ -26,7 +26,7 @@ def dataset_paths(name: str, root: Path | None = None) -> list[Path]:
 
 
 def load_dataset(name: str, root: Path | None = None):
-    from ml.prm.simulate import load_items
+    from ml.prm.sim_data import load_items
 
     items = []
     for p in dataset_paths(name, root):

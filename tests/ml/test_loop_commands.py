@@ -44,28 +44,32 @@ def test_retrain_queues_a_run_then_wait_trains_it_here(tmp_path, django_capture_
 
 
 @pytest.mark.skipif(not PROCESSBENCH.exists(), reason="shared data not present")
-def test_simulate_writes_curves_efficiency_and_a_png(tmp_path):
-    out = tmp_path / "sim" / "results.json"
+def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
     call_command(
         "simulate_active_learning",
         data=PROCESSBENCH,
-        strategies="random,uncertainty,convincing_wrong",
+        strategies="random,uncertainty,value",
         rounds=1,
-        batch=15,
-        seed_size=15,
-        seeds=1,
+        seeds=2,
         limit=80,
-        config=json.dumps({"max_epochs": 3, "num_threads": 1, "step_hash_dim": 4096, "ensemble_size": 2}),
-        out=out,
+        round_share=0.2,
+        seed_share=0.2,
+        head=json.dumps({"k": 3, "steps": 30}),
+        out_dir=tmp_path / "sim",
+        results=tmp_path / "results",
         quiet=True,
         stdout=io.StringIO(),
     )
-    results = json.loads(out.read_text())
-    assert set(results["strategies"]) == {"random", "uncertainty", "convincing_wrong"}
-    for r in results["strategies"].values():
-        assert len(r["curve"]) == 2 and r["curve"][0]["labels"] > 0
-        assert "first_error_f1" in r["curve"][-1]["metrics"] and "label_efficiency_vs_random" in r
-    assert results["strategies"]["random"]["label_efficiency_vs_random"] == 1.0
-    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(CommandError, match="Unknown strategies"):
-        call_command("simulate_active_learning", data=PROCESSBENCH, strategies="best", out=out)
+    name = PROCESSBENCH.stem
+    results = json.loads((tmp_path / "sim" / f"{name}.json").read_text())
+    assert set(results["per_seed"]) == {"random", "uncertainty", "value"}
+    for curves in results["per_seed"].values():
+        assert len(curves) == 2 and all(len(c) == 2 and c[0]["labels"] > 0 for c in curves)
+        assert all("first_error_f1" in p and "auroc_negative" in p for c in curves for p in c)
+    md = (tmp_path / "results" / "simulation.md").read_text()
+    assert f"| {name} | value |" in md and "95% CI" in md and "nAULC" in md
+    assert (tmp_path / "results" / f"simulation_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(CommandError, match="--strategies: unknown"):
+        call_command("simulate_active_learning", data=PROCESSBENCH, strategies="best", out_dir=tmp_path)
+    with pytest.raises(CommandError, match="--datasets: unknown"):
+        call_command("simulate_active_learning", datasets="nope", out_dir=tmp_path)

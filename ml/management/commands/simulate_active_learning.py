@@ -1,4 +1,4 @@
-"""Offline active-learning simulation (ml.prm.simulate): which strategy buys the most PRM quality per label."""
+"""Offline active-learning simulation (ml.prm.active_sim): which strategy buys the most PRM quality per label."""
 
 import json
 import os
@@ -6,72 +6,99 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ml.prm.selection import STRATEGIES
-from ml.prm.sim_data import load_items
-from ml.prm.simulate import plot_curves, simulate, simulation_config
+from ml.prm.active_sim import STRATEGIES
+from ml.prm.data import DATASETS
+
+DEFAULT_OUT = Path("bench") / "out" / "sim"
+DEFAULT_RESULTS = Path("bench") / "results"
 
 
 class Command(BaseCommand):
     help = (
-        "Simulate labeling rounds with an oracle annotator on a labeled file (PRM800K JSONL, ProcessBench JSON, "
-        "prm800k-stepwise Parquet, MR-Ben JSON); writes results JSON and a PNG of the curves beside it."
+        "Simulate labeling rounds with an oracle annotator on the shared data sets (or --data FILE: PRM800K JSONL, "
+        "ProcessBench JSON, prm800k-stepwise Parquet, MR-Ben JSON); writes one JSON per set, then "
+        "simulation.md with efficiency (bootstrap CI) and normalised AULC per strategy, and PNG curves."
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--data", required=True, type=Path, help="The labeled file.")
-        parser.add_argument("--strategies", default="random,uncertainty,convincing_wrong", help="Comma-separated.")
-        parser.add_argument("--rounds", type=int, default=8, help="Labeling rounds after the seed set.")
-        parser.add_argument("--batch", type=int, default=40, help="Solutions labeled per round.")
-        parser.add_argument("--seed-size", type=int, default=40, help="Random solutions labeled before round 1.")
-        parser.add_argument("--seeds", type=int, default=3, help="Repetitions (seeds 0..N-1); curves are averaged.")
-        parser.add_argument("--heldout", type=float, default=0.2, help="Share of problems never offered.")
-        parser.add_argument("--limit", type=int, default=0, help="Use only the first N solutions of the file.")
-        parser.add_argument("--config", default="", help="Training overrides as JSON, e.g. '{\"max_epochs\": 8}'.")
-        parser.add_argument("--out", required=True, type=Path, help="results.json; the PNG goes beside it.")
+        parser.add_argument("--datasets", default=",".join(DATASETS), help=f"Comma-separated from {list(DATASETS)}.")
+        parser.add_argument("--data", type=Path, help="One labeled file instead of --datasets (named by its stem).")
+        parser.add_argument("--strategies", default=",".join(STRATEGIES), help="Comma-separated.")
+        parser.add_argument("--seeds", type=int, default=5, help="Repetitions (seeds 0..N-1).")
+        parser.add_argument("--rounds", type=int, default=10, help="Labeling rounds after the random seed set.")
+        parser.add_argument("--round-share", type=float, default=0.05, help="Step labels per round, share of the pool.")
+        parser.add_argument("--seed-share", type=float, default=0.05, help="Random step labels before the first model.")
+        parser.add_argument("--control-share", type=float, default=0.1, help="Random share of every other strategy.")
+        parser.add_argument("--vault", action="store_true", help="Evaluate on the untouched 20%% of problems (final).")
+        parser.add_argument("--blocks", default="hashed", help="Feature blocks: hashed, minilm (stored embeddings).")
+        parser.add_argument("--limit", type=int, default=0, help="Use only the first N solutions of each set.")
+        parser.add_argument("--head", default="{}", help="Head overrides as JSON, e.g. '{\"k\": 4}'.")
+        parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="Where the per-set JSON goes.")
+        parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="Where simulation.md goes.")
         parser.add_argument("--quiet", action="store_true", help="No progress lines.")
 
-    def handle(self, *args, data: Path, strategies: str, out: Path, **o) -> None:
-        names = [s.strip() for s in strategies.split(",") if s.strip()]
+    def handle(self, *args, **o) -> None:
+        from ml.prm.active_sim import simulate
+        from ml.prm.al_report import write_report
+        from ml.prm.data import load_dataset
+        from ml.prm.embeddings import EmbeddingStore
+        from ml.prm.head import HeadConfig
+        from ml.prm.sim_data import load_items
+
+        names = [s.strip() for s in o["strategies"].split(",") if s.strip()]
         bad = [s for s in names if s not in STRATEGIES]
-        if bad or not names:
-            raise CommandError(f"Unknown strategies {bad}; choose from {', '.join(STRATEGIES)}.")
-        if not data.exists():
-            raise CommandError(f"No such file: {data}")
-        if o["seeds"] < 1 or o["rounds"] < 0 or o["batch"] < 1:
-            raise CommandError("--seeds and --batch must be at least 1, --rounds at least 0.")
+        if bad or not names or "random" not in names:
+            raise CommandError(f"--strategies: unknown {bad}; choose from {', '.join(STRATEGIES)}, random included.")
+        if o["seeds"] < 1 or o["rounds"] < 0 or not 0 < o["round_share"] <= 1 or not 0 < o["seed_share"] <= 1:
+            raise CommandError("--seeds must be >= 1, --rounds >= 0, --round-share and --seed-share in (0, 1].")
         try:
-            config = simulation_config(**(json.loads(o["config"]) if o["config"] else {}))
+            head = HeadConfig(**json.loads(o["head"]))
         except (TypeError, json.JSONDecodeError) as exc:
-            raise CommandError(f"--config: {exc}") from None
-        items = load_items(data, limit=o["limit"] or None)
-        if not items:
-            raise CommandError(f"No labeled solutions in {data}.")
+            raise CommandError(f"--head: {exc}") from None
+        if o["data"] is not None:
+            if not o["data"].exists():
+                raise CommandError(f"--data: no such file: {o['data']}")
+            sets = {o["data"].stem: lambda: load_items(o["data"])}
+        else:
+            wanted = [s.strip() for s in o["datasets"].split(",") if s.strip()]
+            unknown = [s for s in wanted if s not in DATASETS]
+            if unknown or not wanted:
+                raise CommandError(f"--datasets: unknown {unknown}; choose from {', '.join(DATASETS)}.")
+            sets = {s: (lambda s=s: load_dataset(s)) for s in wanted}
+        blocks = [b.strip() for b in o["blocks"].split(",") if b.strip()]
+        store = EmbeddingStore(Path(os.environ.get("ML_EMBEDDING_DIR", "var/embeddings/minilm")))
         log = None if o["quiet"] else (lambda line: self.stderr.write(line))
-        results = simulate(
-            items,
-            strategies=names,
-            rounds=o["rounds"],
-            batch=o["batch"],
-            seed_size=o["seed_size"],
-            seeds=tuple(range(o["seeds"])),
-            heldout_fraction=o["heldout"],
-            config=config,
-            log=log,
-        )
-        results["meta"]["data"] = str(data)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".partial")
-        tmp.write_text(json.dumps(results, indent=1))
-        os.replace(tmp, out)
-        png = plot_curves(results, out.with_suffix(".png"), title=data.name)
-        for name, r in results["strategies"].items():
-            last = r["curve"][-1] if r["curve"] else {"labels": 0, "metrics": {}}
-            nan = float("nan")
-            f1 = last["metrics"].get("first_error_f1")
-            auc = last["metrics"].get("auroc_negative")
-            eff = r.get("label_efficiency_vs_random")
-            self.stdout.write(
-                f"{name:17s} labels {last['labels']:8.0f}  first-error F1 {nan if f1 is None else f1:.3f}  "
-                f"AUROC(-1) {nan if auc is None else auc:.3f}  efficiency vs random {nan if eff is None else eff:.2f}"
+        o["out_dir"].mkdir(parents=True, exist_ok=True)
+        for name, load in sets.items():
+            items = load()
+            if o["limit"]:
+                items = items[: o["limit"]]
+            if not items:
+                raise CommandError(f"{name}: no labeled solutions.")
+            if "minilm" in blocks:
+                from ml.prm.embeddings import MiniLMEncoder
+                from ml.prm.step_features import texts_for
+
+                store.ensure(texts_for([(it.problem, None, s, 0) for it in items for s in it.steps]), MiniLMEncoder())
+            res = simulate(
+                items,
+                store,
+                strategies=names,
+                seeds=range(o["seeds"]),
+                rounds=o["rounds"],
+                round_share=o["round_share"],
+                seed_share=o["seed_share"],
+                control_share=o["control_share"],
+                vault=o["vault"],
+                blocks=blocks,
+                head=head,
+                log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
-        self.stdout.write(f"Wrote {out} and {png} ({results['meta']['seconds']}s).")
+            res["meta"]["data"] = name
+            path = o["out_dir"] / f"{name}{'_vault' if o['vault'] else ''}.json"
+            tmp = path.with_suffix(".partial")
+            tmp.write_text(json.dumps(res))
+            os.replace(tmp, path)
+            self.stdout.write(f"{name}: {res['meta']['seconds']}s -> {path}")
+        write_report(o["out_dir"], o["results"])
+        self.stdout.write(f"Wrote {o['results'] / 'simulation.md'}.")
