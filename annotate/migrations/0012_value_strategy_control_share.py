@@ -14,7 +14,7 @@ def rename_import_origin(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0010_project_step_labels_since_run'),
+        ('annotate', '0011_solution_extra_labels'),
     ]
 
     operations = [
