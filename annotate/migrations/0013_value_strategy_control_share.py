@@ -14,7 +14,7 @@ def rename_import_origin(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0011_solution_extra_labels'),
+        ('annotate', '0012_content_kinds'),
     ]
 
     operations = [
