@@ -75,7 +75,8 @@ def prepare(
     if "minilm" in blocks:
         parts.append(step_rows(store, tuples))
     if "hashed" in blocks:
-        from ml.prm.featurizers import HashedNgramFeaturizer, featurize
+        from ml.prm.feature_rows import featurize
+        from ml.prm.featurizers import HashedNgramFeaturizer
 
         hf = HashedNgramFeaturizer(step_hash_dim=hash_dims[0], context_hash_dim=hash_dims[1])
         R = featurize(hf, [(t[0], (t[1],) if t[1] is not None else (), t[2]) for t in tuples])
