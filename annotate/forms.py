@@ -34,7 +34,8 @@ class ProjectSettingsForm(forms.ModelForm):
         }
         help_texts = {
             "name": "Shown to annotators and on the dashboard.",
-            "task_kind": "Annotators rate each step of a model-written solution (+1, 0, -1).",
+            "task_kind": "Steps: annotators rate each step of a model-written solution (+1, 0, -1). Compare: they "
+            "say which of two solutions of one problem is better (pairs are made when data is imported).",
             "overlap": "How many different annotators label each solution (1 to 10).",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "retrain_every": "Retrain the PRM after this many new step labels.",

@@ -37,8 +37,9 @@ class Strategy(models.TextChoices):
 
 
 class TaskKind(models.TextChoices):
-    # The only kind today; pairwise comparison ("compare") is a future kind and is not offered.
     STEPS = "steps", "Step labels"
+    # Two solutions of one problem side by side: which is better (annotate/models_compare.py).
+    COMPARE = "compare", "Compare two solutions"
 
 
 class ContentKind(models.TextChoices):
@@ -251,12 +252,27 @@ class Assignment(models.Model):
     generation = models.IntegerField(null=True, blank=True)
     strategy = models.CharField(max_length=32, blank=True)
     verifier_score = models.FloatField(null=True, blank=True)
+    # Compare projects: the pair served (its solution_a is `solution`), and whether the candidates
+    # were shown as (b, a): drawn per assignment and kept, so position bias can be measured.
+    comparison = models.ForeignKey(
+        "annotate.Comparison", null=True, blank=True, on_delete=models.CASCADE, related_name="assignments"
+    )
+    swapped = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["solution", "annotator"], name="uniq_assignment_per_annotator"),
+            models.UniqueConstraint(
+                fields=["solution", "annotator"],
+                name="uniq_assignment_per_annotator",
+                condition=models.Q(comparison__isnull=True),
+            ),
+            models.UniqueConstraint(
+                fields=["comparison", "annotator"],
+                name="uniq_comparison_assignment",
+                condition=models.Q(comparison__isnull=False),
+            ),
         ]
         indexes = [models.Index(fields=["project", "annotator", "status"], name="assignment_owner_idx")]
 
@@ -482,3 +498,6 @@ class Invite(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.pk} to {self.project_id}"
+
+
+from annotate.models_compare import Comparison, Preference  # noqa: E402, F401  (they refer to the models above)

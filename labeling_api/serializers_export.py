@@ -13,7 +13,9 @@ FORMAT_HELP = (
     "prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: "
     "Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution "
     '{"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique '
-    "null where none was written; kind and language added for code and traces)."
+    "null where none was written; kind and language added for code and traces); preference: TRL preference rows "
+    '{"prompt", "chosen", "rejected", "margin"} from a compare project\'s pairs (steps joined by newlines; margin '
+    "from the strength 1-3; `since` and `generation` do not apply)."
 )
 
 
@@ -41,7 +43,12 @@ class ExportOptionsSerializer(serializers.Serializer):
         return {"options": exports.parse_options(project=self.context["project"], params=_params(data))}
 
     format = serializers.ChoiceField(
-        ["prm800k", "trl", "math_shepherd", "critique"], default="prm800k", help_text=FORMAT_HELP
+        ["prm800k", "trl", "math_shepherd", "critique", "preference"], default="prm800k", help_text=FORMAT_HELP
+    )
+    ties = serializers.ChoiceField(
+        ["exclude", "include"],
+        default="exclude",
+        help_text="preference: ties are left out unless `include` (then chosen = the pair's first solution, margin 0).",
     )
     labels = serializers.ChoiceField(
         ["human", "auto"],

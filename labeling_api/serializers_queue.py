@@ -28,28 +28,86 @@ class TaskStepSerializer(serializers.Serializer):
     )
 
 
+class TaskCandidateSerializer(serializers.Serializer):
+    solution_id = serializers.IntegerField()
+    final_answer = serializers.CharField(allow_null=True)
+    steps = TaskStepSerializer(many=True)
+
+
 class TaskSerializer(serializers.Serializer):
-    """One claimed solution, as the workspace shows it (gold questions look like any other)."""
+    """One claimed solution, as the workspace shows it (gold questions look like any other); in a
+    compare project one pair: `kind` compare and `candidates` A then B, instead of mode and steps."""
 
     id = serializers.IntegerField(help_text="The assignment id.")
     assignment_id = serializers.IntegerField(help_text="Same as id.")
     project = serializers.CharField(help_text="Project slug.")
-    mode = serializers.CharField(help_text=f"Labeling mode: {', '.join(LabelingMode.values)}.")
+    mode = serializers.CharField(
+        required=False, help_text=f"Labeling mode: {', '.join(LabelingMode.values)} (step tasks only)."
+    )
     lease_expires_at = serializers.DateTimeField()
     lease_seconds = serializers.IntegerField(help_text="Lease length; heartbeat well before it runs out.")
     generation = serializers.IntegerField(allow_null=True)
     problem = TaskProblemSerializer()
-    kind = serializers.ChoiceField(choices=ContentKind.values, help_text="math, code or trace.")
+    kind = serializers.ChoiceField(
+        choices=[*ContentKind.values, "compare"], help_text="math, code or trace; compare for a pair of solutions."
+    )
     language = serializers.CharField(required=False, help_text="Code only: the language, e.g. python.")
     tests = serializers.CharField(
         required=False, allow_null=True, help_text="Code only: the specification's examples (plain text)."
     )
-    critique_required = serializers.BooleanField(help_text="Every step rated -1 needs a written critique.")
-    steps = TaskStepSerializer(many=True)
+    critique_required = serializers.BooleanField(
+        required=False, help_text="Every step rated -1 needs a written critique (step tasks only)."
+    )
+    steps = TaskStepSerializer(many=True, required=False, help_text="Step tasks only.")
+    candidates = TaskCandidateSerializer(
+        many=True,
+        required=False,
+        help_text="Compare tasks only: the two solutions, A then B, in the order drawn for this assignment.",
+    )
     draft = serializers.JSONField(allow_null=True, help_text="Work in progress saved with PUT .../draft/.")
 
 
+def _steps_of(solution, project) -> list[dict]:
+    steps = []
+    for index, text, step_type in solution.steps.values_list("index", "text", "step_type"):
+        step = {"index": index, "text": text, "rated": is_rated(step_type, rate_observations=project.rate_observations)}
+        if step_type:
+            step["type"] = step_type
+        steps.append(step)
+    return steps
+
+
+def compare_task_data(assignment: Assignment) -> dict:
+    """A pair: the candidates in the order drawn for this assignment (A first)."""
+    comparison = assignment.comparison
+    project = assignment.project
+    problem = comparison.problem
+    problem_data = {"text": problem.text}
+    if project.show_ground_truth:
+        problem_data["ground_truth_answer"] = problem.ground_truth_answer
+    sides = [comparison.solution_a, comparison.solution_b]
+    if assignment.swapped:
+        sides.reverse()
+    return {
+        "id": assignment.pk,
+        "assignment_id": assignment.pk,
+        "project": project.slug,
+        "kind": "compare",
+        "lease_expires_at": assignment.lease_expires_at,
+        "lease_seconds": project.lease_minutes * 60,
+        "generation": assignment.generation,
+        "problem": problem_data,
+        "candidates": [
+            {"solution_id": side.pk, "final_answer": side.final_answer, "steps": _steps_of(side, project)}
+            for side in sides
+        ],
+        "draft": assignment.draft,
+    }
+
+
 def task_data(assignment: Assignment) -> dict:
+    if assignment.comparison_id is not None:
+        return compare_task_data(assignment)
     solution = assignment.solution
     problem = solution.problem
     project = assignment.project
@@ -116,7 +174,8 @@ class SubmitInSerializer(serializers.Serializer):
 
 
 class SubmitOutSerializer(serializers.Serializer):
-    annotation_id = serializers.IntegerField()
+    annotation_id = serializers.IntegerField(required=False, help_text="Step tasks.")
+    preference_id = serializers.IntegerField(required=False, help_text="Compare tasks.")
     assignment_id = serializers.IntegerField()
     created = serializers.BooleanField(help_text="False when this repeats an earlier submit with the same key.")
     next = TaskSerializer(allow_null=True, help_text="The next task, already claimed (null when none).")

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from annotate.models import Assignment
 from annotate.selectors import progress
 from annotate.services import queue, submit
+from annotate.services.compare import submit as compare_submit
 from labeling_api.access import assignment_for_request, project_and_roles_for_action
 from labeling_api.openapi import SLUG
 from labeling_api.serializers_queue import (
@@ -146,6 +147,9 @@ class SubmitView(APIView):
         summary="Submit the labels",
         description=(
             "Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). "
+            "In a compare project the body is `{idempotency_key, preference: A|B|tie, strength: 1|2|3, "
+            "total_time_ms, note?, first_wrong?: {A: index|null, B: index|null}}` (A and B as served) and the "
+            "answer carries `preference_id` instead of `annotation_id`. "
             "A repeat with the same idempotency key returns the first result (200, created=false). A late submit "
             "after the lease expired is accepted while nobody else took the solution, else 409 and the payload "
             "is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next "
@@ -163,16 +167,23 @@ class SubmitView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         assignment, roles = assignment_for_request(request, id)
-        result = submit.submit(assignment=assignment, user=request.user, payload=request.data)
-        data = {
-            "annotation_id": result.annotation.pk,
-            "assignment_id": assignment.pk,
-            "created": result.created,
-            "next": None,
-        }
+        if assignment.comparison_id is not None:  # a compare project's pair
+            preference, created = compare_submit.submit_preference(
+                assignment=assignment, user=request.user, payload=request.data
+            )
+            data = {"preference_id": preference.pk, "assignment_id": assignment.pk, "created": created, "next": None}
+        else:
+            result = submit.submit(assignment=assignment, user=request.user, payload=request.data)
+            created = result.created
+            data = {
+                "annotation_id": result.annotation.pk,
+                "assignment_id": assignment.pk,
+                "created": result.created,
+                "next": None,
+            }
         if _wants_next(request):
             following, message = submit.claim_after_submit(project=assignment.project, user=request.user, roles=roles)
             data["next"] = _task(following)
             if message:
                 data["detail"] = message
-        return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

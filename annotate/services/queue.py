@@ -37,12 +37,15 @@ from annotate.models import (
     AnnotatorStatus,
     Assignment,
     AssignmentStatus,
+    Comparison,
     Project,
     Role,
     ScreeningStatus,
     Solution,
+    TaskKind,
 )
 from annotate.selectors import user_roles
+from annotate.services.compare.queue import claim_pair, comparison_has_room
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 
 LABELING_ROLES = {Role.ANNOTATOR.value, Role.LEAD.value}
@@ -206,6 +209,15 @@ def _serve(*, project: Project, user: AbstractBaseUser, solution: Solution, now)
     )
 
 
+def _place_free(*, assignment: Assignment, project: Project, user: AbstractBaseUser, now) -> bool:
+    """Whether an expired assignment's place is still free: its solution's, or its pair's (row locked)."""
+    if assignment.comparison_id is not None:
+        comparison = Comparison.objects.select_for_update().get(pk=assignment.comparison_id)
+        return comparison_has_room(comparison=comparison, project=project, now=now, exclude_user=user)
+    solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
+    return has_room(solution=solution, project=project, now=now, exclude_user=user)
+
+
 def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
     """The caller's active assignment: returned as is while its lease runs; an expired one is
     renewed when nobody has taken its place (the draft comes back), else marked expired."""
@@ -224,8 +236,7 @@ def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | No
         )
         if assignment.status != AssignmentStatus.ACTIVE:  # submitted meanwhile
             continue
-        solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
-        if has_room(solution=solution, project=project, now=now, exclude_user=user):
+        if _place_free(assignment=assignment, project=project, user=user, now=now):
             assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
             assignment.save(update_fields=["lease_expires_at", "updated_at"])
             return assignment
@@ -256,6 +267,13 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
         return resumed
 
     gold = False
+    if project.task_kind == TaskKind.COMPARE:  # pairs: no screening pool; gold pairs at the QC rate
+        assignment, gold = claim_pair(project=project, user=user, now=now)
+        if assignment is not None:
+            AnnotatorStatus.objects.filter(pk=status.pk).update(
+                tasks_served=F("tasks_served") + 1, gold_served=F("gold_served") + int(gold)
+            )
+        return assignment
     if _screening_applies(project=project, user=user, status=status, roles=roles):
         solution = _claim_pool(project=project, user=user, pool=Q(is_screening=True))
     else:
@@ -302,8 +320,7 @@ def renew_if_free(*, assignment: Assignment, user: AbstractBaseUser, now) -> boo
     if assignment.status == AssignmentStatus.ACTIVE and assignment.lease_expires_at > now:
         free = True
     else:
-        solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
-        free = has_room(solution=solution, project=project, now=now, exclude_user=user)
+        free = _place_free(assignment=assignment, project=project, user=user, now=now)
     if free:
         assignment.status = AssignmentStatus.ACTIVE
         assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)

@@ -99,7 +99,7 @@ def test_only_creators_see_and_use_create_project(client):
         ("overlap", "0", "greater than or equal to 1"),
         ("qc_rate", "1.5", "less than or equal to 1"),
         ("retrain_every", "0", "greater than or equal to 1"),
-        ("task_kind", "compare", "Select a valid choice"),
+        ("task_kind", "rank", "Select a valid choice"),
         ("name", "", "This field is required"),
     ],
 )

@@ -1,4 +1,4 @@
-"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique] [--out PATH]`."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique|preference] [--out PATH]`."""
 
 import os
 import sys
@@ -16,7 +16,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True)
-        parser.add_argument("--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd", "critique"])
+        parser.add_argument(
+            "--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd", "critique", "preference"]
+        )
+        parser.add_argument(
+            "--ties",
+            choices=["exclude", "include"],
+            default="exclude",
+            help="preference: ties left out unless include.",
+        )
         parser.add_argument(
             "--labels",
             choices=["human", "auto"],
@@ -33,7 +41,7 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"No project with slug {project!r}.")
-        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives", "labels")}
+        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives", "labels", "ties")}
         try:
             plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
         except ExportOptionError as exc:

@@ -1,4 +1,5 @@
-"""`manage.py import_prm800k PATH --project SLUG`: validate the whole file, then import it atomically."""
+"""`manage.py import_prm800k PATH --project SLUG [--task compare]`: validate the whole file, then import it
+atomically; a compare project then pairs the solutions of each problem (annotate.services.compare.pairs)."""
 
 from pathlib import Path
 
@@ -8,7 +9,8 @@ from django.core.validators import validate_slug
 from django.utils.text import slugify
 from tqdm import tqdm
 
-from annotate.models import Project
+from annotate.models import Comparison, Project, TaskKind
+from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM
 from annotate.services.imports import MAX_REPORTED_ERRORS, EmptyFileError, ImportValidationError, import_file
 
 
@@ -19,8 +21,30 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path)
         parser.add_argument("--project", required=True, help="Project slug; created if missing.")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
+        parser.add_argument(
+            "--task",
+            choices=[TaskKind.STEPS, TaskKind.COMPARE],
+            help="The project's task kind: steps (default for a new project) or compare (solutions of the same "
+            "problem are paired for pairwise preferences). An existing project keeps its kind.",
+        )
+        parser.add_argument(
+            "--pairs-per-problem",
+            type=int,
+            default=DEFAULT_PAIRS_PER_PROBLEM,
+            help=f"compare: at most this many pairs per problem, informative first (default "
+            f"{DEFAULT_PAIRS_PER_PROBLEM}).",
+        )
 
-    def handle(self, *args, path: Path, project: str, no_progress: bool, **options) -> None:
+    def handle(
+        self,
+        *args,
+        path: Path,
+        project: str,
+        no_progress: bool,
+        task: str | None = None,
+        pairs_per_problem: int = DEFAULT_PAIRS_PER_PROBLEM,
+        **options,
+    ) -> None:
         try:
             validate_slug(project)
         except ValidationError:
@@ -31,9 +55,16 @@ class Command(BaseCommand):
             ) from None
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
+        if pairs_per_problem < 1:
+            raise CommandError(f"--pairs-per-problem must be at least 1, got {pairs_per_problem}")
         size = path.stat().st_size
         show = not no_progress and size > 1_000_000
         project_obj = Project.objects.filter(slug=project).first()
+        if project_obj is not None and task is not None and project_obj.task_kind != task:
+            raise CommandError(
+                f"Project {project} is a {project_obj.task_kind} project; --task {task} cannot change that "
+                "(import into a new project instead)."
+            )
         with (
             tqdm(total=size, unit="B", unit_scale=True, desc="validating", disable=not show) as validating,
             tqdm(total=size, unit="B", unit_scale=True, desc="importing", disable=not show) as writing,
@@ -44,12 +75,15 @@ class Command(BaseCommand):
                     from django.db import transaction
 
                     with transaction.atomic():
-                        project_obj = Project.objects.create(slug=project, name=project)
+                        project_obj = Project.objects.create(
+                            slug=project, name=project, task_kind=task or TaskKind.STEPS
+                        )
                         result = import_file(
                             project=project_obj,
                             path=path,
                             validate_progress=validating.update,
                             write_progress=writing.update,
+                            pairs_per_problem=pairs_per_problem,
                         )
                     self.stdout.write(f"Created project {project}.")
                 else:
@@ -58,6 +92,7 @@ class Command(BaseCommand):
                         path=path,
                         validate_progress=validating.update,
                         write_progress=writing.update,
+                        pairs_per_problem=pairs_per_problem,
                     )
             except EmptyFileError:
                 raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
@@ -67,6 +102,11 @@ class Command(BaseCommand):
                 if exc.bad_lines > MAX_REPORTED_ERRORS:
                     self.stderr.write(f"... and {exc.bad_lines - MAX_REPORTED_ERRORS} more bad line(s)")
                 raise CommandError(f"{path}: {exc}") from None
+        if result.pairs_created is not None:
+            total = Comparison.objects.filter(project=project_obj).count()
+            self.stdout.write(
+                f"Pairs: {result.pairs_created} new, {total} in {project} (at most {pairs_per_problem} per problem)."
+            )
         counts = result.as_dict()
         if not result.created_anything:
             self.stdout.write(

@@ -11,7 +11,8 @@ from annotate.models import Project
 from core.errors import Invalid
 from prm800k.schema import FINISH_REASONS
 
-FORMATS = ("prm800k", "trl", "math_shepherd", "critique")  # critique: prompt, steps, verdicts (prm800k.kinds)
+# critique: prompt, steps, verdicts (prm800k.kinds); preference: TRL rows from a compare project's pairs
+FORMATS = ("prm800k", "trl", "math_shepherd", "critique", "preference")
 LABEL_SOURCES = ("human", "auto")  # math_shepherd: human annotations, or automatic labels (autolabel app)
 TRISTATE = ("include", "exclude", "only")
 _CURSOR_SALT = "steplabel.export.cursor"
@@ -40,6 +41,7 @@ class ExportOptions:
     neutral: str = "positive"  # trl: how a neutral (0) rating maps
     alternatives: str = "branch"  # trl: rated alternatives as their own rows, or dropped
     include_history: bool = False  # prm800k: a top-level "history" key (annotate.services.audit)
+    ties: str = "exclude"  # preference: ties left out unless `include`
     labels: str = "human"  # math_shepherd: human labels, or automatic ones (`auto`: imported lines byte for byte)
 
     def as_dict(self) -> dict[str, Any]:
@@ -102,7 +104,10 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         neutral=choice("neutral", ("positive", "negative", "drop"), "positive"),
         alternatives=choice("alternatives", ("branch", "drop"), "branch"),
         labels=choice("labels", LABEL_SOURCES, "human"),
+        ties=choice("ties", ("exclude", "include"), "exclude"),
     )
+    if options.ties == "include" and options.format != "preference":
+        raise ExportOptionError("ties", "only the preference format has ties")
     if options.labels == "auto" and options.format not in ("math_shepherd", "trl"):
         raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd or trl")
     for item in many("generation"):

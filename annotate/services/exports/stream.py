@@ -146,7 +146,11 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
         # Only on request, so the default export stays byte-exact PRM800K.
         with_history=options.include_history,
     )
-    if options.format == "math_shepherd":
+    if options.format == "preference":  # a compare project's pairs, not step annotations
+        from annotate.services.compare.export import preference_lines
+
+        yield from preference_lines(project=plan.project, ties=options.ties, qc=options.qc, labeler=options.labeler)
+    elif options.format == "math_shepherd":
         from autolabel import exporting  # automatic labels live in their own app
 
         if options.labels == "auto":

@@ -16,7 +16,8 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
-from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step
+from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step, TaskKind
+from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, build_pairs
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.imports.reading import (
     BATCH_SIZE,
@@ -50,6 +51,7 @@ class ImportResult:
     graded_wrong: int = 0
     ungradable: int = 0
     auto_labels_created: int = 0  # Math-Shepherd tags: automatic labels, never counted as annotations
+    pairs_created: int | None = None  # compare projects only: new pairs of solutions of one problem
 
     @property
     def created_anything(self) -> bool:
@@ -69,6 +71,7 @@ class ImportResult:
             "graded_correct": self.graded_correct,
             "graded_wrong": self.graded_wrong,
             "ungradable": self.ungradable,
+            **({} if self.pairs_created is None else {"pairs_created": self.pairs_created}),
             "auto_labels_created": self.auto_labels_created,
         }
 
@@ -79,8 +82,10 @@ def import_file(
     path: Path | str,
     validate_progress: ProgressCallback | None = None,
     write_progress: ProgressCallback | None = None,
+    pairs_per_problem: int = DEFAULT_PAIRS_PER_PROBLEM,
 ) -> ImportResult:
-    """Validate and grade the whole file, then import it atomically. Raises ImportValidationError."""
+    """Validate and grade the whole file, then import it atomically. Raises ImportValidationError.
+    In a compare project the same transaction pairs the solutions of each problem."""
     path = Path(path)
     validated = validate_file(path=path, progress=validate_progress)
     result = ImportResult()
@@ -91,6 +96,8 @@ def import_file(
         numbers = count(lock_export_sequence(project=project) + 1)
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
             _write_batch(project=project, batch=batch, result=result, numbers=numbers, verdicts=validated.verdicts)
+        if project.task_kind == TaskKind.COMPARE:
+            result.pairs_created = build_pairs(project=project, per_problem=pairs_per_problem)
     if result.created_anything:
         analyze(Problem, Solution, Step, Annotation)
     return result

@@ -29,7 +29,7 @@ export interface paths {
   "/api/v1/assignments/{id}/submit/": {
     /**
      * Submit the labels
-     * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
+     * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). In a compare project the body is `{idempotency_key, preference: A|B|tie, strength: 1|2|3, total_time_ms, note?, first_wrong?: {A: index|null, B: index|null}}` (A and B as served) and the answer carries `preference_id` instead of `annotation_id`. A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
      */
     post: operations["assignments_submit"];
   };
@@ -398,15 +398,24 @@ export interface components {
      */
     ExportJobRequest: {
       /**
-       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces).
+       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` and `generation` do not apply).
        *
        * * `prm800k` - prm800k
        * * `trl` - trl
        * * `math_shepherd` - math_shepherd
        * * `critique` - critique
+       * * `preference` - preference
        * @default prm800k
        */
       format?: components["schemas"]["FormatEnum"];
+      /**
+       * @description preference: ties are left out unless `include` (then chosen = the pair's first solution, margin 0).
+       *
+       * * `exclude` - exclude
+       * * `include` - include
+       * @default exclude
+       */
+      ties?: components["schemas"]["TiesEnum"];
       /**
        * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions). trl: `auto` gives one row per automatically labeled solution, every step with its label.
        *
@@ -500,9 +509,10 @@ export interface components {
      * * `trl` - trl
      * * `math_shepherd` - math_shepherd
      * * `critique` - critique
+     * * `preference` - preference
      * @enum {string}
      */
-    FormatEnum: "prm800k" | "trl" | "math_shepherd" | "critique";
+    FormatEnum: "prm800k" | "trl" | "math_shepherd" | "critique" | "preference";
     GenerationProgress: {
       /** @description Active-learning round; null for solutions with none (e.g. imported). */
       generation: number | null;
@@ -579,9 +589,10 @@ export interface components {
      * @description * `math` - math
      * * `code` - code
      * * `trace` - trace
+     * * `compare` - compare
      * @enum {string}
      */
-    KindEnum: "math" | "code" | "trace";
+    KindEnum: "math" | "code" | "trace" | "compare";
     /**
      * @description * `phase2` - Phase 2: stop at the first negative step
      * * `phase1` - Phase 1: alternatives at any step, human step when none is positive
@@ -935,7 +946,10 @@ export interface components {
       steps: components["schemas"]["StepIn"][];
     };
     SubmitOut: {
-      annotation_id: number;
+      /** @description Step tasks. */
+      annotation_id?: number;
+      /** @description Compare tasks. */
+      preference_id?: number;
       assignment_id: number;
       /** @description False when this repeats an earlier submit with the same key. */
       created: boolean;
@@ -944,7 +958,10 @@ export interface components {
       /** @description Why there is no next task (e.g. failed screening). */
       detail?: string;
     };
-    /** @description One claimed solution, as the workspace shows it (gold questions look like any other). */
+    /**
+     * @description One claimed solution, as the workspace shows it (gold questions look like any other); in a
+     * compare project one pair: `kind` compare and `candidates` A then B, instead of mode and steps.
+     */
     Task: {
       /** @description The assignment id. */
       id: number;
@@ -952,8 +969,8 @@ export interface components {
       assignment_id: number;
       /** @description Project slug. */
       project: string;
-      /** @description Labeling mode: phase2, phase1. */
-      mode: string;
+      /** @description Labeling mode: phase2, phase1 (step tasks only). */
+      mode?: string;
       /** Format: date-time */
       lease_expires_at: string;
       /** @description Lease length; heartbeat well before it runs out. */
@@ -961,22 +978,31 @@ export interface components {
       generation: number | null;
       problem: components["schemas"]["TaskProblem"];
       /**
-       * @description math, code or trace.
+       * @description math, code or trace; compare for a pair of solutions.
        *
        * * `math` - math
        * * `code` - code
        * * `trace` - trace
+       * * `compare` - compare
        */
       kind: components["schemas"]["KindEnum"];
       /** @description Code only: the language, e.g. python. */
       language?: string;
       /** @description Code only: the specification's examples (plain text). */
       tests?: string | null;
-      /** @description Every step rated -1 needs a written critique. */
-      critique_required: boolean;
-      steps: components["schemas"]["TaskStep"][];
+      /** @description Every step rated -1 needs a written critique (step tasks only). */
+      critique_required?: boolean;
+      /** @description Step tasks only. */
+      steps?: components["schemas"]["TaskStep"][];
+      /** @description Compare tasks only: the two solutions, A then B, in the order drawn for this assignment. */
+      candidates?: components["schemas"]["TaskCandidate"][];
       /** @description Work in progress saved with PUT .../draft/. */
       draft: unknown;
+    };
+    TaskCandidate: {
+      solution_id: number;
+      final_answer: string | null;
+      steps: components["schemas"]["TaskStep"][];
     };
     TaskProblem: {
       /** @description Markdown + LaTeX; untrusted, render safely. */
@@ -1003,6 +1029,12 @@ export interface components {
       /** Format: double */
       median_seconds_per_step: number | null;
     };
+    /**
+     * @description * `exclude` - exclude
+     * * `include` - include
+     * @enum {string}
+     */
+    TiesEnum: "exclude" | "include";
     TrainingRun: {
       id: number;
       project: string;
@@ -1195,7 +1227,7 @@ export interface operations {
   };
   /**
    * Submit the labels
-   * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
+   * @description Validated against the project's labeling mode; errors name the field path (e.g. `steps[2].rating`). In a compare project the body is `{idempotency_key, preference: A|B|tie, strength: 1|2|3, total_time_ms, note?, first_wrong?: {A: index|null, B: index|null}}` (A and B as served) and the answer carries `preference_id` instead of `annotation_id`. A repeat with the same idempotency key returns the first result (200, created=false). A late submit after the lease expired is accepted while nobody else took the solution, else 409 and the payload is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project.
    */
   assignments_submit: {
     parameters: {
@@ -1484,14 +1516,15 @@ export interface operations {
         /** @description Comma-separated: solution, found_error, give_up, bad_problem. */
         finish_reason?: string;
         /**
-         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces).
+         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` and `generation` do not apply).
          *
          * * `prm800k` - prm800k
          * * `trl` - trl
          * * `math_shepherd` - math_shepherd
          * * `critique` - critique
+         * * `preference` - preference
          */
-        format?: "prm800k" | "trl" | "math_shepherd" | "critique";
+        format?: "prm800k" | "trl" | "math_shepherd" | "critique" | "preference";
         /** @description Active-learning round(s), comma-separated integers (-1 = screening). */
         generation?: string;
         /** @description prm800k: add a top-level `history` key with each record's earlier versions (who, when, why). */
@@ -1540,6 +1573,13 @@ export interface operations {
          * * `test` - test
          */
         split?: "train" | "test";
+        /**
+         * @description preference: ties are left out unless `include` (then chosen = the pair's first solution, margin 0).
+         *
+         * * `exclude` - exclude
+         * * `include` - include
+         */
+        ties?: "exclude" | "include";
         /** @description Add a last line `{"steplabel_export_end": {"lines": N, "format": ..., "cursor": ...}}` after the N lines of the export, so a client can tell a complete stream from a cut one (default false: the body is exactly the JSONL). */
         trailer?: boolean;
       };

@@ -62,7 +62,7 @@ export function parseTask(d: TaskOut): Task {
     assignmentId: d.id,
     mode: d.mode === "phase1" ? "phase1" : "phase2",
     problem: { text: d.problem.text, groundTruthAnswer: gta && gta.trim() !== "" ? gta : null },
-    steps: d.steps.map((st) => {
+    steps: (d.steps ?? []).map((st) => {
       const step: TaskStep = { index: st.index, text: st.text };
       if (st.type) step.type = st.type as StepType;
       if (st.rated === false) step.rated = false;

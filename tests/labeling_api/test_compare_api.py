@@ -1,0 +1,238 @@
+"""Compare projects (issue 16) through the API on PostgreSQL: import with pairing, claiming a pair
+with a recorded candidate order, submitting a preference (validation, idempotency, leases), and
+the TRL preference export."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotate.models import Assignment, Comparison, Preference, Project, Role
+from annotate.models_compare import PairReason
+from annotate.services.compare.pairs import choose_pairs
+from tests.api_clients import member_client
+
+pytestmark = pytest.mark.django_db
+
+
+def _solution(problem: str, answer: str, steps: list[str], truth: str = "4") -> dict:
+    return {"problem": problem, "ground_truth_answer": truth, "steps": steps, "answer": answer}
+
+
+LINES = [
+    _solution("What is 2+2?", "4", ["2+2 is 4.", "# Answer\n\n4"]),
+    _solution("What is 2+2?", "5", ["2+2 is 5.", "# Answer\n\n5"]),
+    _solution("What is 2+2?", "4", ["Two and two make four.", "# Answer\n\n4"]),
+    _solution("What is $3 \\cdot 3$?", "9", ["$3 \\cdot 3 = 9$.", "# Answer\n\n9"], truth="9"),
+    _solution("What is $3 \\cdot 3$?", "6", ["$3 \\cdot 3 = 6$.", "# Answer\n\n6"], truth="9"),
+    _solution("Lonely problem", "1", ["One step."], truth="1"),
+]
+
+
+@pytest.fixture
+def compare_project(tmp_path: Path) -> Project:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    call_command("import_prm800k", str(path), "--project", "duel", "--task", "compare", "--pairs-per-problem", "2")
+    return Project.objects.get(slug="duel")
+
+
+@pytest.fixture
+def annotator(compare_project):
+    return member_client(compare_project, "ann", Role.ANNOTATOR)
+
+
+def _lines(response) -> list[dict]:
+    assert response.status_code == 200, response.content
+    return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+
+def test_import_makes_a_compare_project_with_informative_pairs_first(compare_project):
+    assert compare_project.task_kind == "compare"
+    pairs = list(Comparison.objects.filter(project=compare_project).select_related("solution_a", "solution_b"))
+    # 2+2: three solutions, budget 2; 3*3: one pair; the lonely problem: none.
+    assert len(pairs) == 3
+    for pair in pairs:
+        assert pair.solution_a.problem_id == pair.solution_b.problem_id == pair.problem_id
+        # every pair made here has one right and one wrong answer: the most informative kind
+        assert pair.reason == PairReason.ANSWERS_DIFFER
+        assert {pair.solution_a.answer_correct, pair.solution_b.answer_correct} == {True, False}
+
+
+def test_importing_again_adds_no_pairs_and_a_steps_project_refuses_compare(compare_project, tmp_path):
+    path = tmp_path / "again.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    call_command("import_prm800k", str(path), "--project", "duel", "--pairs-per-problem", "2")
+    assert Comparison.objects.filter(project=compare_project).count() == 3  # the budget is spent already
+    Project.objects.create(slug="steps-only")
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="is a steps project"):
+        call_command("import_prm800k", str(path), "--project", "steps-only", "--task", "compare")
+
+
+def test_choose_pairs_spreads_the_budget_and_prefers_graded_disagreement():
+    rows = [
+        {"id": 1, "answer_correct": True, "final_answer": "4", "verifier_score": 0.9},
+        {"id": 2, "answer_correct": True, "final_answer": "4", "verifier_score": 0.7},
+        {"id": 3, "answer_correct": False, "final_answer": "5", "verifier_score": 0.85},
+        {"id": 4, "answer_correct": True, "final_answer": "4", "verifier_score": 0.1},
+    ]
+    pairs = choose_pairs(rows, per_problem=2)
+    assert [(a["id"], b["id"], reason) for a, b, reason in pairs] == [
+        (1, 3, PairReason.ANSWERS_DIFFER),  # the closest scores among right-vs-wrong pairs
+        (2, 4, PairReason.CLOSE_SCORES),  # then solutions not yet used
+    ]
+
+
+def test_next_task_serves_a_pair_in_a_recorded_random_order(compare_project, annotator):
+    response = annotator.get("/api/v1/projects/duel/tasks/next/")
+    assert response.status_code == 200, response.content
+    task = response.json()
+    assert task["kind"] == "compare"
+    assert task["problem"]["text"] in {"What is 2+2?", "What is $3 \\cdot 3$?"}
+    assert len(task["candidates"]) == 2
+    assignment = Assignment.objects.get(pk=task["assignment_id"])
+    pair = assignment.comparison
+    expected = (
+        [pair.solution_b_id, pair.solution_a_id] if assignment.swapped else [pair.solution_a_id, pair.solution_b_id]
+    )
+    assert [c["solution_id"] for c in task["candidates"]] == expected
+    assert all(c["steps"] and c["steps"][0]["index"] == 0 for c in task["candidates"])
+    # a reload returns the same assignment and order
+    assert annotator.get("/api/v1/projects/duel/tasks/next/").json()["candidates"] == task["candidates"]
+
+
+def test_both_orders_are_drawn_across_assignments(compare_project):
+    Project.objects.filter(pk=compare_project.pk).update(overlap=12)
+    swapped = set()
+    for i in range(12):
+        client = member_client(compare_project, f"a{i}", Role.ANNOTATOR)
+        task = client.get("/api/v1/projects/duel/tasks/next/").json()
+        swapped.add(Assignment.objects.get(pk=task["assignment_id"]).swapped)
+    assert swapped == {True, False}  # chance of one value only: 2 * 2**-12
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"preference": "C", "strength": 1, "total_time_ms": 5}, "preference"),
+        ({"preference": "A", "strength": 4, "total_time_ms": 5}, "strength"),
+        ({"preference": "A", "strength": True, "total_time_ms": 5}, "strength"),
+        ({"preference": "B", "strength": 2, "total_time_ms": -1}, "total_time_ms"),
+        ({"preference": "B", "strength": 2, "total_time_ms": 5, "first_wrong": {"A": 99}}, "first_wrong.A"),
+        ({"preference": "B", "strength": 2, "total_time_ms": 5, "steps": []}, "steps"),
+        ({"strength": 2, "total_time_ms": 5}, "preference"),
+    ],
+)
+def test_a_bad_preference_is_refused_by_field_and_changes_nothing(compare_project, annotator, body, field):
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    response = annotator.post(
+        f"/api/v1/assignments/{task['assignment_id']}/submit/", {"idempotency_key": "k1", **body}, format="json"
+    )
+    assert response.status_code == 400, response.content
+    assert field in json.dumps(response.json())
+    assert Preference.objects.count() == 0
+    assert Assignment.objects.get(pk=task["assignment_id"]).status == "active"
+
+
+def test_submit_stores_the_preference_in_pair_terms_once(compare_project, annotator):
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    body = {
+        "idempotency_key": "once",
+        "preference": "A",
+        "strength": 3,
+        "total_time_ms": 1234,
+        "note": "B adds wrong",
+        "first_wrong": {"B": 0},
+    }
+    url = f"/api/v1/assignments/{task['assignment_id']}/submit/"
+    first = annotator.post(url, body, format="json")
+    assert first.status_code == 201, first.content
+    again = annotator.post(url + "?next=false", body, format="json")
+    assert again.status_code == 200 and again.json()["preference_id"] == first.json()["preference_id"]
+    preference = Preference.objects.get()
+    left_id = task["candidates"][0]["solution_id"]
+    pair = preference.comparison
+    assert preference.shown == "A" and preference.strength == 3 and preference.note == "B adds wrong"
+    assert preference.preferred == ("A" if left_id == pair.solution_a_id else "B")
+    # the first-wrong mark was on the right candidate: the pair's other solution
+    right_is_a = task["candidates"][1]["solution_id"] == pair.solution_a_id
+    assert (preference.first_wrong_a, preference.first_wrong_b) == ((0, None) if right_is_a else (None, 0))
+    assert pair.annotation_count == 1 and pair.is_open is False  # overlap 1
+    # the next task came with the answer and is another pair
+    assert first.json()["next"]["kind"] == "compare"
+    assert first.json()["next"]["assignment_id"] != task["assignment_id"]
+
+
+def test_a_late_submit_after_someone_took_the_pair_is_refused_and_kept(compare_project, annotator):
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    Assignment.objects.filter(pk=task["assignment_id"]).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    other = member_client(compare_project, "other", Role.ANNOTATOR)
+    served = set()
+    for _ in range(3):  # the other annotator takes every open pair, the expired one included
+        following = other.get("/api/v1/projects/duel/tasks/next/").json()
+        served.add(Assignment.objects.get(pk=following["assignment_id"]).comparison_id)
+        other.post(
+            f"/api/v1/assignments/{following['assignment_id']}/submit/?next=false",
+            {"idempotency_key": f"o{len(served)}", "preference": "tie", "total_time_ms": 1},
+            format="json",
+        )
+    response = annotator.post(
+        f"/api/v1/assignments/{task['assignment_id']}/submit/",
+        {"idempotency_key": "late", "preference": "B", "strength": 1, "total_time_ms": 9},
+        format="json",
+    )
+    assert response.status_code == 409, response.content
+    assert Preference.objects.filter(annotator=annotator.user).count() == 0
+    assert Assignment.objects.get(pk=task["assignment_id"]).draft["refused_submit"]["preference"] == "B"
+
+
+def test_a_non_member_cannot_claim_and_a_stranger_cannot_submit(compare_project, annotator):
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    stranger = member_client(Project.objects.create(slug="elsewhere"), "stranger", Role.ANNOTATOR)
+    assert stranger.get("/api/v1/projects/duel/tasks/next/").status_code == 404
+    response = stranger.post(
+        f"/api/v1/assignments/{task['assignment_id']}/submit/",
+        {"idempotency_key": "x", "preference": "A", "strength": 1, "total_time_ms": 1},
+        format="json",
+    )
+    assert response.status_code == 404
+    assert Preference.objects.count() == 0
+
+
+def test_preference_export_holds_the_answers_with_margins_and_ties_on_request(compare_project, annotator, tmp_path):
+    answers = [("A", 2), ("B", 1), ("tie", 1)]
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    shown = []
+    for key, (preference, strength) in enumerate(answers):
+        shown.append(task)
+        response = annotator.post(
+            f"/api/v1/assignments/{task['assignment_id']}/submit/",
+            {"idempotency_key": f"k{key}", "preference": preference, "strength": strength, "total_time_ms": 10},
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+        task = response.json()["next"]
+    assert task is None  # three pairs, all done
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    rows = _lines(lead.get("/api/v1/projects/duel/export/?format=preference"))
+    assert len(rows) == 2  # the tie is left out
+    for row, served, (preference, strength) in zip(rows, shown[:2], answers[:2], strict=True):
+        assert set(row) == {"prompt", "chosen", "rejected", "margin"}
+        assert row["prompt"] == served["problem"]["text"]
+        texts = ["\n".join(step["text"] for step in c["steps"]) for c in served["candidates"]]
+        winner, loser = (texts[0], texts[1]) if preference == "A" else (texts[1], texts[0])
+        assert (row["chosen"], row["rejected"], row["margin"]) == (winner, loser, float(strength))
+    with_ties = _lines(lead.get("/api/v1/projects/duel/export/?format=preference&ties=include"))
+    assert len(with_ties) == 3 and with_ties[2]["margin"] == 0.0
+    bad = lead.get("/api/v1/projects/duel/export/?format=prm800k&ties=include")
+    assert bad.status_code == 400 and "ties" in json.dumps(bad.json())
+    out = tmp_path / "prefs.jsonl"
+    call_command("export_prm800k", "--project", "duel", "--format", "preference", "--out", str(out))
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
