@@ -29,6 +29,7 @@ from ml.services.config import (
     artifact_abspath,
 )
 from ml.services.prm_lib import lib
+from prm800k.kinds import UNRATED_STEP_TYPES
 
 if TYPE_CHECKING:
     from ml.prm.feature_rows import FeatureCache
@@ -77,17 +78,22 @@ def _open_solution_ids(project: Project) -> list[int]:
     )
 
 
-def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], list[int], list[int], Any, Any]]:
-    """(solution ids, step counts, step ids, StepScores, (per-head P(-1), solution sketches)) per
-    batch of solutions; the last two are None when the batch has no steps."""
+def _score_batches(
+    *, ids: list[int], prm: PRM, skip_types: tuple[str, ...] = ()
+) -> Iterator[tuple[list[int], list[int], list[int], Any, Any, np.ndarray]]:
+    """(solution ids, step counts, step ids, StepScores, (per-head P(-1), solution sketches), mask of
+    the steps nobody rates) per batch of solutions; StepScores and the pair are None when the batch
+    has no steps. skip_types: step types shown but not rated (a trace's observations)."""
     for start in range(0, len(ids), SCORE_BATCH_SOLUTIONS):
         chunk = ids[start : start + SCORE_BATCH_SOLUTIONS]
         problems = dict(Solution.objects.filter(pk__in=chunk).values_list("id", "problem__text"))
         rows = Step.objects.filter(solution_id__in=chunk).order_by("solution_id", "index")
-        items, step_ids, lengths = [], [], {sid: 0 for sid in chunk}
+        items, step_ids, lengths, unrated = [], [], {sid: 0 for sid in chunk}, []
         previous: list[str] = []
         current = None
-        for step_id, solution_id, text in rows.values_list("id", "solution_id", "text").iterator(chunk_size=5000):
+        columns = ("id", "solution_id", "text", "step_type")
+        for step_id, solution_id, text, step_type in rows.values_list(*columns).iterator(chunk_size=5000):
+            unrated.append(step_type in skip_types)
             if solution_id != current:
                 current, previous = solution_id, []
             prev = tuple(previous)
@@ -96,8 +102,9 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
             lengths[solution_id] += 1
             previous.append(text)
         counts = [lengths[sid] for sid in chunk]
+        mask = np.asarray(unrated, dtype=bool)
         if not items:
-            yield chunk, counts, step_ids, None, None
+            yield chunk, counts, step_ids, None, None, mask
             continue
         # Features straight from the featurizer, not the cache: a million open steps would not fit.
         feats = lib.featurize(prm.featurizer, items)
@@ -107,7 +114,9 @@ def _score_batches(*, ids: list[int], prm: PRM) -> Iterator[tuple[list[int], lis
             if feats.sparse
             else lib.dense_sketch(feats.dense, counts)
         )
-        yield chunk, counts, step_ids, lib.scores_from_head_probs(head_p), (head_p[:, :, 0].numpy(), sketch)
+        head_neg = head_p[:, :, 0].numpy().copy()  # a copy: head_p stays as the model gave it
+        head_neg[:, mask] = 0.0  # steps nobody rates are never where a label pass finds the error
+        yield chunk, counts, step_ids, lib.scores_from_head_probs(head_p), (head_neg, sketch), mask
 
 
 def score_open_solutions(
@@ -125,7 +134,10 @@ def score_open_solutions(
     disagreement_first = _disagreement_first(project)
     strategy = project.selection_strategy or Strategy.VALUE
     correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
-    for chunk, lengths, step_ids, sc, extra in _score_batches(ids=ids, prm=prm):
+    # Steps shown but not rated (trace observations) neither lower a solution's score nor make it
+    # uncertain: nobody would label them.
+    skip = () if project.rate_observations else UNRATED_STEP_TYPES
+    for chunk, lengths, step_ids, sc, extra, unrated in _score_batches(ids=ids, prm=prm, skip_types=skip):
         if disagreement_first:
             disagree_l.append(_auto_disagreement(chunk, lengths, None if sc is None else sc.p_negative))
         if sc is None:
@@ -138,8 +150,8 @@ def score_open_solutions(
                 head_neg, sketch = extra
                 value_l.append(lib.value_per_label(head_neg, lengths, [correct.get(i) for i in chunk])["value"])
                 sketch_l.append(sketch)
-            prod, _ = lib.solution_scores(sc.p_negative, lengths)
-            step_unc = sc.uncertainty(config.uncertainty)
+            prod, _ = lib.solution_scores(np.where(unrated, 0.0, sc.p_negative), lengths)
+            step_unc = np.where(unrated, 0.0, sc.uncertainty(config.uncertainty))
             unc = lib.roll_up(step_unc, lengths, "max")
             if settings.ML_STORE_STEP_SCORES:
                 insert_rows(
