@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0012_content_kinds'),
+        ('annotate', '0013_value_strategy_control_share'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
