@@ -114,12 +114,7 @@ def task_data(assignment: Assignment) -> dict:
     problem_data = {"text": problem.text}
     if project.show_ground_truth:
         problem_data["ground_truth_answer"] = problem.ground_truth_answer
-    steps = []
-    for index, text, step_type in solution.steps.values_list("index", "text", "step_type"):
-        step = {"index": index, "text": text, "rated": is_rated(step_type, rate_observations=project.rate_observations)}
-        if step_type:
-            step["type"] = step_type
-        steps.append(step)
+    steps = _steps_of(solution, project)
     kind = {"kind": problem.kind}
     if problem.kind == ContentKind.CODE:
         kind.update(language=problem.language, tests=problem.tests)
