@@ -1,7 +1,7 @@
 """Live estimate of the step labels the selection strategy has saved against random selection.
 
 Nobody knows random's learning curve in production, so a random control share of the queue is
-labeled too (`annotate.services.queue_order`). What both groups' labels can be compared on, live,
+labeled too (`annotate.queue_order`). What both groups' labels can be compared on, live,
 is what a label pass is for: finding where a solution's first error is. Yield = first errors found
 per step label. If the strategy's labels found first errors at rate r_s and the control's at r_c,
 random selection would have needed labels_s * r_s / r_c step labels to find as many:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotate.models import Project, QueueOrigin, Solution, Step, Strategy
-from annotate.services.queue_order import route_controls
+from annotate.queue_order import route_controls
 from core.bulk_insert import insert_rows
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig

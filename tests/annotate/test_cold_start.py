@@ -9,9 +9,9 @@ import random
 import pytest
 
 from annotate.models import Project, QueueOrigin, Role, Solution, Strategy
+from annotate.queue_order import cold_start_queue, route_controls
 from annotate.services import imports, queue
-from annotate.services.queue_order import cold_start_queue, route_controls
-from tests.annotate.queue_factories import make_user
+from tests.factories import make_user
 
 
 def _write(tmp_path, n: int = 60):

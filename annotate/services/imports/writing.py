@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step, TaskKind
+from annotate.queue_order import cold_start_queue
 from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, build_pairs
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.imports.reading import (
@@ -30,7 +31,6 @@ from annotate.services.imports.reading import (
     open_jsonl,
     validate_file,
 )
-from annotate.services.queue_order import cold_start_queue
 from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import analyze, insert_rows
 from prm800k.parse import ParsedSolution

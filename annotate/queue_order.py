@@ -1,5 +1,8 @@
 """Queue order before and beside the model: cold start, and the random control share.
 
+Pure ordering policy (no writes), so the model loop uses it too (ml.services.scoring); it lives
+beside the models rather than in annotate.services, which ml may not import.
+
 Cold start: before any model has scored a project, the queue still uses what is known. Answers are
 graded on import, and a graded-wrong answer means the solution has at least one wrong step, so it
 is what the labels are most needed for (and, since annotators stop at the first -1, the cheapest
