@@ -370,13 +370,19 @@ class Annotation(models.Model):
 
 
 class ImportJob(models.Model):
+    """An uploaded file waiting for, or imported by, a worker (annotate.services.imports.jobs)."""
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     filename = models.CharField(max_length=300, blank=True)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
+    # The stored upload, deleted when the job ends; its size in bytes (progress is read from the cache).
+    file_path = models.CharField(max_length=500, blank=True)
+    file_size = models.BigIntegerField(default=0)
     counters = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

@@ -13,6 +13,13 @@ def run_export(export_id: int) -> None:
     exports.run_export_job(export_id=export_id)
 
 
+@shared_task(acks_late=True)
+def run_import(import_id: int) -> None:
+    from annotate.services.imports import jobs
+
+    jobs.run_import_job(import_id=import_id)
+
+
 @shared_task
 def refresh_stats_snapshot(project_id: int) -> None:
     """Rebuild a project's dashboard snapshot off the request path (annotate.selectors.stats.snapshot)."""

@@ -84,6 +84,8 @@ ROUTES: dict[str, list[Call]] = {
     "export-detail": [Call("GET",     row(401, 404, 404, 404, 404, 200, 200, 404))],
     "export-download": [Call("GET",   row(401, 404, 404, 404, 404, 409, 409, 404))],
     "project-imports": [Call("POST",  row(401, 404, 404, 404, 403, 400, 400, 403), body={}, multipart=True)],
+    # An import job: whoever may import into the project follows it (the data page polls it).
+    "project-import-detail": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
     # Dashboard numbers: leads only (per-annotator quality is personal data).
     "project-stats": [Call("GET",     row(401, 404, 404, 404, 403, 200, 200, 403))],
     "project-stats-csv": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],

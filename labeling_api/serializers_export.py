@@ -166,8 +166,30 @@ class LineErrorSerializer(serializers.Serializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
-    errors = LineErrorSerializer(many=True)
+    errors = LineErrorSerializer(many=True, help_text="When it failed: the first 20 bad lines; nothing was imported.")
+    progress = serializers.SerializerMethodField(help_text="0..1 while running (null when unknown, e.g. gzip).")
+    url = serializers.SerializerMethodField(help_text="Poll this until `status` is succeeded or failed.")
 
     class Meta:
         model = ImportJob
-        fields = ["id", "status", "filename", "counters", "errors", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "status",
+            "filename",
+            "file_size",
+            "progress",
+            "counters",
+            "errors",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
+        ]
+
+    def get_progress(self, job: ImportJob) -> float | None:
+        from annotate.services.imports import progress
+
+        return progress(job)
+
+    def get_url(self, job: ImportJob) -> str:
+        return reverse("project-import-detail", kwargs={"slug": job.project.slug, "id": job.pk})

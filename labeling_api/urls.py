@@ -22,6 +22,11 @@ urlpatterns = [
     path("exports/<int:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
     path("exports/<int:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),
     path("projects/<slug:slug>/imports/", views_export.ImportView.as_view(), name="project-imports"),
+    path(
+        "projects/<slug:slug>/imports/<int:id>/",
+        views_export.ImportJobDetail.as_view(),
+        name="project-import-detail",
+    ),
     # Dashboard numbers (annotate.selectors.stats)
     path("projects/<slug:slug>/stats/", views_stats.ProjectStatsView.as_view(), name="project-stats"),
     path("projects/<slug:slug>/stats/annotators.csv", views_stats.AnnotatorCsvView.as_view(), name="project-stats-csv"),

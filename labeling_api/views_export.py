@@ -149,27 +149,32 @@ class ExportDownloadView(APIView):
         )
 
 
+IMPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Import job id.")
+
+
 class ImportView(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
         operation_id="projects_imports_create",
-        summary="Import a JSONL file",
+        summary="Import a JSONL file (a worker job)",
         description=(
-            "Validates the whole file first; a file with any bad line is refused with the first 20 errors "
-            "(line, field, message) and changes nothing. Importing the same file again creates nothing."
+            "Stores the upload and answers 202 with the job; a worker validates the whole file first: a file "
+            "with any bad line ends `failed` with the first 20 errors (line, field, message) and changes nothing. "
+            "Poll the job's `url`. Importing the same file again creates nothing. gzip files are read as such."
         ),
         parameters=[SLUG],
         request={"multipart/form-data": ImportRequestSerializer},
         responses={
-            201: ImportJobSerializer,
-            400: ImportJobSerializer,
+            202: ImportJobSerializer,
+            400: OpenApiResponse(description="No file."),
             413: OpenApiResponse(description="The file is larger than IMPORT_MAX_BYTES."),
             **DENIED,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "import")
+        # Refused by its declared length, before the body is read or stored.
         length = int(request.META.get("CONTENT_LENGTH") or 0)
         if length > settings.IMPORT_MAX_BYTES:
             return Response(
@@ -178,6 +183,20 @@ class ImportView(APIView):
             )
         body = ImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        job = imports.import_upload(project=project, user=request.user, upload=body.validated_data["file"])
-        answer = status.HTTP_201_CREATED if job.status == JobStatus.SUCCEEDED else status.HTTP_400_BAD_REQUEST
-        return Response(ImportJobSerializer(job).data, status=answer)
+        job = imports.start_import(project=project, user=request.user, upload=body.validated_data["file"])
+        return Response(ImportJobSerializer(job).data, status=202)
+
+
+class ImportJobDetail(APIView):
+    @extend_schema(
+        operation_id="projects_imports_retrieve",
+        summary="An import job's progress and outcome",
+        parameters=[SLUG, IMPORT_ID],
+        responses={200: ImportJobSerializer, **DENIED},
+    )
+    def get(self, request: Request, slug: str, id: int) -> Response:
+        project = project_for_action(request, slug, "import")
+        job = selectors.import_job(project=project, job_id=id)
+        if job is None:
+            raise Http404("No such import in this project.")
+        return Response(ImportJobSerializer(job).data)

@@ -14,3 +14,9 @@ def admin_client_pg(client, superuser):
     """A test client logged in as a staff superuser."""
     client.force_login(superuser)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _media_root_in_tmp(settings, tmp_path):
+    """Uploads (import jobs) and export files of a test go to its own temporary folder, not var/media."""
+    settings.MEDIA_ROOT = tmp_path / "media"

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
-from annotate.models import Membership, Project, Role
+from annotate.models import ImportJob, Membership, Project, Role
 
 
 def projects_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
@@ -64,3 +64,8 @@ def waiting_exports(*, project_ids) -> int:
     from core.models import JobStatus
 
     return Export.objects.filter(project__in=project_ids, status=JobStatus.CREATED).count()
+
+
+def import_job(*, project: Project, job_id: int) -> ImportJob | None:
+    """One import job of the project (the data page and scripts poll it)."""
+    return ImportJob.objects.select_related("project").filter(project=project, pk=job_id).first()

@@ -286,6 +286,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 JOB_SWEEPERS = [
     "annotate.services.exports.jobs.sweep_stale_exports",
+    "annotate.services.imports.jobs.sweep_stale_imports",
     "ml.services.sweep_training_runs",
     "autolabel.services.sweep",
 ]

@@ -17,6 +17,7 @@ from django.db import connection
 from annotate.models import ImportJob, JobStatus, Project, Role, Solution
 from annotate.services import exports
 from annotate.services.imports import import_file
+from annotate.services.imports import jobs as import_jobs
 from tests.api_clients import member_client
 
 
@@ -37,8 +38,14 @@ def _write(tmp_path: Path, *lines: str) -> Path:
     return path
 
 
-def _upload(client, slug: str, path: Path):
-    return client.post(f"/api/v1/projects/{slug}/imports/", {"file": io.BytesIO(path.read_bytes())}, format="multipart")
+def _upload(client, slug: str, path: Path) -> dict:
+    """Upload through the API, run the import job as a worker would (inline here), return the job as polled."""
+    started = client.post(
+        f"/api/v1/projects/{slug}/imports/", {"file": io.BytesIO(path.read_bytes())}, format="multipart"
+    )
+    assert started.status_code == 202, started.content
+    import_jobs.run_import_job(import_id=started.data["id"])
+    return client.get(started.data["url"]).data
 
 
 @pytest.mark.django_db
@@ -46,9 +53,9 @@ def test_nul_character_is_a_line_error_and_the_job_fails_cleanly(tmp_path):
     project = Project.objects.create(slug="nul")
     lead = member_client(project, "lead-nul", Role.LEAD)
     path = _write(tmp_path, _plain("7"), _plain("7").replace('"s"', '"bad\\u0000step"'))
-    response = _upload(lead, "nul", path)
-    assert response.status_code == 400, response.content
-    assert response.data["errors"] == [
+    job = _upload(lead, "nul", path)
+    assert job["status"] == "failed", job
+    assert job["errors"] == [
         {"line": 2, "field": "steps[0]", "message": "contains a NUL character (\\u0000), which cannot be stored"}
     ]
     job = ImportJob.objects.get(project=project)
@@ -62,8 +69,8 @@ def test_five_thousand_digit_answer_is_imported_and_graded(tmp_path):
     lead = member_client(project, "lead-digits", Role.LEAD)
     huge = "9" * 5000
     path = _write(tmp_path, _plain(huge, truth=huge), _plain(huge[:-1] + "8", truth=huge))
-    response = _upload(lead, "digits", path)
-    assert response.status_code == 201, response.content
+    job = _upload(lead, "digits", path)
+    assert job["status"] == "succeeded", job
     assert ImportJob.objects.get(project=project).status == JobStatus.SUCCEEDED
     verdicts = sorted(Solution.objects.filter(project=project).values_list("answer_correct", flat=True))
     assert verdicts == [False, True]
@@ -126,9 +133,7 @@ def test_empty_upload_is_refused_as_empty(tmp_path):
     lead = member_client(project, "lead-blank", Role.LEAD)
     empty = tmp_path / "blank.jsonl"
     empty.write_text("\n \n\n")  # a zero-byte upload is refused earlier, by the upload's own check
-    response = _upload(lead, "blank", empty)
-    assert response.status_code == 400
-    assert response.data["errors"] == [
-        {"line": 0, "field": "(file)", "message": "the file is empty: it has no JSON lines"}
-    ]
+    job = _upload(lead, "blank", empty)
+    assert job["status"] == "failed"
+    assert job["errors"] == [{"line": 0, "field": "(file)", "message": "the file is empty: it has no JSON lines"}]
     assert ImportJob.objects.get(project=project).status == JobStatus.FAILED

@@ -124,6 +124,9 @@ def _url(key: str, world: World, kind: str) -> str:
         ),
         "invite-accept": reverse("invite-accept", kwargs={"secret": "no-such-invite"}),
         "password_reset_confirm": reverse("password_reset_confirm", kwargs={"uidb64": "MQ", "token": "bad-token"}),
+        "project-import-detail": reverse(
+            "project-import-detail", kwargs={"slug": project.slug, "id": rows["annotate.importjob"].pk}
+        ),
         "export-detail": reverse("export-detail", kwargs={"id": rows["annotate.export"].pk}),
         "export-download": reverse("export-download", kwargs={"id": rows["annotate.export"].pk}),
         "autolabel-job-detail": reverse("autolabel-job-detail", kwargs={"id": rows["autolabel.autolabeljob"].pk}),

@@ -5,7 +5,7 @@ the first parses and validates every line and collects errors; only a clean file
 which writes in batches inside one transaction. Identity hashes make a re-import a no-op.
 """
 
-from annotate.services.imports.jobs import import_upload
+from annotate.services.imports.jobs import progress, run_import_job, start_import, sweep_stale_imports
 from annotate.services.imports.reading import (
     MAX_REPORTED_ERRORS,
     EmptyFileError,
@@ -23,7 +23,10 @@ __all__ = [
     "ImportValidationError",
     "LineError",
     "import_file",
-    "import_upload",
+    "progress",
+    "run_import_job",
+    "start_import",
+    "sweep_stale_imports",
     "open_jsonl",
     "prefetch",
     "validate_file",

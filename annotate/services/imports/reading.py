@@ -92,11 +92,15 @@ def _iter_parsed(
             yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
 
 
-def open_jsonl(path: Path | str) -> IO[bytes]:
-    """The file's lines as bytes, gunzipped on the fly when it is gzip (by its magic bytes, not its name)."""
+def is_gzip(path: Path | str) -> bool:
+    """By the file's magic bytes, not its name."""
     with open(path, "rb") as probe:
-        is_gzip = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if is_gzip else open(path, "rb")
+        return probe.read(2) == b"\x1f\x8b"
+
+
+def open_jsonl(path: Path | str) -> IO[bytes]:
+    """The file's lines as bytes, gunzipped on the fly when it is gzip."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
 def nul_path(obj: Any) -> str | None:

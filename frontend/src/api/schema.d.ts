@@ -90,10 +90,14 @@ export interface paths {
   };
   "/api/v1/projects/{slug}/imports/": {
     /**
-     * Import a JSONL file
-     * @description Validates the whole file first; a file with any bad line is refused with the first 20 errors (line, field, message) and changes nothing. Importing the same file again creates nothing.
+     * Import a JSONL file (a worker job)
+     * @description Stores the upload and answers 202 with the job; a worker validates the whole file first: a file with any bad line ends `failed` with the first 20 errors (line, field, message) and changes nothing. Poll the job's `url`. Importing the same file again creates nothing. gzip files are read as such.
      */
     post: operations["projects_imports_create"];
+  };
+  "/api/v1/projects/{slug}/imports/{id}/": {
+    /** An import job's progress and outcome */
+    get: operations["projects_imports_retrieve"];
   };
   "/api/v1/projects/{slug}/me/": {
     /**
@@ -556,12 +560,24 @@ export interface components {
       id: number;
       status?: components["schemas"]["JobStatusEnum"];
       filename?: string;
+      /** Format: int64 */
+      file_size?: number;
+      /**
+       * Format: double
+       * @description 0..1 while running (null when unknown, e.g. gzip).
+       */
+      progress: number | null;
       counters?: unknown;
+      /** @description When it failed: the first 20 bad lines; nothing was imported. */
       errors: components["schemas"]["LineError"][];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
+      started_at?: string | null;
+      /** Format: date-time */
       finished_at?: string | null;
+      /** @description Poll this until `status` is succeeded or failed. */
+      url: string;
     };
     ImportRequest: {
       /**
@@ -1684,8 +1700,8 @@ export interface operations {
     };
   };
   /**
-   * Import a JSONL file
-   * @description Validates the whole file first; a file with any bad line is refused with the first 20 errors (line, field, message) and changes nothing. Importing the same file again creates nothing.
+   * Import a JSONL file (a worker job)
+   * @description Stores the upload and answers 202 with the job; a worker validates the whole file first: a file with any bad line ends `failed` with the first 20 errors (line, field, message) and changes nothing. Poll the job's `url`. Importing the same file again creates nothing. gzip files are read as such.
    */
   projects_imports_create: {
     parameters: {
@@ -1700,15 +1716,14 @@ export interface operations {
       };
     };
     responses: {
-      201: {
+      202: {
         content: {
           "application/json": components["schemas"]["ImportJob"];
         };
       };
+      /** @description No file. */
       400: {
-        content: {
-          "application/json": components["schemas"]["ImportJob"];
-        };
+        content: never;
       };
       /** @description No or bad token. */
       401: {
@@ -1724,6 +1739,36 @@ export interface operations {
       };
       /** @description The file is larger than IMPORT_MAX_BYTES. */
       413: {
+        content: never;
+      };
+    };
+  };
+  /** An import job's progress and outcome */
+  projects_imports_retrieve: {
+    parameters: {
+      path: {
+        /** @description Import job id. */
+        id: number;
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ImportJob"];
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead or ml_engineer role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project, or not a member. */
+      404: {
         content: never;
       };
     };
