@@ -15,6 +15,14 @@ from celery import shared_task
 
 
 @shared_task(acks_late=True)
+def rescore_queue(run_id: int, previous_id: int | None = None) -> int | None:
+    """After a rollback: reorder the queue with the activated run (see ml.services.runs.rollback)."""
+    from ml import services
+
+    return services.rescore_after_activation(run_id=run_id, previous_id=previous_id)
+
+
+@shared_task(acks_late=True)
 def train_model(run_id: int) -> str | None:
     from ml import services
 

@@ -214,6 +214,7 @@ def test_activate_model_and_roll_back(admin_client_pg, tmp_path):
         generation = Project.objects.get(pk=project.pk).current_generation
         response = activate(first)  # roll back
         assert f"Run {first.pk} is now the active model" in response.content.decode()
+        ml_services.rescore_after_activation(run_id=first.pk, previous_id=second.pk)  # the enqueued job
         assert list(TrainingRun.objects.filter(is_active=True, project=project)) == [first]
         assert Project.objects.get(pk=project.pk).current_generation == generation + 1
         # The open queue is rescored by the activated model.

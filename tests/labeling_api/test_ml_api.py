@@ -117,6 +117,7 @@ def test_activate_rolls_back_to_an_earlier_run(clients, project):
     first, second = _train(project), _train(project)
     response = clients["lead"].post(f"/api/v1/projects/api/training-runs/{first.pk}/activate/")
     assert response.status_code == 200 and response.data["is_active"] and response.data["id"] == first.pk
+    services.rescore_after_activation(run_id=first.pk, previous_id=second.pk)  # the job the activation enqueued
     second.refresh_from_db()
     project.refresh_from_db()
     assert not second.is_active and project.current_generation == 3

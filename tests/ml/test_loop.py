@@ -243,6 +243,8 @@ def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
         assert not StepScore.objects.filter(training_run=first).exists()
 
         services.rollback(project=project, run=first)
+        # The rescoring is a job (ml.tasks.rescore_queue after commit); here it runs as the worker would.
+        services.rescore_after_activation(run_id=first.pk, previous_id=second.pk)
 
     first.refresh_from_db()
     second.refresh_from_db()
@@ -263,6 +265,29 @@ def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
     failed = TrainingRun.objects.create(project=project, status=JobStatus.FAILED)
     with pytest.raises(services.RunNotActivatable):
         services.rollback(project=project, run=failed)
+
+
+@pytest.mark.django_db
+def test_a_failed_rescore_after_rollback_reactivates_the_previous_model(tmp_path):
+    """Rollback answers at once; if its rescoring job fails, the model that was active comes back
+    (so the active model and the queue's order never disagree)."""
+    from ml.services import scoring
+
+    project = planted_project("rbfail", labeled=60, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        second = services.run_training(
+            run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk
+        )
+        queue_before = [(s.pk, s.priority, s.model_run_id) for s in open_queue(project)]
+        services.rollback(project=project, run=first)
+        assert TrainingRun.objects.get(is_active=True, project=project) == first
+        (tmp_path / first.artifact_path).write_bytes(b"not a checkpoint")  # the worker cannot load it
+        scoring._prms.clear()  # a worker process has no model in memory
+        with pytest.raises(Exception):  # noqa: B017 - whatever torch raises on a broken file
+            services.rescore_after_activation(run_id=first.pk, previous_id=second.pk)
+    assert TrainingRun.objects.get(is_active=True, project=project) == second
+    assert [(s.pk, s.priority, s.model_run_id) for s in open_queue(project)] == queue_before
 
 
 @pytest.mark.django_db
