@@ -12,8 +12,10 @@ from ml.models import TrainingRun
 
 TRAINING_RUNS_SHOWN = 200
 # Held-out metrics plotted on the learning curve, when a run reports them.
-CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece")
-CURVE_INTERVALS = ("accuracy_ci", "first_error_f1_ci")
+# pairwise_accuracy: compare projects' reward model (share of held-out pairs ranked as annotators did).
+CURVE_METRICS = ("auroc_negative", "accuracy", "first_error_f1", "ece", "pairwise_accuracy")
+CURVE_INTERVALS = ("accuracy_ci", "first_error_f1_ci", "pairwise_accuracy_ci")
+HELDOUT_MIN_PAIRS = 30
 # Below this a held-out score is noise: at 50 steps a 95% interval of accuracy is still ~±0.11 wide.
 HELDOUT_MIN_STEPS = 50
 HELDOUT_MIN_SOLUTIONS = 10
@@ -28,14 +30,16 @@ def _heldout(metrics: dict) -> dict:
     the held-out size, the 95% intervals training computed, and whether the set is too small."""
     source = metrics.get("heldout") if isinstance(metrics.get("heldout"), dict) else metrics
     out = {k: source[k] for k in CURVE_METRICS if isinstance(source.get(k), int | float)}
-    for size in ("n_steps", "n_solutions"):
+    for size in ("n_steps", "n_solutions", "n_pairs"):
         if isinstance(source.get(size), int):
             out[size] = source[size]
     for ci in CURVE_INTERVALS:
         value = source.get(ci)
         if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
             out[ci] = value
-    if out and "n_steps" in out:
+    if out and "n_pairs" in out:
+        out["too_small"] = out["n_pairs"] < HELDOUT_MIN_PAIRS
+    elif out and "n_steps" in out:
         out["too_small"] = out["n_steps"] < HELDOUT_MIN_STEPS or out.get("n_solutions", 0) < HELDOUT_MIN_SOLUTIONS
     return out
 

@@ -97,3 +97,18 @@ def planted_oracle_examples(solutions) -> list[StepExample]:
     for j, (pid, problem, steps, fe, _ok) in enumerate(solutions):
         out += examples_from_steps(problem, steps, fe, solution_id=f"s{j}", problem_id=pid)
     return out
+
+
+def planted_pairs(n_pairs: int, *, seed: int = 0, n_steps: int = 4, noise: float = 0.1):
+    """Pairs for a reward model as (problem, good_steps, bad_steps, annotator_prefers_good): two
+    solutions of one problem, the bad one with a planted error step (ERROR_BIGRAMS), and an
+    annotator who prefers the good one except for a `noise` share of flipped answers."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in range(n_pairs):
+        problem = f"Problem q{p}: " + " ".join(rng.choice(_WORDS, size=20))
+        good = [_step(rng, 1) for _ in range(n_steps)]
+        bad = [_step(rng, 1) for _ in range(n_steps)]
+        bad[int(rng.integers(0, n_steps))] = _step(rng, -1)
+        out.append((problem, good, bad, bool(rng.random() >= noise)))
+    return out

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotate.models import Annotation, Problem, Project, Solution, Step
+from annotate.models import Annotation, Problem, Project, Solution, Step, TaskKind
 from core import jobs
 from core.models import JobStatus
 from ml.models import TrainingRun
@@ -262,6 +262,8 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
     project = run.project
     artifact = f"models/{project.slug}/run-{run.pk}.pt"
     written = False
+    if project.task_kind == TaskKind.COMPARE:
+        return _run_reward_training(run=run, t0=t0, log=log)
     try:
         config = training_config(overrides={k: v for k, v in run.config.items() if k != "extra"})
         config.extra = {**config.extra, **(run.config.get("extra") or {}), "run_id": run.pk}
@@ -311,6 +313,47 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
         )
         if written and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
+            artifact_abspath(artifact).unlink(missing_ok=True)
+    finally:
+        _enqueue_waiting(project_id=project.pk)
+    run.refresh_from_db()
+    return run
+
+
+def _run_reward_training(*, run: TrainingRun, t0: float, log: Callable[[str], None] | None) -> TrainingRun:
+    """A compare project's run: a Bradley-Terry reward model on its preferences (ml.services.reward),
+    activated like a PRM run; the open pairs are then reordered by the model's uncertainty."""
+    from ml.services import reward
+
+    project = run.project
+    artifact = None
+    try:
+        metrics, config, artifact, label_count = reward.train_reward_run(run=run, log=log)
+        model = reward.load_reward_model(artifact_abspath(artifact))
+        scored = reward.score_open_pairs(project=project, model=model)
+        with transaction.atomic():
+            locked = _lock_project(project.pk)
+            if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
+                raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
+            generation = _activate(run=run, project=locked)
+            reward.apply_pair_scores(scored)
+            TrainingRun.objects.filter(pk=run.pk).update(
+                status=JobStatus.SUCCEEDED,
+                config=config,
+                label_count=label_count,
+                metrics={**metrics, "duration_seconds": round(time.perf_counter() - t0, 3)},
+                artifact_path=artifact,
+                finished_at=timezone.now(),
+                error="",
+            )
+        if log:
+            log(f"run {run.pk}: reward model active as generation {generation}; {len(scored)} open pairs reordered")
+    except Exception:
+        logger.exception("training run %s failed", run.pk)
+        TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
+        )
+        if artifact and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
             artifact_abspath(artifact).unlink(missing_ok=True)
     finally:
         _enqueue_waiting(project_id=project.pk)

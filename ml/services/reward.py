@@ -1,0 +1,117 @@
+"""The reward model loop of compare projects: a training run on the project's preferences.
+
+Same single flight, claim, artifact and activation as step-label runs (ml.services.runs calls
+`run_reward_training` for a compare project after claiming the run). Metrics carry the held-out
+pairwise accuracy under `heldout`, so the dashboard's learning curve shows it. After training,
+open pairs are reordered by the model's uncertainty: P(A preferred) nearest 0.5 first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+import numpy as np
+from django.db.models import Max
+
+from annotate.models import Comparison, Preference, Project, Step
+from ml.models import TrainingRun
+from ml.prm.reward import (
+    PairExample,
+    RewardConfig,
+    RewardModel,
+    load_reward_model,  # noqa: F401  (runs loads the artifact it wrote through here)
+    save_reward_checkpoint,
+    train_reward_model,
+)
+from ml.services.config import artifact_abspath
+
+REWARD_KEYS = {f.name for f in dataclasses.fields(RewardConfig)} - {"extra"}
+
+
+def reward_config(overrides: dict) -> RewardConfig:
+    """The run's settings: RewardConfig's own keys from the run's config (PRM keys do not apply)."""
+    return RewardConfig(**{k: v for k, v in overrides.items() if k in REWARD_KEYS})
+
+
+def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
+    steps: dict[int, list[str]] = defaultdict(list)
+    rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
+    for solution_id, text in rows.values_list("solution_id", "text"):
+        steps[solution_id].append(text)
+    return steps
+
+
+def build_pair_examples(*, project: Project, up_to_preference_id: int) -> list[PairExample]:
+    """One example per preference (gold pairs included), in pair terms (A = solution_a)."""
+    rows = list(
+        Preference.objects.filter(project=project, id__lte=up_to_preference_id)
+        .order_by("id")
+        .values_list(
+            "comparison__problem__text",
+            "comparison__solution_a_id",
+            "comparison__solution_b_id",
+            "preferred",
+            "strength",
+        )
+    )
+    steps = _steps_by_solution({r[1] for r in rows} | {r[2] for r in rows})
+    return [
+        PairExample(problem, steps[a], steps[b], preferred, strength) for problem, a, b, preferred, strength in rows
+    ]
+
+
+def score_open_pairs(*, project: Project, model: RewardModel) -> list[Comparison]:
+    """The open pairs with the model's P(A preferred) and priority = how unsure it is (1 at P = 0.5,
+    0 at certainty); written by apply_pair_scores when the run activates."""
+    pairs = list(
+        Comparison.objects.filter(project=project, is_open=True).values_list(
+            "id", "problem__text", "solution_a_id", "solution_b_id"
+        )
+    )
+    if not pairs:
+        return []
+    steps = _steps_by_solution({p[2] for p in pairs} | {p[3] for p in pairs})
+    reward_a = model.rewards([(p[1], steps[p[2]]) for p in pairs])
+    reward_b = model.rewards([(p[1], steps[p[3]]) for p in pairs])
+    prob = 1.0 / (1.0 + np.exp(-(reward_a - reward_b)))
+    return [
+        Comparison(pk=p[0], model_probability=float(q), priority=float(1.0 - abs(2 * q - 1)))
+        for p, q in zip(pairs, prob, strict=True)
+    ]
+
+
+def apply_pair_scores(scored: list[Comparison]) -> None:
+    Comparison.objects.bulk_update(scored, ["model_probability", "priority"], batch_size=1000)
+
+
+def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = None) -> tuple[dict, dict, str, int]:
+    """Train on the project's preferences so far; returns (metrics, config dict, artifact, label count)."""
+    t0 = time.perf_counter()
+    project = run.project
+    config = reward_config({k: v for k, v in run.config.items() if k != "extra"})
+    config.extra = {**(run.config.get("extra") or {}), "run_id": run.pk}
+    watermark = Preference.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
+    pairs = build_pair_examples(project=project, up_to_preference_id=watermark)
+    if log:
+        log(f"run {run.pk}: {len(pairs)} preferences")
+    checkpoint = train_reward_model(pairs, config, log=log)
+    artifact = f"models/{project.slug}/reward-run-{run.pk}.pt"
+    save_reward_checkpoint(checkpoint, artifact_abspath(artifact))
+    t_train = time.perf_counter() - t0
+    heldout = checkpoint["metrics"]["heldout"]
+    metrics = {
+        "model": "bradley_terry",
+        "preference_watermark": watermark,
+        "pairwise_accuracy": heldout["pairwise_accuracy"],
+        "n_train": checkpoint["n_train"],
+        "n_heldout": checkpoint["n_heldout"],
+        "n_problems": checkpoint["n_problems"],
+        "best_epoch": checkpoint["best_epoch"],
+        "heldout": heldout,
+        "train": checkpoint["metrics"]["train"],
+        "train_seconds": round(t_train, 3),
+    }
+    return metrics, config.to_dict(), artifact, len(pairs)
