@@ -103,6 +103,8 @@ def test_disagreement_first_serves_where_the_prm_contradicts_automatic_labels(tm
     from ml.prm.selection import auto_disagreement
 
     project = _project(tmp_path)
+    project.control_share = 0.0  # no random control share: the whole queue follows the order under test
+    project.save(update_fields=["control_share"])
     AutolabelSettings.objects.create(project=project, disagreement_first=True)
     call_command(
         "retrain", project="warm", wait=True, config='{"auto_labels": "add", "max_epochs": 1}', stdout=io.StringIO()
