@@ -22,6 +22,7 @@ from annotate.models import (
     AuditEvent,
     Export,
     ImportJob,
+    Invite,
     LabelerProfile,
     Membership,
     Problem,
@@ -414,17 +415,9 @@ class ExportAdmin(JobAdmin):
     search_fields = ["=id", "file_path", "requested_by__username"]
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    """The audit log of the self-service pages (annotate.services.events): superusers read it; nobody
-    edits or deletes it here. Leads are staff with every annotate permission, so the check is explicit."""
-
-    list_display = ["at", "action", "actor", "project"]
-    list_filter = ["action", "project"]
-    search_fields = ["action", "actor__username", "project__slug"]
-    list_select_related = ["actor", "project"]
-    readonly_fields = ["at", "action", "actor", "project", "details"]
-    date_hierarchy = "at"
+class SuperuserReadOnlyAdmin(admin.ModelAdmin):
+    """Records of the self-service pages that superusers read and nobody edits here. Leads are staff
+    with every annotate permission, so the superuser check is explicit."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser
@@ -440,3 +433,26 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(SuperuserReadOnlyAdmin):
+    """The audit log of the self-service pages (annotate.services.events)."""
+
+    list_display = ["at", "action", "actor", "project"]
+    list_filter = ["action", "project"]
+    search_fields = ["action", "actor__username", "project__slug"]
+    list_select_related = ["actor", "project"]
+    readonly_fields = ["at", "action", "actor", "project", "details"]
+    date_hierarchy = "at"
+
+
+@admin.register(Invite)
+class InviteAdmin(SuperuserReadOnlyAdmin):
+    """Invite links (leads make and revoke them on the members page; only a hash of the link is kept)."""
+
+    list_display = ["id", "project", "roles", "created_by", "created_at", "expires_at", "used_at", "used_by"]
+    list_filter = ["project"]
+    search_fields = ["project__slug", "created_by__username", "used_by__username"]
+    list_select_related = ["project", "created_by", "used_by"]
+    exclude = ["token_hash"]

@@ -214,6 +214,7 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.importjob": AdminModel("project", add=False),
     # The self-service pages' audit log: superusers read it, nobody changes it.
     "annotate.auditevent": AdminModel("superuser", add=False, delete=False),
+    "annotate.invite": AdminModel("superuser", add=False, delete=False),
     "annotate.export": AdminModel("project", add=False),
     "ml.trainingrun": AdminModel("project"),
     "ml.stepscore": AdminModel("project", add=False),

@@ -16,8 +16,10 @@ from annotate.models import (
     AnnotationRevision,
     AnnotatorStatus,
     Assignment,
+    AuditEvent,
     Export,
     ImportJob,
+    Invite,
     LabelerProfile,
     Membership,
     Problem,
@@ -125,6 +127,10 @@ def data():
         Annotation: annotation,
         AnnotationRevision: audit.record_event(annotation=annotation, user=None, reason="audit trail row"),
         ImportJob: import_job,
+        AuditEvent: AuditEvent.objects.create(project=project, action="project.created", details={"slug": "x"}),
+        Invite: Invite.objects.create(
+            project=project, roles=["annotator"], token_hash="1" * 64, expires_at=timezone.now() + timedelta(days=1)
+        ),
         Export: export,
         TrainingRun: run_new,
         StepScore: score,

@@ -9,6 +9,7 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -20,6 +21,7 @@ from annotate.models import (
     AuditEvent,
     Export,
     ImportJob,
+    Invite,
     LabelerProfile,
     Membership,
     Problem,
@@ -139,6 +141,13 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "annotate.annotationrevision": revision,
         "annotate.importjob": ImportJob.objects.create(project=project, requested_by=users["lead"]),
         "annotate.auditevent": AuditEvent.objects.create(actor=users["lead"], project=project, action="test"),
+        "annotate.invite": Invite.objects.create(
+            project=project,
+            roles=["annotator"],
+            token_hash="0" * 64,
+            created_by=users["lead"],
+            expires_at=timezone.now(),
+        ),
         "annotate.export": Export.objects.create(project=project, requested_by=users["lead"]),
         "ml.trainingrun": run,
         "ml.stepscore": StepScore.objects.create(
