@@ -25,6 +25,7 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
             "mode": project.labeling_mode,
             "show_ground_truth": project.show_ground_truth,
             "guidelines": project.guidelines,
+            "task_kind": project.task_kind,
         },
         "api_base": reverse("project-list").removesuffix("projects/"),
         "csrf_token": get_token(request),

@@ -32,7 +32,7 @@ import { renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
-import { actionFor, KEYMAP, type KeyAction, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, type KeyAction, ratingOf } from "./keymap";
 import { guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
@@ -48,7 +48,15 @@ function loadKindViews(): Promise<KindViews | null> {
 }
 
 export interface WorkspaceConfig {
-  project: { slug: string; name: string; mode: string; show_ground_truth: boolean; guidelines: string };
+  project: {
+    slug: string;
+    name: string;
+    mode: string;
+    show_ground_truth: boolean;
+    guidelines: string;
+    /** "compare": two solutions side by side (compare.ts); else step labels. */
+    task_kind?: string;
+  };
   api_base: string;
   csrf_token: string;
   username: string;
@@ -84,7 +92,7 @@ export class Workspace {
   private readonly skipButton: HTMLButtonElement;
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
-  private readonly shortcutsDialog = new ShortcutsDialog(KEYMAP);
+  private readonly shortcutsDialog = new ShortcutsDialog(bindingsFor("steps"));
   private readonly refused: RefusedNotice;
 
   constructor(
@@ -164,7 +172,7 @@ export class Workspace {
       "aside",
       { class: "sl-side", "aria-label": "Project" },
       h("section", { "aria-labelledby": "sl-today-h" }, h("h2", { id: "sl-today-h" }, "Your progress today"), this.progress),
-      h("section", { "aria-labelledby": "sl-keyhint-h" }, h("h2", { id: "sl-keyhint-h" }, "Keys"), keyHints(KEYMAP)),
+      h("section", { "aria-labelledby": "sl-keyhint-h" }, h("h2", { id: "sl-keyhint-h" }, "Keys"), keyHints(bindingsFor("steps"))),
       h("section", { "aria-labelledby": "sl-guide-h" }, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
     );
 

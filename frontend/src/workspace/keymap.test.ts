@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { actionFor, KEYMAP, keyFor, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, KEYMAP, keyFor, ratingOf } from "./keymap";
 
 const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
   actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
@@ -9,8 +9,10 @@ describe("KEYMAP", () => {
   it("binds each action to exactly one row and each key to at most one action", () => {
     const actions = KEYMAP.flatMap((b) => (b.action ? [b.action] : []));
     expect(new Set(actions).size).toBe(actions.length);
-    const keys = KEYMAP.flatMap((b) => (b.action ? b.keys : []));
-    expect(new Set(keys).size).toBe(keys.length);
+    for (const scope of ["steps", "compare"] as const) {
+      const keys = bindingsFor(scope).flatMap((b) => (b.action ? b.keys : []));
+      expect(new Set(keys).size).toBe(keys.length);
+    }
     expect(KEYMAP.every((b) => b.help.length > 0 && b.label.length > 0)).toBe(true);
   });
 
@@ -24,6 +26,16 @@ describe("KEYMAP", () => {
     expect(press("1", { ctrlKey: true })).toBeNull();
     expect(press("r", { metaKey: true })).toBeNull();
     expect(press("x")).toBeNull();
+    expect(press("ArrowLeft")).toBeNull(); // a compare key does nothing in a step task
+    const inCompare = (key: string) => actionFor({ key, ctrlKey: false, metaKey: false, altKey: false }, "compare");
+    expect([inCompare("a"), inCompare("ArrowRight"), inCompare("t"), inCompare("3"), inCompare("p")]).toEqual([
+      "prefer-a",
+      "prefer-b",
+      "prefer-tie",
+      "strength-3",
+      "mark-wrong-b",
+    ]);
+    expect([inCompare("Enter"), inCompare("Backspace"), inCompare("f")]).toEqual(["submit", "undo", null]);
   });
 
   it("gives the rating buttons their keys and ratings", () => {

@@ -19,7 +19,19 @@ export type KeyAction =
   | "submit"
   | "give-up"
   | "bad-problem"
-  | "shortcuts";
+  | "shortcuts"
+  // compare tasks (two solutions side by side)
+  | "prefer-a"
+  | "prefer-b"
+  | "prefer-tie"
+  | "strength-1"
+  | "strength-2"
+  | "strength-3"
+  | "mark-wrong-a"
+  | "mark-wrong-b";
+
+/** Which task a binding belongs to: step labels (the default) or comparing two solutions. */
+export type KeyScope = "steps" | "compare";
 
 export interface KeyBinding {
   /** `KeyboardEvent.key` values that trigger it (none: handled by a text box or the browser). */
@@ -31,53 +43,89 @@ export interface KeyBinding {
   /** A short name for the side panel's key hints; bindings without one are only in the dialog. */
   hint?: string;
   action?: KeyAction;
+  /** The task kind it works in; bindings without one work in both. */
+  scope?: KeyScope;
 }
 
 export const KEYMAP: readonly KeyBinding[] = [
-  { keys: ["1"], label: "1", action: "rate-negative", help: "Rate Negative (the step or alternative in focus)", hint: "Negative" },
-  { keys: ["2"], label: "2", action: "rate-neutral", help: "Rate Neutral", hint: "Neutral" },
-  { keys: ["3"], label: "3", action: "rate-positive", help: "Rate Positive", hint: "Positive" },
+  { keys: ["1"], label: "1", action: "rate-negative", scope: "steps", help: "Rate Negative (the step or alternative in focus)", hint: "Negative" },
+  { keys: ["2"], label: "2", action: "rate-neutral", scope: "steps", help: "Rate Neutral", hint: "Neutral" },
+  { keys: ["3"], label: "3", action: "rate-positive", scope: "steps", help: "Rate Positive", hint: "Positive" },
   {
     keys: ["f", "F"],
     label: "f",
-    action: "flag",
+    action: "flag", scope: "steps",
     help: "Flag / unflag your last rating as unsure (its Flag button shows the f); any Flag button can be clicked",
     hint: "Flag last rating",
   },
   { keys: ["Backspace"], label: "Backspace", action: "undo", help: "Undo the last change", hint: "Undo" },
-  { keys: ["ArrowDown", "j"], label: "↓ / j", action: "focus-next", help: "Move to the next alternative at this step" },
-  { keys: ["ArrowUp", "k"], label: "↑ / k", action: "focus-prev", help: "Move back towards the step" },
+  { keys: ["ArrowDown", "j"], label: "↓ / j", action: "focus-next", scope: "steps", help: "Move to the next alternative at this step" },
+  { keys: ["ArrowUp", "k"], label: "↑ / k", action: "focus-prev", scope: "steps", help: "Move back towards the step" },
   {
     keys: ["a"],
     label: "a",
-    action: "write-alternative",
+    action: "write-alternative", scope: "steps",
     help: "Write an alternative step here (after a Negative; any rated step in phase 1)",
   },
-  { keys: ["c"], label: "c", action: "write-human", help: "Write the corrected step (phase 1: your own step)" },
+  { keys: ["c"], label: "c", action: "write-human", scope: "steps", help: "Write the corrected step (phase 1: your own step)" },
   {
     keys: ["e"],
     label: "e",
-    action: "write-critique",
+    action: "write-critique", scope: "steps",
     help: "Explain: write a critique of the step you rated last (saved with your draft; Enter saves it)",
     hint: "Critique",
   },
   { keys: [], label: "Enter", help: "In a text box: save it (Shift+Enter: new line); Esc leaves it" },
-  { keys: ["n"], label: "n", action: "next-step", help: "Phase 1: move on to the next step once something here is Positive" },
+  { keys: ["n"], label: "n", action: "next-step", scope: "steps", help: "Phase 1: move on to the next step once something here is Positive" },
   { keys: ["Enter"], label: "Enter", action: "submit", help: "Submit when the labeling is complete", hint: "Submit" },
-  { keys: ["g"], label: "g", action: "give-up", help: "Give up (asks for a reason)" },
-  { keys: ["b"], label: "b", action: "bad-problem", help: "Bad problem (asks for a reason)" },
+  { keys: ["g"], label: "g", action: "give-up", scope: "steps", help: "Give up (asks for a reason)" },
+  { keys: ["b"], label: "b", action: "bad-problem", scope: "steps", help: "Bad problem (asks for a reason)" },
   { keys: [], label: "Tab", help: "Reaches every button, Skip included (skipped solutions are not served to you again)" },
   { keys: ["?"], label: "?", action: "shortcuts", help: "Show / hide this list", hint: "All keys" },
+  // Compare tasks: which of the two solutions is better, by how much, and where each first goes wrong.
+  { keys: ["ArrowLeft", "a"], label: "← / a", action: "prefer-a", scope: "compare", help: "A (left) is better", hint: "A better" },
+  { keys: ["ArrowRight", "b"], label: "→ / b", action: "prefer-b", scope: "compare", help: "B (right) is better", hint: "B better" },
+  { keys: ["t", "="], label: "t", action: "prefer-tie", scope: "compare", help: "Tie: equally good (or bad)", hint: "Tie" },
+  { keys: ["1"], label: "1", action: "strength-1", scope: "compare", help: "Slightly better", hint: "Slightly" },
+  { keys: ["2"], label: "2", action: "strength-2", scope: "compare", help: "Clearly better", hint: "Clearly" },
+  { keys: ["3"], label: "3", action: "strength-3", scope: "compare", help: "Much better", hint: "Much" },
+  {
+    keys: ["q"],
+    label: "q",
+    action: "mark-wrong-a",
+    scope: "compare",
+    help: "Move A's \"first wrong step\" marker down one step (past the last: no marker)",
+    hint: "A: first wrong step",
+  },
+  {
+    keys: ["p"],
+    label: "p",
+    action: "mark-wrong-b",
+    scope: "compare",
+    help: "Move B's \"first wrong step\" marker down one step (past the last: no marker)",
+    hint: "B: first wrong step",
+  },
 ];
 
-const BY_KEY = new Map<string, KeyAction>(
-  KEYMAP.flatMap((b) => (b.action ? b.keys.map((k): [string, KeyAction] => [k, b.action!]) : [])),
-);
+/** The bindings that work in a task of this kind. */
+export function bindingsFor(scope: KeyScope): KeyBinding[] {
+  return KEYMAP.filter((b) => !b.scope || b.scope === scope);
+}
 
-/** The action of a key press; null for unbound keys and any press with Ctrl, Meta or Alt. */
-export function actionFor(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "metaKey" | "altKey">): KeyAction | null {
+function keyIndex(scope: KeyScope): Map<string, KeyAction> {
+  return new Map<string, KeyAction>(
+    bindingsFor(scope).flatMap((b) => (b.action ? b.keys.map((k): [string, KeyAction] => [k, b.action!]) : [])),
+  );
+}
+const BY_KEY: Record<KeyScope, Map<string, KeyAction>> = { steps: keyIndex("steps"), compare: keyIndex("compare") };
+
+/** The action of a key press in a task of kind `scope`; null for unbound keys and any press with Ctrl, Meta or Alt. */
+export function actionFor(
+  e: Pick<KeyboardEvent, "key" | "ctrlKey" | "metaKey" | "altKey">,
+  scope: KeyScope = "steps",
+): KeyAction | null {
   if (e.ctrlKey || e.metaKey || e.altKey) return null;
-  return BY_KEY.get(e.key) ?? null;
+  return BY_KEY[scope].get(e.key) ?? null;
 }
 
 /** The label of the key bound to an action (for badges and `aria-keyshortcuts`). */

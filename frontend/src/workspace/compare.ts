@@ -1,0 +1,274 @@
+/**
+ * The compare workspace: two solutions of one problem side by side (math rendered), keys from the
+ * one key map (keymap.ts, scope "compare") for A / B / tie, strength and a "first wrong step" marker
+ * on either side. Work is kept like step labels: every change is saved to this browser and, a
+ * moment later, as the assignment's draft on the server (restored on reload, with the idempotency
+ * key); heartbeats keep the lease; Backspace undoes; a submit is retried with the same key until
+ * the server answers.
+ */
+import type { TaskOut } from "../api/types";
+import { renderMarkdown, renderStep } from "../render/markdown";
+import { h, setRendered } from "../shared/dom";
+import { errorMessage } from "../shared/http";
+import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
+import { keyHints, ShortcutsDialog } from "./dialogs";
+import { actionFor, bindingsFor } from "./keymap";
+import type { WorkspaceConfig } from "./app";
+
+type Side = "A" | "B";
+export interface CompareChoice {
+  preference: Side | "tie" | null;
+  strength: 1 | 2 | 3;
+  firstWrong: Record<Side, number | null>;
+}
+interface CompareDraft {
+  key: string;
+  choice: CompareChoice;
+  elapsedMs: number;
+}
+interface Candidate {
+  solution_id: number;
+  steps: { index: number; text: string }[];
+}
+
+const DRAFT_DEBOUNCE_MS = 1_500;
+const fresh = (): CompareChoice => ({ preference: null, strength: 1, firstWrong: { A: null, B: null } });
+const localKey = (id: number) => `steplabel.compare.${id}`;
+
+/** The next marker position: down one step, and past the last back to none. */
+export function nextMarker(current: number | null, nSteps: number): number | null {
+  if (current === null) return nSteps > 0 ? 0 : null;
+  return current + 1 < nSteps ? current + 1 : null;
+}
+
+export class CompareWorkspace {
+  private readonly api: Api;
+  private task: TaskOut | null = null;
+  private choice: CompareChoice = fresh();
+  private history: CompareChoice[] = [];
+  private key = "";
+  private startedAt = Date.now();
+  private elapsedBefore = 0;
+  private draftTimer: number | undefined;
+  private submitting = false;
+  private submitted = 0;
+  private readonly status = h("p", { class: "sl-save", "aria-live": "polite" });
+  private readonly alert = h("div", { class: "sl-alert", role: "alert", hidden: true });
+  private readonly problem = h("div", { class: "sl-md sl-problem-text" });
+  private readonly columns = h("div", { class: "sl-compare" });
+  private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
+  private readonly empty = h(
+    "div",
+    { class: "sl-empty", hidden: true },
+    h("h2", {}, "No more pairs to compare right now"),
+    h("p", {}, "Everything available to you is done or taken."),
+  );
+  private readonly taskArea: HTMLElement;
+  private readonly shortcuts = new ShortcutsDialog(bindingsFor("compare"));
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly config: WorkspaceConfig,
+  ) {
+    this.api = new Api(config.api_base, config.csrf_token);
+    this.taskArea = h(
+      "div",
+      { class: "sl-task" },
+      h("h2", {}, "Problem"),
+      this.problem,
+      this.columns,
+      this.verdict,
+      h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit (Enter)"),
+    );
+  }
+
+  start(): void {
+    this.root.classList.add("sl-compare-root");
+    this.root.replaceChildren(
+      h(
+        "div",
+        { class: "sl-compare-page" },
+        h("div", { class: "sl-bar" }, h("strong", {}, this.config.project.name), this.status),
+        this.alert,
+        this.taskArea,
+        this.empty,
+        h("section", {}, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
+      ),
+      this.shortcuts.el,
+    );
+    document.addEventListener("keydown", (e) => this.onKey(e));
+    window.setInterval(() => void this.beat(), this.config.heartbeat_ms ?? 60_000);
+    void this.load();
+  }
+
+  private async load(): Promise<void> {
+    const r = await this.api.request<TaskOut>("GET", `projects/${encodeURIComponent(this.config.project.slug)}/tasks/next/`);
+    if (r.status === 204) return this.show(null);
+    if (r.status !== 200 || !r.data) return this.fail(errorMessage(r.status, r.data));
+    this.show(r.data);
+  }
+
+  private show(task: TaskOut | null): void {
+    this.task = task;
+    this.taskArea.hidden = task === null;
+    this.empty.hidden = task !== null;
+    if (!task) return;
+    const saved = this.restore(task);
+    this.key = saved?.key ?? newIdempotencyKey();
+    this.choice = saved?.choice ?? fresh();
+    this.elapsedBefore = saved?.elapsedMs ?? 0;
+    this.startedAt = Date.now();
+    this.history = [];
+    this.status.textContent = saved ? "Resumed your saved work" : "";
+    setRendered(this.problem, renderMarkdown(task.problem.text));
+    this.render();
+  }
+
+  /** The newer of this browser's copy and the server's draft. */
+  private restore(task: TaskOut): CompareDraft | null {
+    const local = localStorage.getItem(localKey(task.assignment_id));
+    const candidates = [task.draft, local ? JSON.parse(local) : null].filter(
+      (d): d is CompareDraft => !!d && typeof d === "object" && "key" in d && "choice" in d,
+    );
+    return candidates.sort((a, b) => b.elapsedMs - a.elapsedMs)[0] ?? null;
+  }
+
+  private candidates(): Candidate[] {
+    return (this.task?.candidates ?? []) as Candidate[];
+  }
+
+  private render(): void {
+    const sides: Side[] = ["A", "B"];
+    this.columns.replaceChildren(
+      ...this.candidates().map((c, i) => {
+        const side = sides[i];
+        const wrong = this.choice.firstWrong[side];
+        const chosen = this.choice.preference === side;
+        return h(
+          "section",
+          { class: `sl-candidate${chosen ? " sl-chosen" : ""}`, "data-side": side, "aria-label": `Solution ${side}` },
+          h("h3", {}, `${side}${chosen ? " (better)" : ""}`),
+          h(
+            "ol",
+            { class: "sl-steps" },
+            ...c.steps.map((s) => {
+              const li = h("li", {
+                class: `sl-step${wrong === s.index ? " sl-first-wrong" : ""}`,
+                "data-index": String(s.index),
+              });
+              const body = h("div", { class: "sl-md" });
+              setRendered(body, renderStep(s.text));
+              li.append(body);
+              if (wrong === s.index) li.append(h("p", { class: "sl-wrong-mark" }, "First wrong step"));
+              return li;
+            }),
+          ),
+        );
+      }),
+    );
+    const p = this.choice.preference;
+    const strength = ["", "slightly", "clearly", "much"][this.choice.strength];
+    this.verdict.textContent =
+      p === null ? "Which is better? ← / a, → / b, t for a tie" : p === "tie" ? "Tie" : `${p} is ${strength} better`;
+  }
+
+  private change(update: (c: CompareChoice) => CompareChoice): void {
+    this.history.push(this.choice);
+    this.choice = update(structuredClone(this.choice));
+    this.render();
+    this.saveDraft();
+  }
+
+  private draft(): CompareDraft {
+    return { key: this.key, choice: this.choice, elapsedMs: this.elapsedBefore + (Date.now() - this.startedAt) };
+  }
+
+  private saveDraft(): void {
+    const task = this.task;
+    if (!task) return;
+    localStorage.setItem(localKey(task.assignment_id), JSON.stringify(this.draft()));
+    this.status.textContent = "Saved in this browser";
+    window.clearTimeout(this.draftTimer);
+    this.draftTimer = window.setTimeout(async () => {
+      const r = await this.api.saveDraft(task.assignment_id, this.draft()).catch(() => null);
+      if (r && r.status >= 200 && r.status < 300) this.status.textContent = "Saved";
+    }, DRAFT_DEBOUNCE_MS);
+  }
+
+  private async beat(): Promise<void> {
+    if (this.task) await this.api.heartbeat(this.task.assignment_id).catch(() => null);
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const target = e.target as HTMLElement | null;
+    if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT")) return;
+    const action = actionFor(e, "compare");
+    if (!action) return;
+    e.preventDefault();
+    if (action === "shortcuts") return this.shortcuts.toggle();
+    if (!this.task || this.submitting) return;
+    const n = this.candidates().map((c) => c.steps.length);
+    switch (action) {
+      case "prefer-a":
+      case "prefer-b":
+      case "prefer-tie": {
+        const preference = action === "prefer-a" ? "A" : action === "prefer-b" ? "B" : "tie";
+        return this.change((c) => ({ ...c, preference }));
+      }
+      case "strength-1":
+      case "strength-2":
+      case "strength-3": {
+        const strength = Number(action.slice(-1)) as 1 | 2 | 3;
+        return this.change((c) => ({ ...c, strength }));
+      }
+      case "mark-wrong-a":
+        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0]) } }));
+      case "mark-wrong-b":
+        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1]) } }));
+      case "undo": {
+        const previous = this.history.pop();
+        if (previous) {
+          this.choice = previous;
+          this.render();
+          this.saveDraft();
+        }
+        return;
+      }
+      case "submit":
+        return void this.submit();
+      default:
+        return;
+    }
+  }
+
+  private async submit(): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    if (this.choice.preference === null) return this.fail("Choose A, B or tie first (← / a, → / b, t).");
+    this.submitting = true;
+    const body = {
+      idempotency_key: this.key,
+      preference: this.choice.preference,
+      strength: this.choice.strength,
+      total_time_ms: Math.round(this.draft().elapsedMs),
+      first_wrong: this.choice.firstWrong,
+    };
+    const outcome = await submitUntilAcknowledged(() => this.api.request("POST", `assignments/${task.assignment_id}/submit/`, body), {
+      onRetry: (attempt, why) => (this.status.textContent = `Submitting (retry ${attempt}: ${why})`),
+    });
+    this.submitting = false;
+    if (!outcome.ok) return this.fail(outcome.message);
+    localStorage.removeItem(localKey(task.assignment_id));
+    this.alert.hidden = true;
+    const next = (outcome.data as { next?: TaskOut | null } | null)?.next ?? null;
+    this.show(next);
+    this.status.textContent = `Submitted (${++this.submitted} this session)`;
+  }
+
+  private fail(text: string): void {
+    this.alert.textContent = text;
+    this.alert.hidden = false;
+  }
+}
+
+

@@ -1,0 +1,98 @@
+"""Compare tasks in real Chromium (issue 16): an annotator compares three pairs with the keyboard
+alone (A / B / tie, strength, a first-wrong-step marker, undo), a reload keeps the work, and the
+preference export holds the answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Assignment, Preference, Role
+from annotate.services.imports import import_file
+from tests.api_clients import member_client
+from tests.e2e.helpers import make_project, make_user, open_workspace
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _line(problem: str, answer: str, steps: list[str], truth: str) -> dict:
+    return {"problem": problem, "ground_truth_answer": truth, "steps": steps, "answer": answer}
+
+
+LINES = [
+    _line(
+        "What is $\\frac{1}{2} + \\frac{1}{4}$?",
+        "3/4",
+        ["$\\frac{1}{2} = \\frac{2}{4}$.", "So the sum is $\\frac{3}{4}$."],
+        "3/4",
+    ),
+    _line(
+        "What is $\\frac{1}{2} + \\frac{1}{4}$?",
+        "2/6",
+        ["Add the tops and bottoms: $\\frac{2}{6}$.", "# Answer\n\n2/6"],
+        "3/4",
+    ),
+    _line("Solve $2x = 10$.", "5", ["Divide by 2: $x = 5$."], "5"),
+    _line("Solve $2x = 10$.", "8", ["Subtract 2: $x = 8$."], "5"),
+    _line("What is $7 \\cdot 6$?", "42", ["$7 \\cdot 6 = 42$."], "42"),
+    _line("What is $7 \\cdot 6$?", "42", ["Six sevens are $42$."], "42"),
+]
+
+
+def test_three_pairs_compared_with_the_keyboard_reach_the_preference_export(pages, screenshot, tmp_path: Path):
+    project = make_project("duel", name="Which is better", task_kind="compare")
+    user = make_user("ann", project)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    import_file(project=project, path=path)
+    page = pages.page()
+    open_workspace(page, "ann", slug="duel")
+
+    # Two candidates side by side, math rendered.
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+    expect(page.locator(".sl-candidate .katex").first).to_be_visible()
+    answers = [("ArrowLeft", "3", "A"), ("b", "2", "B"), ("t", None, "tie")]
+    for i, (choice, strength, _shown) in enumerate(answers):
+        expect(page.locator(".sl-candidate")).to_have_count(2)
+        page.keyboard.press(choice)
+        if strength:
+            page.keyboard.press(strength)
+        if i == 0:
+            # A first-wrong-step marker on B, moved, then undone once: it stays on B's first step.
+            page.keyboard.press("p")
+            page.keyboard.press("p")
+            page.keyboard.press("Backspace")
+            expect(page.locator('[data-side="B"] .sl-first-wrong')).to_have_count(1)
+            expect(page.locator(".sl-compare-verdict")).to_have_text("A is much better")
+            # A reload brings the work back.
+            page.wait_for_function("() => Object.keys(localStorage).some((k) => k.startsWith('steplabel.compare.'))")
+            page.reload()
+            expect(page.locator(".sl-compare-verdict")).to_have_text("A is much better")
+            expect(page.locator('[data-side="B"] .sl-first-wrong')).to_have_count(1)
+            screenshot(page, "compare-pair-chosen")
+        page.keyboard.press("Enter")
+        expect(page.locator(".sl-save")).to_have_text(f"Submitted ({i + 1} this session)")
+    expect(page.locator(".sl-empty")).to_be_visible()
+
+    preferences = list(Preference.objects.filter(annotator=user).order_by("id"))
+    assert [p.shown for p in preferences] == [shown for *_, shown in answers]
+    assert [p.strength for p in preferences] == [3, 2, 1]
+    first = preferences[0]
+    assert (first.first_wrong_b if not first.swapped else first.first_wrong_a) == 0
+    assert Assignment.objects.filter(annotator=user, status="submitted").count() == 3
+
+    rows = _export(project)
+    assert len(rows) == 2  # the tie is left out by default
+    assert [row["margin"] for row in rows] == [3.0, 2.0]
+    assert [row["prompt"] for row in rows] == [p.comparison.problem.text for p in preferences[:2]]
+    assert len(_export(project, "&ties=include")) == 3
+
+
+def _export(project, extra: str = "") -> list[dict]:
+    client = member_client(project, f"ml{len(extra)}", Role.ML_ENGINEER)
+    response = client.get(f"/api/v1/projects/{project.slug}/export/?format=preference{extra}")
+    assert response.status_code == 200
+    return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
