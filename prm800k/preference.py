@@ -5,6 +5,9 @@ completion the solution's steps joined by newlines, plus `margin`: TRL's RewardT
 reads an optional `margin` column and subtracts it inside the Bradley-Terry loss, so a "much
 better" answer asks for a wider reward gap than a "slightly better" one. A tie has margin 0 and
 its sides in pair order (A as chosen); it is exported only on request.
+
+The prompt is the problem followed by one newline: TRL's RewardTrainer tokenizes `prompt + chosen`
+as one text with nothing between them.
 """
 
 from __future__ import annotations
@@ -27,4 +30,4 @@ def preference_row(
     if preferred == "B":
         a, b = b, a
     margin = 0.0 if preferred == "tie" else MARGINS[strength]
-    return {"prompt": prompt, "chosen": a, "rejected": b, "margin": margin}
+    return {"prompt": prompt + "\n", "chosen": a, "rejected": b, "margin": margin}

@@ -87,7 +87,7 @@ def test_three_pairs_compared_with_the_keyboard_reach_the_preference_export(page
     rows = _export(project)
     assert len(rows) == 2  # the tie is left out by default
     assert [row["margin"] for row in rows] == [3.0, 2.0]
-    assert [row["prompt"] for row in rows] == [p.comparison.problem.text for p in preferences[:2]]
+    assert [row["prompt"] for row in rows] == [p.comparison.problem.text + "\n" for p in preferences[:2]]
     assert len(_export(project, "&ties=include")) == 3
 
 

@@ -225,7 +225,7 @@ def test_preference_export_holds_the_answers_with_margins_and_ties_on_request(co
     assert len(rows) == 2  # the tie is left out
     for row, served, (preference, strength) in zip(rows, shown[:2], answers[:2], strict=True):
         assert set(row) == {"prompt", "chosen", "rejected", "margin"}
-        assert row["prompt"] == served["problem"]["text"]
+        assert row["prompt"] == served["problem"]["text"] + "\n"
         texts = ["\n".join(step["text"] for step in c["steps"]) for c in served["candidates"]]
         winner, loser = (texts[0], texts[1]) if preference == "A" else (texts[1], texts[0])
         assert (row["chosen"], row["rejected"], row["margin"]) == (winner, loser, float(strength))
@@ -236,3 +236,11 @@ def test_preference_export_holds_the_answers_with_margins_and_ties_on_request(co
     out = tmp_path / "prefs.jsonl"
     call_command("export_prm800k", "--project", "duel", "--format", "preference", "--out", str(out))
     assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+    # What an ML engineer does with the file: the datasets library reads it as TRL's preference type.
+    import datasets
+    from trl.data_utils import is_conversational
+
+    dataset = datasets.load_dataset("json", data_files=str(out), split="train")
+    assert dataset.column_names == ["prompt", "chosen", "rejected", "margin"]
+    assert dataset.features["margin"].dtype == "float64" and len(dataset) == 2
+    assert not is_conversational(dataset[0])  # plain text rows: RewardTrainer tokenizes prompt + chosen
