@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.selectors import stats
+from annotate.selectors.compare import compare_stats
 from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
@@ -80,3 +81,20 @@ class AnnotatorCsvView(APIView):
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotators-{stamp}.csv"'
         response["Cache-Control"] = "no-store"
         return response
+
+
+class CompareStatsView(APIView):
+    @extend_schema(
+        operation_id="projects_compare_stats",
+        summary="Quality of a compare project's preferences",
+        description=(
+            "Position bias (share of decided answers that chose the left candidate; 0.5 is none), agreement between "
+            "annotators on the same pair, agreement with the graded answers where one candidate is right and the "
+            "other wrong, and accuracy on gold pairs; each as {share, n, ci95}."
+        ),
+        parameters=[SLUG],
+        responses={200: OpenApiTypes.OBJECT, **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "stats")
+        return Response(compare_stats(project=project))

@@ -244,3 +244,56 @@ def test_preference_export_holds_the_answers_with_margins_and_ties_on_request(co
     assert dataset.column_names == ["prompt", "chosen", "rejected", "margin"]
     assert dataset.features["margin"].dtype == "float64" and len(dataset) == 2
     assert not is_conversational(dataset[0])  # plain text rows: RewardTrainer tokenizes prompt + chosen
+
+
+def test_pair_quality_stats_measure_position_bias_agreement_grading_and_gold(compare_project):
+    Project.objects.filter(pk=compare_project.pk).update(overlap=2, qc_rate=1.0)  # the gold pair comes first
+    gold = Comparison.objects.filter(project=compare_project).order_by("id").first()
+    Comparison.objects.filter(pk=gold.pk).update(gold_preference="A", is_gold=True)
+    left_clicker = member_client(compare_project, "lefty", Role.ANNOTATOR)
+    grader = member_client(compare_project, "grader", Role.ANNOTATOR)
+
+    def answer_all(client, choose) -> None:
+        task = client.get("/api/v1/projects/duel/tasks/next/").json()
+        n = 0
+        while task:
+            response = client.post(
+                f"/api/v1/assignments/{task['assignment_id']}/submit/",
+                {
+                    "idempotency_key": f"{client.user.pk}-{n}",
+                    "preference": choose(task),
+                    "strength": 1,
+                    "total_time_ms": 3,
+                },
+                format="json",
+            )
+            assert response.status_code == 201, response.content
+            task, n = response.json()["next"], n + 1
+
+    def right_one(task) -> str:
+        pair = Assignment.objects.get(pk=task["assignment_id"]).comparison
+        right_id = pair.solution_a_id if pair.solution_a.answer_correct else pair.solution_b_id
+        return "A" if task["candidates"][0]["solution_id"] == right_id else "B"
+
+    answer_all(left_clicker, lambda task: "A")
+    answer_all(grader, right_one)
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    assert left_clicker.get("/api/v1/projects/duel/compare-stats/").status_code == 403
+    body = lead.get("/api/v1/projects/duel/compare-stats/").json()
+
+    prefs = list(Preference.objects.select_related("comparison__solution_a"))
+    assert body["preferences"] == len(prefs) == 6 and body["pairs_answered"] == 3
+    lefts = sum(p.shown == "A" for p in prefs)
+    assert body["position_bias_left"]["share"] == round(lefts / 6, 4) and lefts >= 3  # the left-clicker's three
+    lefty_right = sum(
+        (p.preferred == "A") == p.comparison.solution_a.answer_correct for p in prefs if p.annotator.username == "lefty"
+    )
+    assert body["agreement_with_grading"] == {
+        "share": round((3 + lefty_right) / 6, 4),
+        "n": 6,
+        "ci95": body["agreement_with_grading"]["ci95"],
+    }
+    assert body["agreement"]["n"] == 3 and body["agreement"]["share"] == round(lefty_right / 3, 4)
+    gold_answers = [p.preferred for p in prefs if p.comparison_id == gold.pk]
+    assert body["gold_accuracy"]["n"] == 2
+    assert body["gold_accuracy"]["share"] == round(sum(a == "A" for a in gold_answers) / 2, 4)

@@ -72,6 +72,13 @@ export interface paths {
      */
     post: operations["projects_autolabel_jobs_create"];
   };
+  "/api/v1/projects/{slug}/compare-stats/": {
+    /**
+     * Quality of a compare project's preferences
+     * @description Position bias (share of decided answers that chose the left candidate; 0.5 is none), agreement between annotators on the same pair, agreement with the graded answers where one candidate is right and the other wrong, and accuracy on gold pairs; each as {share, n, ci95}.
+     */
+    get: operations["projects_compare_stats"];
+  };
   "/api/v1/projects/{slug}/export/": {
     /**
      * Stream an export as JSONL
@@ -1510,6 +1517,39 @@ export interface operations {
         content: never;
       };
       /** @description No such project (or job), or not a member. */
+      404: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * Quality of a compare project's preferences
+   * @description Position bias (share of decided answers that chose the left candidate; 0.5 is none), agreement between annotators on the same pair, agreement with the graded answers where one candidate is right and the other wrong, and accuracy on gold pairs; each as {share, n, ci95}.
+   */
+  projects_compare_stats: {
+    parameters: {
+      path: {
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project, or not a member. */
       404: {
         content: never;
       };
