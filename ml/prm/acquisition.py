@@ -166,25 +166,38 @@ def diverse_priority(value: np.ndarray, embeddings: np.ndarray, top: int = 2000)
     return pri
 
 
-def solution_sketch(indptr, indices, values, lengths, dim: int = 64, seed: int = 0) -> np.ndarray:
-    """Per solution, a random projection (Johnson-Lindenstrauss) of the mean of its steps' sparse
-    feature rows (CSR arrays): a small vector whose distances stand in for the rows' distances."""
+def _bucket(cols: np.ndarray, dim: int) -> np.ndarray:
+    """Feature column -> sketch bucket (multiplicative hashing) and a +-1 sign from another bit."""
+    h = (np.asarray(cols, dtype=np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
+    return (h % np.uint64(dim)).astype(np.int64), np.where((h >> np.uint64(16)) & np.uint64(1), 1.0, -1.0)
+
+
+def solution_sketch(indptr, indices, values, lengths, dim: int = 64) -> np.ndarray:
+    """Per solution, a feature-hashing sketch (signed buckets) of the mean of its steps' sparse
+    feature rows (CSR arrays): one bincount over the nonzeros, O(nnz), so a million steps cost
+    seconds; distances between sketches stand in for distances between the rows."""
     indptr = np.asarray(indptr, dtype=np.int64)
-    n_steps = len(indptr) - 1
-    width = int(np.max(indices)) + 1 if len(indices) else 1
-    R = np.random.default_rng(seed).standard_normal((width, dim)).astype(np.float32) / dim**0.5
-    steps = np.zeros((n_steps, dim), dtype=np.float32)
-    for a in range(0, n_steps, 512):
-        b = min(n_steps, a + 512)
-        lo, hi = indptr[a], indptr[b]
-        rows = np.repeat(np.arange(a, b), np.diff(indptr[a : b + 1])) - a
-        contrib = R[indices[lo:hi]] * np.asarray(values[lo:hi], dtype=np.float32)[:, None]
-        np.add.at(steps[a:b], rows, contrib)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    step_sol = np.repeat(np.arange(len(lengths)), lengths)
+    nnz_sol = np.repeat(step_sol, np.diff(indptr))
+    bucket, sign = _bucket(indices, dim)
+    flat = np.bincount(
+        nnz_sol * dim + bucket, weights=sign * np.asarray(values, dtype=np.float64), minlength=len(lengths) * dim
+    )
+    return (flat.reshape(len(lengths), dim) / np.maximum(lengths, 1)[:, None]).astype(np.float32)
+
+
+def dense_sketch(dense: np.ndarray, lengths, dim: int = 64) -> np.ndarray:
+    """`solution_sketch` for dense feature rows (the same buckets and signs per column)."""
+    X = np.asarray(dense, dtype=np.float64)
+    bucket, sign = _bucket(np.arange(X.shape[1]), dim)
+    P = np.zeros((X.shape[1], dim))
+    P[np.arange(X.shape[1]), bucket] = sign
     lengths = np.asarray(lengths, dtype=np.int64)
     sol = np.repeat(np.arange(len(lengths)), lengths)
-    out = np.zeros((len(lengths), dim), dtype=np.float32)
-    np.add.at(out, sol, steps)
-    return out / np.maximum(lengths, 1)[:, None]
+    out = np.zeros((len(lengths), dim))
+    np.add.at(out, sol, X @ P)
+    return (out / np.maximum(lengths, 1)[:, None]).astype(np.float32)
 
 
 def diverse_top(
@@ -217,14 +230,3 @@ def diverse_top(
         picked.append(int(i))
         spent += float(spend[i])
     return picked
-
-
-def dense_sketch(dense: np.ndarray, lengths, dim: int = 64, seed: int = 0) -> np.ndarray:
-    """`solution_sketch` for dense feature rows."""
-    X = np.asarray(dense, dtype=np.float32)
-    R = np.random.default_rng(seed).standard_normal((X.shape[1], dim)).astype(np.float32) / dim**0.5
-    lengths = np.asarray(lengths, dtype=np.int64)
-    sol = np.repeat(np.arange(len(lengths)), lengths)
-    out = np.zeros((len(lengths), dim), dtype=np.float32)
-    np.add.at(out, sol, X @ R)
-    return out / np.maximum(lengths, 1)[:, None]

@@ -81,7 +81,7 @@ def _open_solution_ids(project: Project) -> list[int]:
 def _score_batches(
     *, ids: list[int], prm: PRM, skip_types: tuple[str, ...] = ()
 ) -> Iterator[tuple[list[int], list[int], list[int], Any, Any, np.ndarray]]:
-    """(solution ids, step counts, step ids, StepScores, (per-head P(-1), solution sketches), mask of
+    """(solution ids, step counts, step ids, StepScores, (per-head P(-1), feature rows), mask of
     the steps nobody rates) per batch of solutions; StepScores and the pair are None when the batch
     has no steps. skip_types: step types shown but not rated (a trace's observations)."""
     for start in range(0, len(ids), SCORE_BATCH_SOLUTIONS):
@@ -109,14 +109,33 @@ def _score_batches(
         # Features straight from the featurizer, not the cache: a million open steps would not fit.
         feats = lib.featurize(prm.featurizer, items)
         head_p = prm.head_probs(feats)
-        sketch = (
-            lib.solution_sketch(feats.indptr, feats.indices, feats.values, counts)
-            if feats.sparse
-            else lib.dense_sketch(feats.dense, counts)
-        )
         head_neg = head_p[:, :, 0].numpy().copy()  # a copy: head_p stays as the model gave it
         head_neg[:, mask] = 0.0  # steps nobody rates are never where a label pass finds the error
-        yield chunk, counts, step_ids, lib.scores_from_head_probs(head_p), (head_neg, sketch), mask
+        yield chunk, counts, step_ids, lib.scores_from_head_probs(head_p), (head_neg, feats), mask
+
+
+DIVERSE_TOP = 2000  # the most valuable solutions are ordered for diversity; the rest by value
+
+
+def _top_sketches(v: np.ndarray, value_l: list[np.ndarray], feats, lengths: list[int]) -> np.ndarray:
+    """Sketches (for batch diversity) of this batch's solutions that can still be among the
+    DIVERSE_TOP most valuable so far; zeros for the rest, which are ordered by value alone. Only
+    those rows are sketched, so a million open steps cost little more than the top few thousand."""
+    seen = np.concatenate(value_l)
+    bar = -np.inf if len(seen) <= DIVERSE_TOP else np.partition(seen, -DIVERSE_TOP)[-DIVERSE_TOP]
+    keep = np.flatnonzero(v >= bar)
+    out = np.zeros((len(v), 64), dtype=np.float32)
+    if len(keep):
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        rows = np.concatenate([np.arange(starts[i], starts[i] + lengths[i]) for i in keep])
+        sub = feats.take(rows)
+        kept = [lengths[i] for i in keep]
+        out[keep] = (
+            lib.solution_sketch(sub.indptr, sub.indices, sub.values, kept)
+            if sub.sparse
+            else lib.dense_sketch(sub.dense, kept)
+        )
+    return out
 
 
 def score_open_solutions(
@@ -147,9 +166,10 @@ def score_open_solutions(
         else:
             if strategy == Strategy.VALUE:
                 # value of a label pass: what it teaches about where the first error is, per expected label
-                head_neg, sketch = extra
-                value_l.append(lib.value_per_label(head_neg, lengths, [correct.get(i) for i in chunk])["value"])
-                sketch_l.append(sketch)
+                head_neg, feats = extra
+                v = lib.value_per_label(head_neg, lengths, [correct.get(i) for i in chunk])["value"]
+                value_l.append(v)
+                sketch_l.append(_top_sketches(v, value_l, feats, lengths))
             prod, _ = lib.solution_scores(np.where(unrated, 0.0, sc.p_negative), lengths)
             step_unc = np.where(unrated, 0.0, sc.uncertainty(config.uncertainty))
             unc = lib.roll_up(step_unc, lengths, "max")
@@ -178,7 +198,11 @@ def score_open_solutions(
     unc = np.concatenate(unc_l) if unc_l else np.zeros(0)
     if strategy == Strategy.VALUE:
         # the most valuable solutions in diverse order (near-copies wait), the rest by value
-        pri = lib.diverse_priority(np.concatenate(value_l), np.concatenate(sketch_l)) if value_l else np.zeros(0)
+        pri = (
+            lib.diverse_priority(np.concatenate(value_l), np.concatenate(sketch_l), top=DIVERSE_TOP)
+            if value_l
+            else np.zeros(0)
+        )
     else:
         pri = lib.priorities(
             strategy,

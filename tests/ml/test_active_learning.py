@@ -70,8 +70,13 @@ def test_sparse_and_dense_solution_sketches_agree():
     indices = np.nonzero(dense)[1]
     values = dense[dense != 0]
     a = acq.solution_sketch(indptr, indices, values, [3, 4])
-    b = acq.dense_sketch(dense[:, : indices.max() + 1], [3, 4])
-    assert np.allclose(a, b, atol=1e-5)
+    b = acq.dense_sketch(dense, [3, 4])
+    assert a.shape == (2, 64) and np.allclose(a, b, atol=1e-5)
+    # a solution and its copy sketch alike; an unrelated one does not
+    twice = acq.solution_sketch(
+        np.concatenate([indptr, indptr[1:] + indptr[-1]]), np.tile(indices, 2), np.tile(values, 2), [3, 4, 3, 4]
+    )
+    assert np.allclose(twice[0], twice[2]) and not np.allclose(twice[0], twice[1])
 
 
 def test_head_learns_a_planted_signal_and_picks_its_threshold_out_of_bag():
