@@ -85,6 +85,13 @@ class ScoreRequestSerializer(serializers.Serializer):
         max_length=MAX_SOLUTIONS,
         help_text="Candidate solutions, each a list of step texts in order.",
     )
+    rank_by = serializers.ChoiceField(
+        ["product", "min", "reward"],
+        required=False,
+        help_text="Best-of-N: also return `ranking`, the solutions' indices best first, by the PRM's product or "
+        "minimum (a steps project's active PRM) or by the reward model (a compare project's active Bradley-Terry "
+        "model, which gives `reward` per solution instead of step scores).",
+    )
 
 
 class StepScoreSerializer(serializers.Serializer):
@@ -95,9 +102,12 @@ class StepScoreSerializer(serializers.Serializer):
 
 
 class SolutionScoreSerializer(serializers.Serializer):
-    steps = StepScoreSerializer(many=True)
-    score_product = serializers.FloatField(help_text="Product over steps of P(not -1) (PRM800K's solution score).")
-    score_min = serializers.FloatField(help_text="Minimum over steps of P(not -1).")
+    steps = StepScoreSerializer(many=True, required=False, help_text="PRM only.")
+    score_product = serializers.FloatField(
+        required=False, help_text="PRM: product over steps of P(not -1) (PRM800K's solution score)."
+    )
+    score_min = serializers.FloatField(required=False, help_text="PRM: minimum over steps of P(not -1).")
+    reward = serializers.FloatField(required=False, help_text="Reward model (rank_by=reward): higher is better.")
 
 
 class ScoreModelSerializer(serializers.Serializer):
@@ -108,3 +118,7 @@ class ScoreModelSerializer(serializers.Serializer):
 class ScoreResponseSerializer(serializers.Serializer):
     model = ScoreModelSerializer()
     solutions = SolutionScoreSerializer(many=True)
+    rank_by = serializers.CharField(required=False, help_text="How `ranking` was made, when asked for.")
+    ranking = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="Indices into `solutions`, best first."
+    )

@@ -102,7 +102,8 @@ class ScoreView(APIView):
         summary="Score candidate solutions with a project's active PRM",
         description=(
             "Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps "
-            "(PRM800K) and the minimum. For reranking best-of-N samples. Lead or ml_engineer of the project."
+            "(PRM800K) and the minimum. For reranking best-of-N samples: `rank_by` (product, min, or reward: a "
+            "compare project's reward model) adds `ranking`, the indices best first. Lead or ml_engineer."
         ),
         request=ScoreRequestSerializer,
         responses={
@@ -118,5 +119,7 @@ class ScoreView(APIView):
         data = body.validated_data
         project = project_for_action(request, data["project"], "score")
         # NoActiveModel answers 409 (labeling_api.exceptions).
-        result = services.score_steps(project=project, problem=data["problem"], solutions=data["solutions"])
+        result = services.rank_solutions(
+            project=project, problem=data["problem"], solutions=data["solutions"], rank_by=data.get("rank_by")
+        )
         return Response(ScoreResponseSerializer(result).data)

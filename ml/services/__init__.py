@@ -28,7 +28,33 @@ from ml.services.runs import (
 from ml.services.scoring import active_run, load_prm, rescore_project, score_open_solutions, score_steps
 from ml.services_auto import label_total
 
+
+def rank_solutions(*, project, problem: str, solutions: list[list[str]], rank_by: str | None = None) -> dict:
+    """Best-of-N: score candidates (score_steps, or the reward model for rank_by=reward) and, when
+    rank_by is given, add `ranking`: indices best first (ties keep the given order)."""
+    from core.errors import Invalid
+    from ml.services.reward import score_with_reward
+
+    is_compare = project.task_kind == "compare"
+    if rank_by == "reward" or (rank_by is None and is_compare):
+        if not is_compare:
+            raise Invalid({"rank_by": ["reward needs a compare project (its reward model)."]})
+        result = score_with_reward(project=project, problem=problem, solutions=solutions)
+        key = "reward"
+    else:
+        if is_compare:
+            raise Invalid({"rank_by": ["a compare project has a reward model: use rank_by=reward."]})
+        result = score_steps(project=project, problem=problem, solutions=solutions)
+        key = "score_min" if rank_by == "min" else "score_product"
+    if rank_by is not None:
+        values = [s[key] for s in result["solutions"]]
+        result["rank_by"] = rank_by
+        result["ranking"] = sorted(range(len(values)), key=lambda i: (-values[i], i))
+    return result
+
+
 __all__ = [
+    "rank_solutions",
     "auto_label_examples",
     "CONFIG_KEYS",
     "STALE_AFTER",

@@ -22,7 +22,7 @@ from ml.prm.reward import (
     PairExample,
     RewardConfig,
     RewardModel,
-    load_reward_model,  # noqa: F401  (runs loads the artifact it wrote through here)
+    load_reward_model,
     save_reward_checkpoint,
     train_reward_model,
 )
@@ -115,3 +115,19 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
         "train_seconds": round(t_train, 3),
     }
     return metrics, config.to_dict(), artifact, len(pairs)
+
+
+def score_with_reward(*, project: Project, problem: str, solutions: list[list[str]]) -> dict:
+    """Rewards of candidate solutions under a compare project's active reward model."""
+    from ml.services.config import NoActiveModel
+    from ml.services.scoring import active_run
+
+    run = active_run(project=project)
+    if run is None or (run.metrics or {}).get("model") != "bradley_terry":
+        raise NoActiveModel(f"Project {project.slug} has no active reward model yet: compare pairs and train one.")
+    model = load_reward_model(artifact_abspath(run.artifact_path))
+    rewards = model.rewards([(problem, steps) for steps in solutions])
+    return {
+        "model": {"training_run": run.pk, "generation": project.current_generation},
+        "solutions": [{"reward": float(r)} for r in rewards],
+    }

@@ -232,3 +232,34 @@ def test_ml_engineers_do_not_see_who_requested_a_run():
     assert listed.json()[0]["config"]["extra"] == {"trigger": "api"}
     # The lead still finds who asked, in the admin's row.
     assert TrainingRun.objects.get(pk=started.json()["id"]).requested_by == lead.user
+
+
+def test_score_ranks_candidates_by_product_or_min_and_refuses_reward_here(clients, project):
+    _train(project)
+    for rank_by, key in (("product", "score_product"), ("min", "score_min")):
+        response = clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "rank_by": rank_by}, format="json")
+        assert response.status_code == 200, response.data
+        values = [s[key] for s in response.data["solutions"]]
+        assert response.data["rank_by"] == rank_by
+        assert sorted(response.data["ranking"]) == [0, 1]
+        assert values[response.data["ranking"][0]] >= values[response.data["ranking"][1]]
+    refused = clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "rank_by": "reward"}, format="json")
+    assert refused.status_code == 400 and "rank_by" in refused.data
+
+
+def test_score_ranks_by_a_compare_projects_reward_model(db, media):
+    from tests.ml.test_reward_model import _compare_project
+
+    compare = _compare_project("rm", 60, labeled=50)
+    client = member_client(compare, "rm-ml", Role.ML_ENGINEER)
+    body = {"project": "rm", "problem": "Problem q0: x", "solutions": [["a b"], ["c d"], ["e"]], "rank_by": "reward"}
+    assert client.post("/api/v1/prm/score/", body, format="json").status_code == 409  # no model yet
+    run = services.run_training(run_id=services.request_retrain(project=compare, enqueue=False).pk)
+    assert run.status == "succeeded", run.error
+    response = client.post("/api/v1/prm/score/", body, format="json")
+    assert response.status_code == 200, response.data
+    rewards = [s["reward"] for s in response.data["solutions"]]
+    assert response.data["model"]["training_run"] == run.pk
+    assert [rewards[i] for i in response.data["ranking"]] == sorted(rewards, reverse=True)
+    wrong_kind = client.post("/api/v1/prm/score/", {**body, "rank_by": "min"}, format="json")
+    assert wrong_kind.status_code == 400 and "rank_by" in wrong_kind.data

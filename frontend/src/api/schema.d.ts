@@ -55,7 +55,7 @@ export interface paths {
   "/api/v1/prm/score/": {
     /**
      * Score candidate solutions with a project's active PRM
-     * @description Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps (PRM800K) and the minimum. For reranking best-of-N samples. Lead or ml_engineer of the project.
+     * @description Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps (PRM800K) and the minimum. For reranking best-of-N samples: `rank_by` (product, min, or reward: a compare project's reward model) adds `ranking`, the indices best first. Lead or ml_engineer.
      */
     post: operations["prm_score"];
   };
@@ -772,6 +772,13 @@ export interface components {
       /** @description Live estimate of the step labels saved against a random control share. */
       savings: components["schemas"]["Savings"];
     };
+    /**
+     * @description * `product` - product
+     * * `min` - min
+     * * `reward` - reward
+     * @enum {string}
+     */
+    RankByEnum: "product" | "min" | "reward";
     Ratings: {
       positive: number;
       neutral: number;
@@ -843,10 +850,22 @@ export interface components {
       problem: string;
       /** @description Candidate solutions, each a list of step texts in order. */
       solutions: string[][];
+      /**
+       * @description Best-of-N: also return `ranking`, the solutions' indices best first, by the PRM's product or minimum (a steps project's active PRM) or by the reward model (a compare project's active Bradley-Terry model, which gives `reward` per solution instead of step scores).
+       *
+       * * `product` - product
+       * * `min` - min
+       * * `reward` - reward
+       */
+      rank_by?: components["schemas"]["RankByEnum"];
     };
     ScoreResponse: {
       model: components["schemas"]["ScoreModel"];
       solutions: components["schemas"]["SolutionScore"][];
+      /** @description How `ranking` was made, when asked for. */
+      rank_by?: string;
+      /** @description Indices into `solutions`, best first. */
+      ranking?: number[];
     };
     ScreeningStatus: {
       /** @description Screening answers to submit before regular work (0: none). */
@@ -891,17 +910,23 @@ export interface components {
       next: components["schemas"]["Task"] | null;
     };
     SolutionScore: {
-      steps: components["schemas"]["StepScore"][];
+      /** @description PRM only. */
+      steps?: components["schemas"]["StepScore"][];
       /**
        * Format: double
-       * @description Product over steps of P(not -1) (PRM800K's solution score).
+       * @description PRM: product over steps of P(not -1) (PRM800K's solution score).
        */
-      score_product: number;
+      score_product?: number;
       /**
        * Format: double
-       * @description Minimum over steps of P(not -1).
+       * @description PRM: minimum over steps of P(not -1).
        */
-      score_min: number;
+      score_min?: number;
+      /**
+       * Format: double
+       * @description Reward model (rank_by=reward): higher is better.
+       */
+      reward?: number;
     };
     /**
      * @description * `train` - train
@@ -1404,7 +1429,7 @@ export interface operations {
   };
   /**
    * Score candidate solutions with a project's active PRM
-   * @description Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps (PRM800K) and the minimum. For reranking best-of-N samples. Lead or ml_engineer of the project.
+   * @description Per step P(+1), P(0), P(-1) and an uncertainty; per solution the product of P(not -1) over its steps (PRM800K) and the minimum. For reranking best-of-N samples: `rank_by` (product, min, or reward: a compare project's reward model) adds `ranking`, the indices best first. Lead or ml_engineer.
    */
   prm_score: {
     requestBody: {
