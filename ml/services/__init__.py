@@ -1,11 +1,13 @@
 """The model loop's services: what the API, the admin, the commands and the tasks call.
 
 - config: per-run training overrides checked against PRMConfig, deployment defaults, paths;
-- runs: requesting a run (single flight), claiming and running it, activation, rollback, the
+- runs: requesting a run (single flight), claiming and running it, activation, the
   stale-run sweeper;
-- scoring: scoring open solutions, writing queue priorities, rescoring, the scoring API.
+- scoring: scoring open solutions, writing queue priorities, rescoring, the scoring API;
+- activation: rollback to an earlier run and its rescoring job.
 """
 
+from ml.services.activation import rescore_after_activation, rollback
 from ml.services.config import (
     CONFIG_KEYS,
     STALE_AFTER,
@@ -19,8 +21,6 @@ from ml.services.runs import (
     auto_label_examples,
     build_examples,
     request_retrain,
-    rescore_after_activation,
-    rollback,
     run_training,
     sweep_stale_runs,
     sweep_training_runs,

@@ -33,18 +33,17 @@ from core import jobs
 from core.models import JobStatus
 from ml.models import TrainingRun
 from ml.prm.examples import StepExample, examples_from_record
-from ml.services.config import STALE_AFTER, RunNotActivatable, artifact_abspath, training_config
+from ml.services.config import STALE_AFTER, artifact_abspath, training_config
 from ml.services.prm_lib import lib
 from ml.services.scoring import (
     _drop_other_scores,
     _remember_prm,
     apply_selection,
     feature_cache,
-    rescore_project,
     score_open_solutions,
 )
 from ml.services_auto import label_total
-from ml.tasks import rescore_queue, train_model
+from ml.tasks import train_model
 
 if TYPE_CHECKING:
     pass
@@ -376,52 +375,3 @@ def _activate(*, run: TrainingRun, project: Project) -> int:
     project.save(update_fields=["current_generation"])
     project.refresh_from_db(fields=["current_generation"])
     return project.current_generation
-
-
-def rollback(*, project: Project, run: TrainingRun) -> TrainingRun:
-    """Activate an earlier succeeded run (a new generation) and enqueue the queue's rescoring with it
-    as a job (`ml.tasks.rescore_queue` -> `rescore_after_activation`): the caller gets its answer at
-    once, and a failed rescoring re-activates the model that was active before."""
-    if run.project_id != project.pk or run.status != JobStatus.SUCCEEDED or not run.artifact_path:
-        raise RunNotActivatable(f"Run {run.pk} is {run.status}; only a succeeded run of {project.slug} can be active.")
-    if not artifact_abspath(run.artifact_path).exists():
-        raise RunNotActivatable(f"Run {run.pk}'s model file is missing.")
-    with transaction.atomic():
-        locked = _lock_project(project.pk)
-        previous = TrainingRun.objects.filter(project=project, is_active=True).exclude(pk=run.pk).first()
-        _activate(run=run, project=locked)
-        args = [run.pk, previous.pk if previous else None]
-        transaction.on_commit(lambda: _send_rescore(args))
-    run.refresh_from_db()
-    project.refresh_from_db()
-    return run
-
-
-def _send_rescore(args: list[int | None]) -> None:
-    try:
-        rescore_queue.apply_async(args=args, retry=False)
-    except Exception as exc:  # broker down: the model is active; the queue keeps its order until a rescore
-        logger.warning("Could not enqueue the rescoring for run %s: %s", args[0], exc)
-
-
-def rescore_after_activation(*, run_id: int, previous_id: int | None = None) -> int | None:
-    """The rollback job: rescore the open queue with the run activated by `rollback`. If scoring
-    fails, the previously active run is activated again (a new generation) so the model in charge
-    and the queue's order agree; the error is re-raised for the worker's log. Returns the rows
-    reordered, or None when another activation came first."""
-    run = TrainingRun.objects.select_related("project").filter(pk=run_id, is_active=True).first()
-    if run is None:
-        return None
-    try:
-        return rescore_project(project=run.project, run=run)
-    except Exception:
-        logger.exception("rescoring with run %s failed; re-activating run %s", run_id, previous_id)
-        with transaction.atomic():
-            locked = _lock_project(run.project_id)
-            still_active = TrainingRun.objects.filter(pk=run_id, is_active=True).exists()
-            previous = TrainingRun.objects.filter(pk=previous_id, status=JobStatus.SUCCEEDED).first()
-            if still_active and previous is not None:
-                _activate(run=previous, project=locked)
-            elif still_active:
-                TrainingRun.objects.filter(pk=run_id).update(is_active=False)
-        raise
