@@ -1,0 +1,78 @@
+"""`manage.py rerank_eval`: best-of-N accuracy by PRM product/min, reward model and majority vote
+on a file of graded solutions, written as a table, JSON and a plot."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from ml.prm.config import PRMConfig
+from ml.prm.reward import RewardConfig, save_reward_checkpoint, train_reward_model
+from ml.prm.synthetic import planted_examples
+from ml.prm.train import save_checkpoint, train_prm
+from tests.ml.test_reward_model import _examples
+
+
+def _file(tmp_path: Path) -> Path:
+    """12 problems x 5 solutions: three give the right answer 7, two wrong answers that differ."""
+    rng = random.Random(0)
+    lines = []
+    for p in range(12):
+        for k, answer in enumerate(["7", "7", "7", "3", "9"]):
+            lines.append(
+                {
+                    "problem": f"Problem {p}: what is 3 + 4?",
+                    "steps": [f"Step by {k}: {rng.random():.3f}", f"# Answer\n\n{answer}"],
+                    "correct": answer == "7",
+                }
+            )
+    path = tmp_path / "graded.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_rerank_eval_reports_each_method_as_n_grows(tmp_path):
+    prm = train_prm(planted_examples(400), PRMConfig(ensemble_size=2, max_epochs=3, step_hash_dim=2048))
+    save_checkpoint(prm, tmp_path / "prm.pt")
+    save_reward_checkpoint(train_reward_model(_examples(60, seed=2), RewardConfig(max_epochs=5)), tmp_path / "rm.pt")
+    out = tmp_path / "results" / "rerank"
+    call_command(
+        "rerank_eval",
+        "--data",
+        str(_file(tmp_path)),
+        "--prm-checkpoint",
+        str(tmp_path / "prm.pt"),
+        "--reward-checkpoint",
+        str(tmp_path / "rm.pt"),
+        "--sizes",
+        "1,3,5",
+        "--samples",
+        "20",
+        "--out",
+        str(out),
+    )
+    result = json.loads(out.with_suffix(".json").read_text())
+    accuracy = {name: {int(n): v for n, v in row.items()} for name, row in result["accuracy"].items()}
+    assert set(accuracy) == {"random", "majority", "prm_product", "prm_min", "reward"}
+    assert result["problems"] == {"1": 12, "3": 12, "5": 12}
+    # N=1: every method picks the only one, so all equal the share of right solutions (3/5) in expectation
+    assert all(abs(row[1] - 0.6) < 0.1 for row in accuracy.values())
+    # with all five, majority vote always finds the answer three of them give
+    assert accuracy["majority"][5] == 1.0 and accuracy["random"][5] == pytest.approx(0.6)
+    assert "| majority |" in out.with_suffix(".md").read_text()
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rerank_eval_refuses_a_file_without_several_solutions_per_problem(tmp_path):
+    path = tmp_path / "single.jsonl"
+    path.write_text(json.dumps({"problem": "p", "steps": ["s"], "correct": True}) + "\n")
+    with pytest.raises(CommandError, match="two or more graded solutions"):
+        call_command("rerank_eval", "--data", str(path), "--out", str(tmp_path / "r"))
+    path.write_text(json.dumps({"problem": "p", "steps": ["s"]}) + "\n")
+    with pytest.raises(CommandError, match="single.jsonl:1: needs problem, steps and correct"):
+        call_command("rerank_eval", "--data", str(path), "--out", str(tmp_path / "r"))
