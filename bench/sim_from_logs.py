@@ -47,10 +47,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--vault", action="store_true")
     ap.add_argument("--out-dir", default="bench/out/sim")
+    ap.add_argument("--meta", default="{}", help="run parameters to record, as JSON")
     a = ap.parse_args()
     for data, (per_seed, seeds) in parse(a.logs, a.rounds).items():
         path = Path(a.out_dir) / f"{data}{'_vault' if a.vault else ''}.json"
         meta = {"data": data, "vault": a.vault, "seeds": seeds, "rounds": a.rounds, "from_logs": True, "seconds": 0}
+        meta.update(json.loads(a.meta))
         path.write_text(json.dumps({"per_seed": per_seed, "meta": meta}))
         print(data, "seeds", seeds, "strategies", list(per_seed))
 
