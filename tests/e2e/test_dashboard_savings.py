@@ -95,3 +95,18 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#queue").scroll_into_view_if_needed()
     page.locator("#queue").screenshot(path=str(SHOTS / "dashboard-savings.png"))
+
+
+def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboard(pages):
+    project = make_project("unsure", selection_strategy=Strategy.UNCERTAINTY, control_share=0.0)
+    make_user("lena", project, Role.LEAD)
+    page = pages.page()
+    login(page, "lena", "/dashboard/unsure/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("needed more labels than random")
+    expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
+    project.selection_strategy = Strategy.VALUE
+    project.save()
+    page.reload()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    expect(page.locator('[data-slot="strategy-caveat"]')).to_have_text("")

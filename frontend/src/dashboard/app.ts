@@ -299,6 +299,7 @@ export class Dashboard {
 
   private queue(s: Stats): void {
     this.slot("savings").textContent = savingsText(s.queue.savings);
+    this.slot("strategy-caveat").textContent = STRATEGY_CAVEATS[s.queue.selection_strategy] ?? "";
     const rows = s.queue.open_by_strategy;
     const strategiesEl = this.chart("strategies");
     if (!rows.length) {
@@ -365,6 +366,15 @@ export class Dashboard {
     }
   }
 }
+
+/** What the offline simulation (bench/results/simulation.md) says about strategies that did worse than random. */
+const STRATEGY_CAVEATS: Record<string, string> = {
+  uncertainty:
+    "Caution: in the offline simulation `uncertainty` needed more labels than random on every data set (never reached random's final first-error F1). The default `value` is recommended.",
+  convincing_wrong:
+    "Caution: in the offline simulation `convincing_wrong` needed more labels than random on 4 of 5 data sets. The default `value` is recommended.",
+  mix: "Caution: `mix` is mostly `convincing_wrong`, which needed more labels than random on 4 of 5 data sets in the offline simulation. The default `value` is recommended.",
+};
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
 export function savingsText(v: Savings | undefined): string {
