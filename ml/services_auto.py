@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.db.models.signals import post_save
 
-from annotate.models import Annotation, AnnotationSource, Project
+from annotate.models import Annotation, AnnotationSource, Preference, Project, TaskKind
 from core.models import JobStatus
 from ml.models import TrainingRun
 
@@ -38,6 +38,9 @@ def labels_since_last_run(*, project: Project) -> int:
         .values_list("metrics", flat=True)
         .first()
     )
+    if project.task_kind == TaskKind.COMPARE:  # a preference counts as one label
+        since = int((last or {}).get("preference_watermark") or 0)
+        return Preference.objects.filter(project=project, id__gt=since).count()
     watermark = int((last or {}).get("annotation_watermark") or 0)
     return label_total(project=project, after_annotation_id=watermark)
 
@@ -87,5 +90,21 @@ def _on_annotation_saved(sender, instance: Annotation, created: bool, **kwargs) 
     transaction.on_commit(check)
 
 
+def _on_preference_saved(sender, instance: Preference, created: bool, **kwargs) -> None:
+    if not created:
+        return
+    project_id = instance.project_id
+
+    def check() -> None:
+        try:
+            maybe_retrain(project_id=project_id, added=1)
+        except Exception:  # never let the check break a submit that already committed
+            logger.exception("auto-retrain check failed for project %s", project_id)
+
+    transaction.on_commit(check)
+
+
 def connect() -> None:
     post_save.connect(_on_annotation_saved, sender=Annotation, dispatch_uid="ml.auto_retrain")
+    # Compare projects: every preference counts toward retrain_every (ml.services.reward trains on them).
+    post_save.connect(_on_preference_saved, sender=Preference, dispatch_uid="ml.auto_retrain_preferences")

@@ -93,7 +93,9 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
     project = run.project
     config = reward_config({k: v for k, v in run.config.items() if k != "extra"})
     config.extra = {**(run.config.get("extra") or {}), "run_id": run.pk}
-    watermark = Preference.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
+    watermark = (run.metrics or {}).get("preference_watermark")
+    if watermark is None:  # claimed before preference watermarks were recorded
+        watermark = Preference.objects.filter(project=project).aggregate(m=Max("id"))["m"] or 0
     pairs = build_pair_examples(project=project, up_to_preference_id=watermark)
     if log:
         log(f"run {run.pk}: {len(pairs)} preferences")

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotate.models import Annotation, Problem, Project, Solution, Step, TaskKind
+from annotate.models import Annotation, Preference, Problem, Project, Solution, Step, TaskKind
 from core import jobs
 from core.models import JobStatus
 from ml.models import TrainingRun
@@ -226,7 +226,10 @@ def _claim(run_id: int) -> TrainingRun | None:
         if TrainingRun.objects.filter(project_id=project_id, status=JobStatus.RUNNING).exists():
             return None  # the running one enqueues this one when it finishes
         watermark = Annotation.objects.filter(project_id=project_id).aggregate(m=Max("id"))["m"] or 0
-        if not jobs.claim(TrainingRun, run_id, metrics={"annotation_watermark": watermark}):
+        # Compare projects train on preferences: their watermark too, so auto-retrain counts from here.
+        preferences = Preference.objects.filter(project_id=project_id).aggregate(m=Max("id"))["m"] or 0
+        claimed = {"annotation_watermark": watermark, "preference_watermark": preferences}
+        if not jobs.claim(TrainingRun, run_id, metrics=claimed):
             return None
         # The auto-retrain counter starts over with this run's watermark (ml.services_auto).
         Project.objects.filter(pk=project_id).update(step_labels_since_run=0)

@@ -118,3 +118,40 @@ def test_a_reward_model_trains_through_the_worker_beats_chance_and_reorders_pair
         )
         wins += rewards[0] > rewards[1]
     assert wins > 15, wins
+
+
+@pytest.mark.django_db(transaction=True)
+def test_preferences_trigger_an_automatic_retrain_after_retrain_every(tmp_path):
+    project = _compare_project("auto", 12, labeled=10)
+    Project.objects.filter(pk=project.pk).update(retrain_every=3)
+    user = Preference.objects.filter(project=project).first().annotator
+    pairs = list(Comparison.objects.filter(project=project, is_open=True))
+    with override_settings(MEDIA_ROOT=tmp_path):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        assert first.status == JobStatus.SUCCEEDED and first.metrics["preference_watermark"] > 0
+        for i, pair in enumerate(pairs):  # two new preferences: not yet due
+            Preference.objects.create(
+                project=project,
+                comparison=pair,
+                annotator=user,
+                labeler_uuid="x",
+                preferred="A",
+                shown="A",
+                strength=1,
+                idempotency_key=f"new{i}",
+                submitted_at=pair.created_at,
+            )
+        assert TrainingRun.objects.filter(project=project).count() == 1
+        Preference.objects.create(
+            project=project,
+            comparison=pairs[0],
+            annotator=make_user("auto-2"),
+            labeler_uuid="y",
+            preferred="B",
+            shown="B",
+            strength=1,
+            idempotency_key="third",
+            submitted_at=pairs[0].created_at,
+        )
+    waiting = TrainingRun.objects.filter(project=project).exclude(pk=first.pk)
+    assert [(run.status, run.config["extra"]["trigger"]) for run in waiting] == [("created", "auto")]
