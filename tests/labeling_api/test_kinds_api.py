@@ -10,6 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotate.models import Annotation, Problem, Project, Role, Solution, Step
+from annotate.services.imports import jobs as import_jobs
 from tests.api_clients import member_client
 
 pytestmark = pytest.mark.django_db
@@ -34,9 +35,18 @@ TRACE_LINE = {
 }
 
 
-def _upload(client: APIClient, slug: str, lines: list) -> object:
+def _upload_bytes(client: APIClient, slug: str, body: bytes) -> dict:
+    """Upload through the API (202, a job), run the import job as a worker would (inline here),
+    and return the job as polled: status, counters, errors."""
+    started = client.post(f"/api/v1/projects/{slug}/imports/", {"file": io.BytesIO(body)}, format="multipart")
+    assert started.status_code == 202, started.content
+    import_jobs.run_import_job(import_id=started.data["id"])
+    return client.get(started.data["url"]).data
+
+
+def _upload(client: APIClient, slug: str, lines: list) -> dict:
     body = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
-    return client.post(f"/api/v1/projects/{slug}/imports/", {"file": io.BytesIO(body.encode())}, format="multipart")
+    return _upload_bytes(client, slug, body.encode())
 
 
 def _lines(response) -> list[dict]:
@@ -60,17 +70,17 @@ def annotator(project):
 
 
 def test_code_and_trace_lines_import_with_their_kind(project, lead):
-    response = _upload(lead, "kinds", [CODE_LINE, TRACE_LINE])
+    job = _upload(lead, "kinds", [CODE_LINE, TRACE_LINE])
 
-    assert response.status_code == 201, response.content
-    assert response.data["counters"]["solutions_created"] == 2
+    assert job["status"] == "succeeded", job
+    assert job["counters"]["solutions_created"] == 2
     code = Problem.objects.get(kind="code")
     assert (code.language, code.tests) == ("python", CODE_LINE["tests"])
     trace = Solution.objects.get(problem__kind="trace")
     assert list(trace.steps.values_list("step_type", flat=True)) == ["thought", "tool_call", "observation", "answer"]
     assert trace.final_answer == "about 21 million" and trace.answer_correct is False  # the answer step, graded
     assert Solution.objects.get(problem__kind="code").answer_correct is None  # code has no answer to grade
-    assert _upload(lead, "kinds", [CODE_LINE, TRACE_LINE]).data["counters"]["duplicates"] == 2
+    assert _upload(lead, "kinds", [CODE_LINE, TRACE_LINE])["counters"]["duplicates"] == 2
 
 
 @pytest.mark.parametrize(
@@ -94,10 +104,10 @@ def test_code_and_trace_lines_import_with_their_kind(project, lead):
     ],
 )
 def test_bad_kind_lines_are_refused_with_line_and_field(project, lead, line, field, message):
-    response = _upload(lead, "kinds", [CODE_LINE, line])
+    job = _upload(lead, "kinds", [CODE_LINE, line])
 
-    assert response.status_code == 400
-    [error] = response.data["errors"]
+    assert job["status"] == "failed", job
+    [error] = job["errors"]
     assert (error["line"], error["field"]) == (2, field) and message in error["message"], error
     assert not Solution.objects.exists()  # the good first line was not written either
 
@@ -233,8 +243,8 @@ def test_exported_code_and_trace_records_import_back_equal(project, lead, annota
 
     Project.objects.create(slug="copy")
     copy_lead = member_client(Project.objects.get(slug="copy"), "lead2", Role.LEAD)
-    response = copy_lead.post("/api/v1/projects/copy/imports/", {"file": io.BytesIO(exported)}, format="multipart")
-    assert response.status_code == 201, response.content
+    job = _upload_bytes(copy_lead, "copy", exported)
+    assert job["status"] == "succeeded", job
     again = b"".join(
         member_client(Project.objects.get(slug="copy"), "ml2", Role.ML_ENGINEER)
         .get("/api/v1/projects/copy/export/")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 from dataclasses import dataclass, field
 
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
@@ -144,7 +145,7 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "annotate.invite": Invite.objects.create(
             project=project,
             roles=["annotator"],
-            token_hash="0" * 64,
+            token_hash=uuid.uuid4().hex * 2,  # unique per world
             created_by=users["lead"],
             expires_at=timezone.now(),
         ),
