@@ -39,6 +39,8 @@ PROJECT_PATHS: dict[str, str] = {
     "annotate.annotationrevision": "annotation__project",
     "annotate.importjob": "project",
     "annotate.export": "project",
+    "annotate.comparison": "project",
+    "annotate.preference": "project",
     "ml.trainingrun": "project",
     "ml.stepscore": "training_run__project",
 }

@@ -217,6 +217,9 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.auditevent": AdminModel("superuser", add=False, delete=False),
     "annotate.invite": AdminModel("superuser", add=False, delete=False),
     "annotate.export": AdminModel("project", add=False),
+    # Compare projects: pairs (gold pairs are marked here) and the preferences submitted on them.
+    "annotate.comparison": AdminModel("project"),
+    "annotate.preference": AdminModel("project", add=False),
     "ml.trainingrun": AdminModel("project"),
     "ml.stepscore": AdminModel("project", add=False),
     "autolabel.autolabeljob": AdminModel("project", add=False),

@@ -17,11 +17,13 @@ from annotate.models import (
     AnnotatorStatus,
     Assignment,
     AuditEvent,
+    Comparison,
     Export,
     ImportJob,
     Invite,
     LabelerProfile,
     Membership,
+    Preference,
     Problem,
     Project,
     Role,
@@ -132,11 +134,34 @@ def data():
             project=project, roles=["annotator"], token_hash="1" * 64, expires_at=timezone.now() + timedelta(days=1)
         ),
         Export: export,
+        Comparison: (
+            pair := Comparison.objects.create(
+                project=project, problem=problem, solution_a=solution, solution_b=_second_solution(solution)
+            )
+        ),
+        Preference: Preference.objects.create(
+            project=project,
+            comparison=pair,
+            annotator=annotator,
+            labeler_uuid="ann",
+            preferred="B",
+            shown="A",
+            swapped=True,
+            strength=3,
+            idempotency_key="admin-pref",
+            submitted_at=timezone.now(),
+        ),
         TrainingRun: run_new,
         StepScore: score,
         "run_old": run_old,
         "annotator": annotator,
     }
+
+
+def _second_solution(solution: Solution) -> Solution:
+    return Solution.objects.create(
+        project=solution.project, problem=solution.problem, content_hash="second-" + solution.content_hash[:50]
+    )
 
 
 def _url(model, view, *args):

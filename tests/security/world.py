@@ -20,11 +20,13 @@ from annotate.models import (
     AnnotatorStatus,
     Assignment,
     AuditEvent,
+    Comparison,
     Export,
     ImportJob,
     Invite,
     LabelerProfile,
     Membership,
+    Preference,
     Problem,
     Project,
     Role,
@@ -150,6 +152,22 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
             expires_at=timezone.now(),
         ),
         "annotate.export": Export.objects.create(project=project, requested_by=users["lead"]),
+        "annotate.comparison": (
+            pair := Comparison.objects.create(
+                project=project, problem=solutions[0].problem, solution_a=solutions[0], solution_b=solutions[1]
+            )
+        ),
+        "annotate.preference": Preference.objects.create(
+            project=project,
+            comparison=pair,
+            annotator=users["lead"],
+            labeler_uuid="lead",
+            preferred="A",
+            shown="A",
+            strength=2,
+            idempotency_key=f"world{n}",
+            submitted_at=timezone.now(),
+        ),
         "ml.trainingrun": run,
         "ml.stepscore": StepScore.objects.create(
             step=step, training_run=run, p_positive=0.5, p_neutral=0.3, p_negative=0.2, uncertainty=1.0
