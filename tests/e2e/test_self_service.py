@@ -95,7 +95,10 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
     page.get_by_label("Guidelines").fill(
         "# How to rate\n- **Positive**: correct, e.g. $\\frac{1}{2} + \\frac{1}{2} = 1$."
     )
-    expect(page.locator("[data-markdown-preview] .katex").first).to_be_visible()
+    preview = page.locator("[data-markdown-preview]")
+    expect(preview.locator("h1")).to_have_text("How to rate")  # the typed text, not the kind's template
+    expect(preview).to_contain_text("correct, e.g.")
+    expect(preview.locator(".katex")).to_have_count(1)
     screenshot(page, "self-service-new-project", full_page=True)
     page.get_by_role("button", name="Create project").click()
 
