@@ -53,7 +53,7 @@ def test_lead_sees_automatic_labels_and_their_agreement_with_people(pages, tmp_p
             **label_counters(steps),
         )
     AutolabelSettings.objects.create(project=project, completions_used=1200, completions_budget=50000)
-    AutolabelJob.objects.create(
+    job = AutolabelJob.objects.create(
         project=project,
         base_url="http://gpu:8000/v1",
         model="qwen",
@@ -74,7 +74,7 @@ def test_lead_sees_automatic_labels_and_their_agreement_with_people(pages, tmp_p
     expect(panel).to_contain_text("50.0%")  # first-error agreement over 2 labels
     expect(panel).to_contain_text("over 2 labels")
     expect(panel).to_contain_text("100.0% / 50.0%")  # precision / recall of `-`
-    expect(panel).to_contain_text("#1 running")
+    expect(panel).to_contain_text(f"#{job.pk} running")  # ids move on across a full run
     expect(panel).to_contain_text("12 / 40 solutions")
     expect(panel.locator('[data-slot="auto-note"]')).to_contain_text("1,200 of 50,000 completions used")
     SHOTS.mkdir(parents=True, exist_ok=True)
