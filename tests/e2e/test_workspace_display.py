@@ -37,6 +37,21 @@ def test_answer_step_is_an_answer_line_not_a_heading(pages, screenshot):
     screenshot(page, "workspace-answer-line")
 
 
+def test_bare_latex_answers_are_typeset(pages, screenshot):
+    # PRM800K stores answers as bare LaTeX (no $ around them): they are typeset, not shown as source.
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, ["So it is one sixth.", "# Answer\n\n\\frac{1}{6}"], answer="\\frac{1}{6}")
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    answer = current_step(page).locator(".sl-answer")
+    expect(answer.locator(".katex .mfrac")).to_have_count(1)
+    expect(answer.locator(".katex-html")).not_to_contain_text("frac")
+    expect(page.locator(".sl-gt .katex .mfrac")).to_have_count(1)  # the ground truth, shown by default
+    screenshot(page, "workspace-answer-latex")
+
+
 def test_alternative_rating_buttons_show_their_keys(pages, screenshot):
     project = make_project()
     make_user("ann", project)

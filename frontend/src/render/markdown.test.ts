@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { extractMath, renderMarkdown, renderStep } from "./markdown";
+import { extractMath, renderAnswer, renderMarkdown, renderStep } from "./markdown";
 
 describe("extractMath", () => {
   it("finds every delimiter form", () => {
@@ -95,5 +95,24 @@ describe("renderStep", () => {
     expect(html).toContain('<span class="sl-answer-label">Answer:</span> 10</p>');
     expect(renderStep("# Answer")).toContain("(none given)");
     expect(renderStep("Answer is *7*")).toBe("<p>Answer is <em>7</em></p>\n");
+  });
+});
+
+describe("renderAnswer", () => {
+  it("typesets PRM800K's bare LaTeX answers", () => {
+    for (const answer of ["\\frac{1}{6}", "25\\pi", "8\\sqrt{2}", "x^2"]) {
+      const html = renderAnswer(answer);
+      expect(html).toContain('class="katex"');
+      expect(html).toContain("katex-html"); // typeset, not shown as source
+    }
+  });
+  it("keeps delimited math, plain numbers and words as Markdown", () => {
+    expect(renderAnswer("$\\frac{1}{2}$")).toContain('class="katex"');
+    expect(renderAnswer("10")).toBe("10");
+    expect(renderAnswer("Monday")).toBe("Monday");
+    expect(renderAnswer("<b>x</b>")).not.toContain("<b>");
+  });
+  it("typesets the answer line of a step", () => {
+    expect(renderStep("# Answer\n\n\\frac{1}{11}")).toContain('class="katex"');
   });
 });

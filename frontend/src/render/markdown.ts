@@ -163,6 +163,17 @@ export function renderMarkdown(src: string, opts: { inline?: boolean } = {}): st
   });
 }
 
+// A final answer as PRM800K stores it: bare LaTeX ("\\frac{1}{6}", "25\\pi") with no `$` around it, so
+// Markdown alone would show its source. Text with its own delimiters stays Markdown; plain words too.
+const BARE_TEX = /[\\^_{}]/;
+
+/** A final or ground-truth answer, inline: bare LaTeX is typeset, anything else is inline Markdown. */
+export function renderAnswer(src: string): string {
+  const text = src.trim();
+  if (!text.includes("$") && !text.includes("\\(") && BARE_TEX.test(text)) return renderTex(text, false);
+  return renderMarkdown(text, { inline: true });
+}
+
 // PRM800K ends a solution with a step "# Answer\n\n<answer>": a convention, not a heading.
 const ANSWER_LINE = /^[ \t]*#[ \t]*Answer[ \t]*$/im;
 
@@ -177,7 +188,7 @@ export function renderStep(src: string): string {
   const answer = src.slice(m.index + m[0].length).trim();
   const line =
     '<p class="sl-answer"><span class="sl-answer-label">Answer:</span> ' +
-    (answer ? renderMarkdown(answer, { inline: true }) : '<span class="sl-answer-missing">(none given)</span>') +
+    (answer ? renderAnswer(answer) : '<span class="sl-answer-missing">(none given)</span>') +
     "</p>";
   return (before ? renderMarkdown(before) : "") + line;
 }

@@ -28,7 +28,7 @@ import {
   undo,
   visibleCount,
 } from "../labeling/state";
-import { renderMarkdown } from "../render/markdown";
+import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
@@ -266,7 +266,7 @@ export class Workspace {
     if (gta) {
       this.groundTruth.replaceChildren(
         h("strong", {}, "Ground-truth answer: "),
-        setRendered(h("span", { class: "sl-md" }), renderMarkdown(gta, { inline: true })),
+        setRendered(h("span", { class: "sl-md" }), renderAnswer(gta)),
       );
     }
     const views = task.kind === "math" ? null : this.views;
