@@ -7,12 +7,14 @@ traceback page for the developer running the server.
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith("/api/"):  # API clients get DRF's JSON shape, never an HTML page
+        return JsonResponse({"detail": "Not found."}, status=404)
     response = render(request, "404.html", status=404)
     response.styled_error_page = True
     return response

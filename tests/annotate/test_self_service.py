@@ -279,6 +279,16 @@ def test_debug_server_shows_the_styled_404_not_djangos(client):
     assert api.status_code == 404 and api["Content-Type"] == "application/json"
 
 
+@pytest.mark.parametrize("debug", [True, False])
+def test_unknown_api_paths_answer_json_not_a_page(client, settings, debug):
+    settings.DEBUG = debug
+    for url in ["/api/v1/nonexistent/", "/api/v1/projects/demo/"]:
+        response = client.get(url, HTTP_ACCEPT="application/json")
+        assert response.status_code == 404, url
+        assert response["Content-Type"] == "application/json", url
+        assert response.json() == {"detail": "Not found."}
+
+
 def test_stale_csrf_token_gets_the_styled_403():
     from django.test import Client
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
-import { guidance } from "./guidance";
+import { guidance, submittedMessage } from "./guidance";
 
 const STEPS: TaskStep[] = [
   { index: 0, text: "a" },
@@ -30,5 +30,14 @@ describe("guidance", () => {
   it("asks for the annotator's own step in phase 1 when nothing is Positive", () => {
     const s = rate(createState("phase1", STEPS), 0);
     expect(guidance(s, false)).toBe("Nothing here is Positive: write your own step (c), then Enter to save it.");
+  });
+});
+
+describe("submittedMessage", () => {
+  it("says a give-up or a bad problem was recorded, not just submitted", () => {
+    expect(submittedMessage("give_up", true)).toBe("Given up: recorded with your reason. Here is the next solution.");
+    expect(submittedMessage("bad_problem", false)).toBe("Reported as a bad problem.");
+    expect(submittedMessage("found_error", true)).toBe("Submitted. Here is the next solution.");
+    expect(submittedMessage("solution", false)).toBe("Submitted.");
   });
 });

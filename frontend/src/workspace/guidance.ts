@@ -48,3 +48,14 @@ export function guidance(s: LabelingState, submitting: boolean): string {
   const unsure = last === null ? "" : ` ${k.flag} flags your last rating (${where}).`;
   return `Rate the highlighted step: ${k.neg} Negative · ${k.neu} Neutral · ${k.pos} Positive.${unsure}`;
 }
+
+const DONE: Record<string, string> = {
+  give_up: "Given up: recorded with your reason.",
+  bad_problem: "Reported as a bad problem.",
+};
+
+/** What the status line says once a submit is acknowledged: a give-up is not "Submitted". */
+export function submittedMessage(finishReason: string, hasNext: boolean): string {
+  const done = DONE[finishReason] ?? "Submitted.";
+  return hasNext ? `${done} Here is the next solution.` : done;
+}

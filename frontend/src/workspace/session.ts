@@ -7,6 +7,7 @@ import type { SavedLabels, SubmitPayload } from "../labeling/state";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import { clearLocal, type Draft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
+import { submittedMessage } from "./guidance";
 import { ActiveTimer } from "./timer";
 
 const DRAFT_DEBOUNCE_MS = 1_500;
@@ -196,10 +197,10 @@ export class Session {
     if (data) {
       const following = data.next ? parseTask(data.next) : null;
       this.host.showNext(following);
-      this.host.say(following ? "Submitted. Here is the next solution." : "Submitted.");
+      this.host.say(submittedMessage(payload.finish_reason, following !== null));
       if (data.detail) this.host.fail(data.detail);
     } else {
-      this.host.say("Submitted.");
+      this.host.say(submittedMessage(payload.finish_reason, false));
       await this.host.loadNext();
     }
   }
