@@ -344,7 +344,7 @@ export class Dashboard {
       : budget
         ? `Budget: ${fmtInt(budget.completions_used)} of ${fmtInt(budget.completions_budget)} completions used` +
           (budget.disagreement_first ? " · the queue serves first where the PRM contradicts them." : ".")
-        : "Start a job with `manage.py autolabel` or POST …/autolabel-jobs/ (see README).";
+        : "Start a job with manage.py autolabel or POST …/autolabel-jobs/ (see README).";
     note.classList.toggle("sl-error", Boolean(job?.error));
   }
 

@@ -77,6 +77,8 @@ describe("format", () => {
       "none: 6 of 14 solutions labeled; no labels served",
       "gen 0: 6 labels served, 18 steps",
     ]);
+    const one = [{ generation: 0, solutions: 1, labeled: 1, open: 0, labels: 1, steps_labeled: 1 }];
+    expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solutions labeled; 1 label served, 1 step"]);
   });
 
   it("shows held-out scores with intervals and says when the set is too small", () => {

@@ -52,7 +52,11 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     .map((g) => {
       const parts: string[] = [];
       if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} solutions labeled`);
-      parts.push(g.labels > 0 ? `${fmtInt(g.labels)} labels served, ${fmtInt(g.steps_labeled)} steps` : "no labels served");
+      parts.push(
+        g.labels > 0
+          ? `${fmtInt(g.labels)} label${g.labels === 1 ? "" : "s"} served, ${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`
+          : "no labels served",
+      );
       return `${generationName(g.generation)}: ${parts.join("; ")}`;
     });
 }

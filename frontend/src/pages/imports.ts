@@ -102,7 +102,8 @@ export function importSummary(job: ImportJob): string {
   const parts = [`Imported ${n} solution${n === 1 ? "" : "s"}`];
   const extra: string[] = [];
   if (c.annotations_created) extra.push(`${c.annotations_created} with labels`);
-  if (c.problems_created !== undefined) extra.push(`${c.problems_created} new problems`);
+  if (c.problems_created !== undefined)
+    extra.push(`${c.problems_created} new problem${c.problems_created === 1 ? "" : "s"}`);
   if (c.duplicates) extra.push(`${c.duplicates} already in the project`);
   return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
 }

@@ -37,5 +37,8 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, duplicates: 3 } })).toBe(
       "Imported 1 solution (0 new problems, 3 already in the project).",
     );
+    expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 1 } })).toBe(
+      "Imported 1 solution (1 new problem).",
+    );
   });
 });
