@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotate.models import Assignment
 from annotate.selectors import progress
-from annotate.services import queue, submit
+from annotate.services import leases, queue, submit
 from annotate.services.compare import submit as compare_submit
 from labeling_api.access import assignment_for_request, project_and_roles_for_action
 from labeling_api.openapi import SLUG
@@ -102,7 +102,7 @@ class HeartbeatView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         assignment, _ = assignment_for_request(request, id)
-        assignment = queue.heartbeat(assignment=assignment, user=request.user)
+        assignment = leases.heartbeat(assignment=assignment, user=request.user)
         return Response(LeaseSerializer(assignment).data)
 
 
@@ -117,7 +117,7 @@ class SkipView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         assignment, roles = assignment_for_request(request, id)
-        assignment = queue.skip(assignment=assignment, user=request.user)
+        assignment = leases.skip(assignment=assignment, user=request.user)
         data = dict(LeaseSerializer(assignment).data)
         data["next"] = None
         if _wants_next(request):
@@ -137,7 +137,7 @@ class DraftView(APIView):
     )
     def put(self, request: Request, id: int) -> Response:
         assignment, _ = assignment_for_request(request, id)
-        assignment = queue.save_draft(assignment=assignment, user=request.user, draft=request.data)
+        assignment = leases.save_draft(assignment=assignment, user=request.user, draft=request.data)
         return Response({"id": assignment.pk, "saved_at": assignment.updated_at})
 
 

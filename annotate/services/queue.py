@@ -22,7 +22,6 @@ for that transaction only); submits keep the server's durable commit.
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import timedelta
 from typing import Any
@@ -46,15 +45,10 @@ from annotate.models import (
 )
 from annotate.selectors import user_roles
 from annotate.services.compare.queue import claim_pair, comparison_has_room
-from core.errors import Conflict, Forbidden, Invalid, NotFound
+from core.errors import Forbidden
 
 LABELING_ROLES = {Role.ANNOTATOR.value, Role.LEAD.value}
-MAX_DRAFT_CHARS = 512 * 1024
 _rng = random.SystemRandom()
-
-
-class LeaseConflict(Conflict):
-    default_message = "This assignment is no longer yours."
 
 
 class ScreeningFailed(Forbidden):
@@ -98,7 +92,7 @@ def _screening_applies(
     return Role.LEAD.value not in roles
 
 
-def _relaxed_commit() -> None:
+def relaxed_commit() -> None:
     """Claims, heartbeats and drafts need not wait for the WAL flush: after a database crash the
     worst case is a claim made again. Submits (the labels) keep the server's synchronous commit."""
     if connection.vendor == "postgresql":
@@ -209,7 +203,7 @@ def _serve(*, project: Project, user: AbstractBaseUser, solution: Solution, now)
     )
 
 
-def _place_free(*, assignment: Assignment, project: Project, user: AbstractBaseUser, now) -> bool:
+def place_free(*, assignment: Assignment, project: Project, user: AbstractBaseUser, now) -> bool:
     """Whether an expired assignment's place is still free: its solution's, or its pair's (row locked)."""
     if assignment.comparison_id is not None:
         comparison = Comparison.objects.select_for_update().get(pk=assignment.comparison_id)
@@ -236,7 +230,7 @@ def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | No
         )
         if assignment.status != AssignmentStatus.ACTIVE:  # submitted meanwhile
             continue
-        if _place_free(assignment=assignment, project=project, user=user, now=now):
+        if place_free(assignment=assignment, project=project, user=user, now=now):
             assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
             assignment.save(update_fields=["lease_expires_at", "updated_at"])
             return assignment
@@ -257,7 +251,7 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
     include annotator or lead.
     """
     roles = ensure_can_label(project=project, user=user, roles=roles)  # a removed member gets nothing
-    _relaxed_commit()
+    relaxed_commit()
     status = lock_annotator_status(project=project, user=user)
     if status.screening_status == ScreeningStatus.FAILED:
         raise ScreeningFailed()
@@ -290,89 +284,3 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
         tasks_served=F("tasks_served") + 1, gold_served=F("gold_served") + int(gold)
     )
     return assignment
-
-
-# ---------------------------------------------------------------------------------------------
-# Working on an assignment
-# ---------------------------------------------------------------------------------------------
-
-
-def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
-    """Lock the assignment row (404 for anyone but its owner). Lock order: status, assignment, solution."""
-    if assignment.annotator_id != user.pk:
-        raise NotFound()
-    return (
-        Assignment.objects.select_for_update(of=("self",)).select_related("project", "solution").get(pk=assignment.pk)
-    )
-
-
-def _refuse_unless_active(assignment: Assignment) -> None:
-    if assignment.status == AssignmentStatus.SUBMITTED:
-        raise LeaseConflict("This assignment was already submitted.")
-    if assignment.status == AssignmentStatus.SKIPPED:
-        raise LeaseConflict("This assignment was skipped.")
-
-
-def renew_if_free(*, assignment: Assignment, user: AbstractBaseUser, now) -> bool:
-    """Extend a lease (the caller holds the assignment locked); an expired one only if its place is
-    still free. Returns False, marking the assignment expired, when someone else took it."""
-    project = assignment.project
-    if assignment.status == AssignmentStatus.ACTIVE and assignment.lease_expires_at > now:
-        free = True
-    else:
-        free = _place_free(assignment=assignment, project=project, user=user, now=now)
-    if free:
-        assignment.status = AssignmentStatus.ACTIVE
-        assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
-        assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
-    elif assignment.status != AssignmentStatus.EXPIRED:
-        assignment.status = AssignmentStatus.EXPIRED
-        assignment.save(update_fields=["status", "updated_at"])
-    return free
-
-
-def heartbeat(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
-    """Extend the lease. 409 when the assignment is finished or its expired place was taken."""
-    with transaction.atomic():
-        _relaxed_commit()
-        locked = lock_assignment(assignment=assignment, user=user)
-        _refuse_unless_active(locked)
-        renewed = renew_if_free(assignment=locked, user=user, now=timezone.now())
-    if not renewed:  # committed as expired above; the draft stays on the assignment
-        raise LeaseConflict("Your lease expired and another annotator took this solution. Your draft is kept.")
-    return locked
-
-
-@transaction.atomic
-def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
-    """Release without labels; the solution is never served to this annotator again."""
-    locked = lock_assignment(assignment=assignment, user=user)
-    if locked.status == AssignmentStatus.SKIPPED:
-        return locked
-    if locked.status == AssignmentStatus.SUBMITTED:
-        raise LeaseConflict("This assignment was already submitted.")
-    if locked.solution.is_screening:
-        raise LeaseConflict("Screening questions cannot be skipped; use Give up with a reason instead.")
-    locked.status = AssignmentStatus.SKIPPED
-    locked.lease_expires_at = min(locked.lease_expires_at, timezone.now())
-    locked.save(update_fields=["status", "lease_expires_at", "updated_at"])
-    return locked
-
-
-@transaction.atomic
-def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) -> Assignment:
-    """Store the workspace's work in progress on the assignment (owner only, until submitted; over a
-    kept refused submit only null, which dismisses it)."""
-    _relaxed_commit()
-    locked = lock_assignment(assignment=assignment, user=user)
-    if locked.status == AssignmentStatus.SUBMITTED:
-        raise LeaseConflict("This assignment was already submitted.")
-    if draft is not None and isinstance(locked.draft, dict) and "refused_submit" in locked.draft:
-        # A refused late submit is kept here until the annotator dismisses it (null); a tab still
-        # saving its work must not overwrite it.
-        raise LeaseConflict("This assignment keeps a refused submit (see refused_submits); save null to dismiss it.")
-    if len(json.dumps(draft)) > MAX_DRAFT_CHARS:
-        raise Invalid({"draft": [f"The draft is larger than {MAX_DRAFT_CHARS} characters."]})
-    locked.draft = draft
-    locked.save(update_fields=["draft", "updated_at"])
-    return locked

@@ -13,7 +13,6 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
-from django.utils import timezone
 
 from annotate.models import (
     Annotation,
@@ -25,14 +24,9 @@ from annotate.models import (
     Step,
 )
 from annotate.services import quality
+from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
-from annotate.services.queue import (
-    LeaseConflict,
-    claim_next,
-    lock_annotator_status,
-    lock_assignment,
-    renew_if_free,
-)
+from annotate.services.queue import claim_next, lock_annotator_status
 from annotate.services.submission import CleanSubmission, build_label_steps, idempotency_key_of, validate_submission
 from core.errors import Forbidden, Invalid, NotFound
 from prm800k.kinds import is_rated
@@ -46,15 +40,8 @@ class SubmitResult:
     created: bool
 
 
-class _LateRefused(Exception):
-    pass
-
-
 def _replay(*, user: AbstractBaseUser, key: str, assignment: Assignment) -> Annotation | None:
-    first = Annotation.objects.filter(annotator=user, idempotency_key=key).first()
-    if first is not None and first.assignment_id != assignment.pk:
-        raise Invalid({"idempotency_key": ["This key was already used for another assignment."]})
-    return first
+    return find_replay(results=Annotation, user=user, key=key, assignment=assignment)
 
 
 def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> SubmitResult:
@@ -91,8 +78,8 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
     labeler_uuid = labeler_uuid_for(user=user)
     try:
         return _store(assignment=assignment, user=user, sub=sub, label_steps=label_steps, labeler_uuid=labeler_uuid)
-    except _LateRefused:
-        _keep_refused(assignment=assignment, user=user, payload=payload)
+    except LateRefused:
+        keep_refused(assignment=assignment, user=user, payload=payload)
         raise LeaseConflict(
             "Your lease expired and another annotator took this solution, so this submit was not recorded. "
             "Your ratings are kept: they are listed under refused_submits in your progress "
@@ -118,18 +105,10 @@ def _store(
 ) -> SubmitResult:
     # Lock order everywhere: annotator status (only screening submits touch it), assignment, solution.
     status = lock_annotator_status(project=assignment.project, user=user) if assignment.solution.is_screening else None
-    locked = lock_assignment(assignment=assignment, user=user)
-    if locked.status == AssignmentStatus.SUBMITTED:
-        first = Annotation.objects.filter(assignment=locked).first()
-        if first is not None and first.idempotency_key == sub.idempotency_key:
-            return SubmitResult(first, created=False)  # a duplicate that waited for the lock
-        raise LeaseConflict("This assignment was already submitted (with another idempotency key).")
-    if locked.status == AssignmentStatus.SKIPPED:
-        raise LeaseConflict("This assignment was skipped; claim a new task.")
-    now = timezone.now()
-    late = locked.status != AssignmentStatus.ACTIVE or locked.lease_expires_at <= now
-    if late and not renew_if_free(assignment=locked, user=user, now=now):
-        raise _LateRefused()
+    held = lock_for_submit(assignment=assignment, user=user, idempotency_key=sub.idempotency_key, results=Annotation)
+    if held.first is not None:
+        return SubmitResult(held.first, created=False)  # a duplicate that waited for the lock
+    locked, now = held.assignment, held.now
     project = locked.project
     solution = locked.solution  # read with the assignment lock: flags as of now
     _count_annotation(solution_id=locked.solution_id, overlap=project.overlap)
@@ -175,15 +154,6 @@ def _count_annotation(*, solution_id: int, overlap: int) -> None:
             default=F("is_open"),
         ),
     )
-
-
-@transaction.atomic
-def _keep_refused(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> None:
-    locked = lock_assignment(assignment=assignment, user=user)
-    draft = locked.draft if isinstance(locked.draft, dict) else ({"previous": locked.draft} if locked.draft else {})
-    locked.draft = {**draft, "refused_submit": payload, "refused_at": timezone.now().isoformat()}
-    locked.status = AssignmentStatus.EXPIRED
-    locked.save(update_fields=["draft", "status", "updated_at"])
 
 
 def claim_after_submit(

@@ -5,8 +5,9 @@ from django.utils import timezone
 
 from annotate.models import AnnotatorStatus, Assignment, Role, ScreeningStatus
 from annotate.selectors.stats import project_stats
+from annotate.services.leases import LeaseConflict, skip
 from annotate.services.quality import gold_agreement
-from annotate.services.queue import LeaseConflict, ScreeningFailed, claim_next, skip
+from annotate.services.queue import ScreeningFailed, claim_next
 from annotate.services.submit import claim_after_submit, submit
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal
 from tests.factories import (

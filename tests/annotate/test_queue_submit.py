@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, LabelerProfile, Solution
-from annotate.services.queue import LeaseConflict, claim_next, heartbeat, save_draft, skip
+from annotate.services.leases import LeaseConflict, heartbeat, save_draft, skip
+from annotate.services.queue import claim_next
 from annotate.services.submit import submit
 from core.errors import Invalid
 from tests.factories import make_project, make_solutions, make_user, payload

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Role, Solution, Step
-from annotate.services import queue
+from annotate.services import leases, queue
 from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
 from tests.api_clients import member_client
 from tests.factories import make_solutions
@@ -157,7 +157,7 @@ def test_api_exports_auto_and_human_labels_and_refuses_auto_for_other_formats(tm
     solution = Solution.objects.get(problem__text="What is 2*3?")
     assignment = queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR})
     while assignment.solution_id != solution.pk:
-        queue.skip(assignment=assignment, user=annotator.user)
+        leases.skip(assignment=assignment, user=annotator.user)
         assignment = queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR})
     submit.submit(
         assignment=assignment,

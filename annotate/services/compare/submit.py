@@ -15,11 +15,10 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, Value, When
-from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Step
+from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
-from annotate.services.queue import LeaseConflict, lock_assignment, renew_if_free
 from annotate.services.submission import MAX_KEY, MAX_REASON, MAX_TIME_MS
 from core.errors import Invalid, NotFound
 
@@ -84,12 +83,7 @@ def validate_preference(*, payload: Any, n_steps: dict[str, int]) -> CleanPrefer
 
 
 def _replay(*, user: AbstractBaseUser, key: Any, assignment: Assignment) -> Preference | None:
-    if not isinstance(key, str):
-        return None
-    first = Preference.objects.filter(annotator=user, idempotency_key=key).first()
-    if first is not None and first.assignment_id != assignment.pk:
-        raise Invalid({"idempotency_key": ["This key was already used for another assignment."]})
-    return first
+    return find_replay(results=Preference, user=user, key=key, assignment=assignment)
 
 
 def submit_preference(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> tuple[Preference, bool]:
@@ -116,10 +110,8 @@ def submit_preference(*, assignment: Assignment, user: AbstractBaseUser, payload
     labeler = labeler_uuid_for(user=user)
     try:
         return _store(assignment=assignment, user=user, clean=clean, labeler=labeler)
-    except _LateRefused:
-        from annotate.services.submit import _keep_refused
-
-        _keep_refused(assignment=assignment, user=user, payload=payload)
+    except LateRefused:
+        keep_refused(assignment=assignment, user=user, payload=payload)
         raise LeaseConflict(
             "Your lease expired and another annotator took this pair, so this submit was not recorded. "
             "Your answer is kept under refused_submits in your progress."
@@ -131,24 +123,12 @@ def submit_preference(*, assignment: Assignment, user: AbstractBaseUser, payload
         return first, False
 
 
-class _LateRefused(Exception):
-    pass
-
-
 @transaction.atomic
 def _store(*, assignment: Assignment, user: AbstractBaseUser, clean: CleanPreference, labeler: str):
-    locked = lock_assignment(assignment=assignment, user=user)
-    if locked.status == AssignmentStatus.SUBMITTED:
-        first = Preference.objects.filter(assignment=locked).first()
-        if first is not None and first.idempotency_key == clean.idempotency_key:
-            return first, False
-        raise LeaseConflict("This assignment was already submitted (with another idempotency key).")
-    if locked.status == AssignmentStatus.SKIPPED:
-        raise LeaseConflict("This assignment was skipped; claim a new task.")
-    now = timezone.now()
-    late = locked.status != AssignmentStatus.ACTIVE or locked.lease_expires_at <= now
-    if late and not renew_if_free(assignment=locked, user=user, now=now):
-        raise _LateRefused()
+    held = lock_for_submit(assignment=assignment, user=user, idempotency_key=clean.idempotency_key, results=Preference)
+    if held.first is not None:
+        return held.first, False
+    locked, now = held.assignment, held.now
     project = locked.project
     comparison = Comparison.objects.select_for_update().get(pk=locked.comparison_id)
     Comparison.objects.filter(pk=comparison.pk).update(
