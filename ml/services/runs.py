@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Max
@@ -44,10 +44,6 @@ from ml.services.scoring import (
 )
 from ml.services_auto import label_total
 from ml.tasks import train_model
-
-if TYPE_CHECKING:
-    pass
-
 
 logger = logging.getLogger("ml.services")
 
@@ -290,32 +286,15 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             "scored_solutions": len(selection.solution_ids),
             "scored_steps": selection.n_steps,
         }
-        with transaction.atomic():
-            locked = _lock_project(project.pk)
-            # The sweeper may have failed this run meanwhile: then it must not activate.
-            if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
-                raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
-            generation = _activate(run=run, project=locked)
-            TrainingRun.objects.filter(pk=run.pk).update(
-                status=JobStatus.SUCCEEDED,
-                config=config.to_dict(),
-                label_count=label_count,
-                metrics={**metrics, "duration_seconds": round(time.perf_counter() - t0, 3)},
-                artifact_path=artifact,
-                finished_at=timezone.now(),
-                error="",
-            )
+        generation = _finish_run(
+            run=run, t0=t0, config=config.to_dict(), label_count=label_count, metrics=metrics, artifact=artifact
+        )
         apply_selection(selection=selection, generation=generation)
         _drop_other_scores(project=project, run=run)
         if log:
             log(f"run {run.pk}: active as generation {generation}; {len(selection.solution_ids)} solutions reordered")
     except Exception:
-        logger.exception("training run %s failed", run.pk)
-        TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
-            status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
-        )
-        if written and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
-            artifact_abspath(artifact).unlink(missing_ok=True)
+        _fail_run(run=run, artifact=artifact if written else None)
     finally:
         _enqueue_waiting(project_id=project.pk)
     run.refresh_from_db()
@@ -333,34 +312,66 @@ def _run_reward_training(*, run: TrainingRun, t0: float, log: Callable[[str], No
         metrics, config, artifact, label_count = reward.train_reward_run(run=run, log=log)
         model = reward.load_reward_model(artifact_abspath(artifact))
         scored = reward.score_open_pairs(project=project, model=model)
-        with transaction.atomic():
-            locked = _lock_project(project.pk)
-            if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
-                raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
-            generation = _activate(run=run, project=locked)
-            reward.apply_pair_scores(scored)
-            TrainingRun.objects.filter(pk=run.pk).update(
-                status=JobStatus.SUCCEEDED,
-                config=config,
-                label_count=label_count,
-                metrics={**metrics, "duration_seconds": round(time.perf_counter() - t0, 3)},
-                artifact_path=artifact,
-                finished_at=timezone.now(),
-                error="",
-            )
+        generation = _finish_run(
+            run=run,
+            t0=t0,
+            config=config,
+            label_count=label_count,
+            metrics=metrics,
+            artifact=artifact,
+            also=lambda: reward.apply_pair_scores(scored),
+        )
         if log:
             log(f"run {run.pk}: reward model active as generation {generation}; {len(scored)} open pairs reordered")
     except Exception:
-        logger.exception("training run %s failed", run.pk)
-        TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
-            status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
-        )
-        if artifact and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
-            artifact_abspath(artifact).unlink(missing_ok=True)
+        _fail_run(run=run, artifact=artifact)
     finally:
         _enqueue_waiting(project_id=project.pk)
     run.refresh_from_db()
     return run
+
+
+def _finish_run(
+    *,
+    run: TrainingRun,
+    t0: float,
+    config: dict[str, Any],
+    label_count: int,
+    metrics: dict[str, Any],
+    artifact: str,
+    also: Callable[[], None] | None = None,
+) -> int:
+    """Activate a trained run and mark it succeeded, in one transaction with the project row locked
+    (`also` writes what must change with the activation). Returns the new generation."""
+    with transaction.atomic():
+        locked = _lock_project(run.project_id)
+        # The sweeper may have failed this run meanwhile: then it must not activate.
+        if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
+            raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
+        generation = _activate(run=run, project=locked)
+        if also is not None:
+            also()
+        TrainingRun.objects.filter(pk=run.pk).update(
+            status=JobStatus.SUCCEEDED,
+            config=config,
+            label_count=label_count,
+            metrics={**metrics, "duration_seconds": round(time.perf_counter() - t0, 3)},
+            artifact_path=artifact,
+            finished_at=timezone.now(),
+            error="",
+        )
+    return generation
+
+
+def _fail_run(*, run: TrainingRun, artifact: str | None) -> None:
+    """Called from an except block: the run failed with its traceback; a checkpoint it wrote goes,
+    unless the run was activated meanwhile."""
+    logger.exception("training run %s failed", run.pk)
+    TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
+        status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
+    )
+    if artifact and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
+        artifact_abspath(artifact).unlink(missing_ok=True)
 
 
 def _enqueue_waiting(*, project_id: int) -> None:
