@@ -1,0 +1,78 @@
+"""The workspace on a phone-sized screen (420 px): long math, long words and tables fit without the
+page scrolling sideways; what is wider than the screen scrolls inside its own box."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.helpers import expect_rated, make_project, make_solution, make_user, open_workspace
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+NARROW = {"width": 420, "height": 860}
+LONG_DISPLAY = (
+    "Expanding, $$\\left(x_1 + x_2 + x_3 + x_4 + x_5 + x_6 + x_7 + x_8 + x_9 + x_{10}\\right)^2"
+    " = \\sum_{i=1}^{10} x_i^2 + 2\\sum_{1 \\le i < j \\le 10} x_i x_j = 1234567890123456789$$"
+)
+LONG_INLINE = (
+    "and inline $\\dfrac{a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9 + a_{10} + a_{11} + a_{12}}"
+    "{b_1 + b_2 + b_3 + b_4 + b_5 + b_6 + b_7 + b_8 + b_9 + b_{10} + b_{11} + b_{12}}$ too."
+)
+LONG_WORD = "Supercalifragilisticexpialidocious" * 4 + " https://example.org/" + "a" * 120
+# A table of many columns (wider than the screen even wrapped) and a cell of long text.
+TABLE = (
+    "| "
+    + " | ".join(f"n{i}" for i in range(16))
+    + " |\n|"
+    + "---|" * 16
+    + "\n| "
+    + " | ".join(str(100000 + i) for i in range(16))
+    + " |\n| "
+    + "long note " * 12
+    + " |"
+    + " |" * 15
+)
+LONG_PROBLEM = (
+    "Let $$f(x) = x^{12} + 3x^{11} + 5x^{10} + 7x^9 + 11x^8 + 13x^7 + 17x^6 + 19x^5 + 23x^4 + 29x^3 + 31x^2 + 37x$$"
+    " Find $f(1)$. " + "Pneumonoultramicroscopicsilicovolcanoconiosis" * 3
+)
+PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+# For the failure message: elements past the right edge (those inside a scroll box are expected).
+OVERFLOWING = """() => [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+    .slice(0, 10).map(e => `${e.tagName}.${e.className}`)"""
+SCROLLS_INSIDE = "e => e.scrollWidth > e.clientWidth && getComputedStyle(e).overflowX === 'auto'"
+
+
+def test_workspace_fits_a_420px_screen(pages, screenshot):
+    project = make_project(name="Algebra with a very long project name that must wrap " + "x" * 60)
+    make_user("ann", project)
+    make_solution(
+        project, [LONG_DISPLAY, LONG_INLINE, LONG_WORD, TABLE, "# Answer\n\n" + "9" * 80], problem=LONG_PROBLEM
+    )
+    page = pages.page()
+    page.set_viewport_size(NARROW)
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-step .katex")).not_to_have_count(0)  # typeset, not shown as source
+    for _ in range(5):
+        page.keyboard.press("3")
+    expect_rated(page, 5)
+
+    page.evaluate("window.scrollTo(0, 0)")
+    screenshot(page, "workspace-narrow-420", full_page=True)
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert client_width == NARROW["width"]
+    assert scroll_width <= client_width, page.evaluate(OVERFLOWING)
+    for box in page.locator(".sl-problem, .sl-step, .sl-bar, .sl-side section").all():
+        bounds = box.bounding_box()
+        assert bounds is not None and bounds["x"] >= 0 and bounds["x"] + bounds["width"] <= client_width
+    # The wide parts are not cut off: they scroll within their own box.
+    steps = page.locator(".sl-step")
+    assert steps.nth(0).locator(".katex-display").evaluate(SCROLLS_INSIDE)
+    assert steps.nth(1).locator(".sl-step-text").evaluate(SCROLLS_INSIDE)
+    assert steps.nth(3).locator("table").evaluate(SCROLLS_INSIDE)
+    # Every action of the bar is on screen.
+    for name in ("Skip", "Give up", "Bad problem", "Submit"):
+        box = page.get_by_role("button", name=name, exact=True).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= client_width, name
