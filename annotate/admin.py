@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
+from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin, ScopedTabularInline
 from annotate.models import (
     Annotation,
     AnnotationRevision,
@@ -141,7 +141,7 @@ class ProblemAdmin(ProjectScopedAdmin):
         return _short(obj.text)
 
 
-class StepInline(admin.TabularInline):
+class StepInline(ReadOnlyAdminMixin, admin.TabularInline):
     """Steps are immutable (features are cached per step): shown, never edited here."""
 
     model = Step
@@ -150,12 +150,6 @@ class StepInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = True
-
-    def has_add_permission(self, request: HttpRequest, obj: Solution | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Solution | None = None) -> bool:
-        return False
 
 
 @admin.register(Solution)
@@ -359,7 +353,7 @@ class AnnotationAdmin(ProjectScopedAdmin):
 
 
 @admin.register(AnnotationRevision)
-class AnnotationRevisionAdmin(ProjectScopedAdmin):
+class AnnotationRevisionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     """The audit trail (annotate.services.audit): read-only, never deleted by hand."""
 
     list_display = ["annotation", "version", "changed_by", "changed_at", "reason"]
@@ -368,29 +362,15 @@ class AnnotationRevisionAdmin(ProjectScopedAdmin):
     list_select_related = ["changed_by"]
     raw_id_fields = ["annotation"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
 
 # ---------------------------------------------------------------------------------------------
 # Jobs: records of what happened, read-only apart from deletion
 # ---------------------------------------------------------------------------------------------
 
 
-class JobAdmin(ProjectScopedAdmin):
+class JobAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     list_select_related = ["project", "requested_by"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
+    deletable = True
 
 
 @admin.register(ImportJob)
@@ -417,7 +397,7 @@ class ExportAdmin(JobAdmin):
     search_fields = ["=id", "file_path", "requested_by__username"]
 
 
-class SuperuserReadOnlyAdmin(admin.ModelAdmin):
+class SuperuserReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Records of the self-service pages that superusers read and nobody edits here. Leads are staff
     with every annotate permission, so the superuser check is explicit."""
 
@@ -426,15 +406,6 @@ class SuperuserReadOnlyAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return request.user.is_superuser
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
 
 
 @admin.register(AuditEvent)

@@ -147,3 +147,19 @@ class ProjectScopedAdmin(admin.ModelAdmin):
             if not visible.filter(pk=value if str(value).isdigit() else None).exists():
                 del initial[name]
         return initial
+
+
+class ReadOnlyAdminMixin:
+    """For rows the app writes (steps, audit trails, job records, scores): shown, never added or
+    edited here. `deletable = True` leaves deletion to the usual permission (job records)."""
+
+    deletable = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.deletable and super().has_delete_permission(request, obj)

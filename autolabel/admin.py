@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from annotate.admin_scope import PROJECT_PATHS, ProjectScopedAdmin
+from annotate.admin_scope import PROJECT_PATHS, ProjectScopedAdmin, ReadOnlyAdminMixin
 from autolabel import selectors
 from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoStepLabel
 
@@ -71,8 +71,10 @@ def _auto_cell(label: dict | None) -> str:
 
 
 @admin.register(AutoLabeledSolution)
-class AutoLabeledSolutionAdmin(ProjectScopedAdmin):
-    """Leads compare, step by step, what people and the automatic labelers said about a solution."""
+class AutoLabeledSolutionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """Leads compare, step by step, what people and the automatic labelers said about a solution.
+    Read-only: labels change through labeling, imports and jobs; solutions are deleted on the
+    Solution page, where the consequences are explained."""
 
     list_display = ["id", "project", "problem_short", "n_steps", "answer_correct", "annotation_count"]
     list_filter = ["project", "answer_correct"]
@@ -83,15 +85,6 @@ class AutoLabeledSolutionAdmin(ProjectScopedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).filter(auto_labels__isnull=False).distinct()
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False  # a view: labels change through labeling, imports and jobs
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False  # delete solutions on the Solution page, where the consequences are explained
 
     @admin.display(description="problem")
     def problem_short(self, obj: AutoLabeledSolution) -> str:

@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.admin_scope import ProjectScopedAdmin
+from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from ml import services
 from ml.models import StepScore, TrainingRun
 
@@ -67,16 +67,11 @@ class TrainingRunAdmin(ProjectScopedAdmin):
 
 
 @admin.register(StepScore)
-class StepScoreAdmin(ProjectScopedAdmin):
+class StepScoreAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     list_display = ["id", "step", "training_run", "p_positive", "p_neutral", "p_negative", "uncertainty"]
     list_filter = ["training_run__project", "training_run"]
     search_fields = ["=step__id", "=step__solution__id"]
     raw_id_fields = ["step", "training_run"]
     list_select_related = ["step", "training_run"]
     show_full_result_count = False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: StepScore | None = None) -> bool:
-        return False
+    deletable = True
