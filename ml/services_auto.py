@@ -78,6 +78,8 @@ def maybe_retrain(*, project_id: int, added: int = 0) -> TrainingRun | None:
 def _on_annotation_saved(sender, instance: Annotation, created: bool, **kwargs) -> None:
     if not created or instance.source != AnnotationSource.APP:
         return
+    if (instance.idempotency_key or "").startswith("compare:"):
+        return  # a compare project's first-wrong mark (annotate.services.compare.marks): its preference counts
     project_id = instance.project_id
     added = instance.n_label_steps + instance.n_alternatives
 

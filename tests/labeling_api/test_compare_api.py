@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotate.models import Assignment, Comparison, Preference, Project, Role
+from annotate.models import Annotation, Assignment, Comparison, Preference, Project, Role
 from annotate.models_compare import PairReason
 from annotate.services.compare.pairs import choose_pairs
 from tests.api_clients import member_client
@@ -297,3 +297,45 @@ def test_pair_quality_stats_measure_position_bias_agreement_grading_and_gold(com
     gold_answers = [p.preferred for p in prefs if p.comparison_id == gold.pk]
     assert body["gold_accuracy"]["n"] == 2
     assert body["gold_accuracy"]["share"] == round(sum(a == "A" for a in gold_answers) / 2, 4)
+
+
+def test_first_wrong_marks_become_step_labels_in_the_prm800k_export(
+    compare_project, annotator, django_capture_on_commit_callbacks
+):
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    right = task["candidates"][1]["solution_id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = annotator.post(
+            f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false",
+            {"idempotency_key": "m", "preference": "A", "strength": 2, "total_time_ms": 5, "first_wrong": {"B": 1}},
+            format="json",
+        )
+    assert response.status_code == 201, response.content
+    preference = Preference.objects.get()
+    # one step label, of the marked (right-hand) solution only: steps before the mark +1, the mark -1
+    annotation = Annotation.objects.get(project=compare_project)
+    assert annotation.solution_id == right and annotation.annotator_id == annotator.user.pk
+    side = "A" if right == preference.comparison.solution_a_id else "B"
+    assert annotation.idempotency_key == f"compare:{preference.pk}:{side}"
+    assert (annotation.n_positive, annotation.n_negative, annotation.first_error_index) == (1, 1, 1)
+    # the retrain counter of a compare project counts the preference once, not its step labels
+    compare_project.refresh_from_db()
+    assert compare_project.step_labels_since_run == 1
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    records = _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k"))
+    assert len(records) == 1
+    record = records[0]
+    served = [step["text"] for step in task["candidates"][1]["steps"]]
+    assert record["label"]["finish_reason"] == "found_error"
+    assert [s["completions"][0]["text"] for s in record["label"]["steps"]] == served[:2]
+    assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, -1]
+    assert [s["chosen_completion"] for s in record["label"]["steps"]] == [0, None]
+    assert record["labeler"] == preference.labeler_uuid
+    # a submit without marks adds no step label
+    following = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    annotator.post(
+        f"/api/v1/assignments/{following['assignment_id']}/submit/?next=false",
+        {"idempotency_key": "n", "preference": "B", "strength": 1, "total_time_ms": 5},
+        format="json",
+    )
+    assert Preference.objects.count() == 2 and Annotation.objects.count() == 1

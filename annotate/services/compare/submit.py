@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, Value, When
 
 from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Step
+from annotate.services.compare.marks import record_marks
 from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
 from annotate.services.submission import MAX_KEY, MAX_REASON, MAX_TIME_MS
@@ -162,6 +163,7 @@ def _store(*, assignment: Assignment, user: AbstractBaseUser, clean: CleanPrefer
         idempotency_key=clean.idempotency_key,
         submitted_at=now,
     )
+    record_marks(preference=preference)  # first-wrong marks become step labels
     locked.status = AssignmentStatus.SUBMITTED
     locked.save(update_fields=["status", "updated_at"])
     return preference, True

@@ -1,0 +1,75 @@
+"""First-wrong-step marks of a comparison become step labels (issue 16: "a comparison can also yield
+step labels").
+
+A mark on a side says where that solution first goes wrong, so it reads as a PRM800K phase-2 label
+that stopped at the first error: the steps before the mark +1, the marked step -1, nothing after
+it, `finish_reason` found_error. Each marked side becomes one Annotation of that solution, by the
+same annotator, stored in the same transaction as the preference; the project's PRM800K export
+(`format=prm800k`) and its step statistics include it like any other label. A side without a mark
+yields nothing: an unmarked solution was compared, not checked step by step.
+
+The annotation's `idempotency_key` is `compare:<preference id>:<A|B>` (pair terms: A = solution_a),
+which ties it to its preference.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Step
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
+
+
+def marked_label_steps(step_texts: list[str], first_wrong: int) -> list[dict[str, Any]]:
+    """PRM800K `label.steps` of a solution whose first wrong step is `first_wrong`."""
+    steps = []
+    for index, text in enumerate(step_texts[: first_wrong + 1]):
+        wrong = index == first_wrong
+        steps.append(
+            {
+                "completions": [{"text": text, "rating": -1 if wrong else 1, "flagged": False}],
+                "human_completion": None,
+                "chosen_completion": None if wrong else 0,  # phase 2: the pass ended at the error
+            }
+        )
+    return steps
+
+
+def record_marks(*, preference: Preference) -> list[Annotation]:
+    """The step labels of a just-stored preference's marks (inside its transaction)."""
+    comparison = preference.comparison
+    marks = {
+        side: (solution_id, index)
+        for side, solution_id, index in (
+            ("A", comparison.solution_a_id, preference.first_wrong_a),
+            ("B", comparison.solution_b_id, preference.first_wrong_b),
+        )
+        if index is not None
+    }
+    if not marks:
+        return []
+    texts: dict[int, list[str]] = defaultdict(list)
+    rows = Step.objects.filter(solution_id__in=[s for s, _ in marks.values()]).order_by("solution_id", "index")
+    for solution_id, text in rows.values_list("solution_id", "text"):
+        texts[solution_id].append(text)
+    created = []
+    for side, (solution_id, index) in marks.items():
+        label_steps = marked_label_steps(texts[solution_id], index)
+        created.append(
+            Annotation.objects.create(
+                project=preference.project,
+                solution_id=solution_id,
+                annotator=preference.annotator,
+                labeler_uuid=preference.labeler_uuid,
+                source=AnnotationSource.APP,
+                submitted_at=preference.submitted_at,
+                is_gold=False,
+                finish_reason=FinishReason.FOUND_ERROR,
+                label_steps=dumps_label_steps(label_steps),
+                idempotency_key=f"compare:{preference.pk}:{side}",
+                **label_counters(label_steps),
+            )
+        )
+    return created
