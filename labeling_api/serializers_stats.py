@@ -28,6 +28,9 @@ class GenerationProgressSerializer(serializers.Serializer):
     labeled = I(help_text="Solutions with at least one label.")
     open = I(help_text="Solutions still needing labels.")
     labels = I()
+    imported_labels = I(
+        help_text="Labels that came in an import file (no annotator), under the generation the file gave them."
+    )
     steps_labeled = I()
 
 
@@ -44,9 +47,11 @@ class ProgressSerializer(serializers.Serializer):
     solutions_open = I()
     solutions_complete = I()
     labels_remaining = I(help_text="Labels still needed by open solutions (overlap minus labels so far).")
-    steps_total = I()
+    steps_total = I(help_text="Steps of all ordinary solutions, open or not.")
+    steps_open = I(help_text="Steps of the open solutions: what is still queued.")
     steps_labeled = I()
     labels = I()
+    labels_imported = I(help_text="Labels that came in an import file rather than from the queue (no annotator).")
     by_generation = GenerationProgressSerializer(many=True)
     pace = PaceSerializer()
     eta_hours = _nullable(

@@ -163,16 +163,42 @@ def test_progress_and_eta(campaign):
         "solutions_complete": 1,
         "labels_remaining": 5,  # overlap 2: S2 needs 1, S3 and S4 need 2 each
         "steps_total": 14,
+        "steps_open": 10,  # S2, S3, S4
         "steps_labeled": 14,  # 3 + 3 + 3 on S1/S2, 2 + 3 on G1 (gold reference not counted)
         "labels": 5,
+        "labels_imported": 0,
         "eta_hours": 5.0,  # 3 queue labels in the last 7 days, in 3 active hours: 1 per hour, 5 to go
     }
     assert p["pace"] == {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0}
     assert p["eta_at"] == (NOW + timedelta(hours=5)).isoformat()
     assert p["by_generation"] == [
-        {"generation": None, "solutions": 0, "labeled": 0, "open": 0, "labels": 2, "steps_labeled": 5},
-        {"generation": 0, "solutions": 2, "labeled": 2, "open": 1, "labels": 3, "steps_labeled": 9},
-        {"generation": 1, "solutions": 2, "labeled": 0, "open": 2, "labels": 0, "steps_labeled": 0},
+        {
+            "generation": None,
+            "solutions": 0,
+            "labeled": 0,
+            "open": 0,
+            "labels": 2,
+            "imported_labels": 0,
+            "steps_labeled": 5,
+        },
+        {
+            "generation": 0,
+            "solutions": 2,
+            "labeled": 2,
+            "open": 1,
+            "labels": 3,
+            "imported_labels": 0,
+            "steps_labeled": 9,
+        },
+        {
+            "generation": 1,
+            "solutions": 2,
+            "labeled": 0,
+            "open": 2,
+            "labels": 0,
+            "imported_labels": 0,
+            "steps_labeled": 0,
+        },
     ]
 
 

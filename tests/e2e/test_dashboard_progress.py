@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -107,3 +110,31 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     screenshot(page, "dashboard-progress-fresh")
     page.locator("#model").scroll_into_view_if_needed()
     screenshot(page, "dashboard-heldout-too-small")
+
+
+def test_a_project_imported_already_labeled_reads_as_nothing_queued(pages, screenshot):
+    # Every solution arrived labeled: no steps queued, no ETA, the file's generations marked as such.
+    fixture = Path(__file__).resolve().parents[1] / "annotate" / "fixtures" / "edge_cases.jsonl"
+    call_command("import_prm800k", str(fixture), project="done", no_progress=True, stdout=io.StringIO())
+    project = Project.objects.get(slug="done")
+    make_user("lena", project, Role.LEAD)
+    n = Solution.objects.filter(project=project, is_gold=False, is_screening=False).count()
+    page = pages.page()
+    login(page, "lena", "/dashboard/done/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+
+    figures = page.locator('[data-slot="progress-figures"]')
+    expect(figures).to_contain_text(f"{n} / {n}solutions labeled")
+    expect(figures).to_contain_text("0solutions open0 labels to go")
+    expect(figures).to_contain_text("· 0 of ")
+    expect(figures).to_contain_text("solution steps still queued")
+    expect(figures).to_contain_text(f"emptyqueueall {n} solutions arrived labeled in an import")
+    expect(figures).not_to_contain_text("queue done in")
+    # The file's generation numbers are marked, not shown as if this project's models had made them.
+    lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
+    assert "gen 3 (imported): 1 of 1 solutions labeled; 1 label imported, 2 steps" in lines, lines
+    assert "gen 9 (imported): 1 label imported, 1 step" in lines, lines  # a quality-control question's label
+    assert all("served" not in line for line in lines), lines
+    expect(page.locator('[data-chart="generations"]')).to_contain_text("PRM800K numbers its own rounds")
+    page.locator("#progress").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-progress-imported-labeled")

@@ -38,26 +38,28 @@ def _active_hours(*, project: Project, since: datetime, now: datetime) -> int:
 def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: datetime) -> dict:
     """Solutions labeled / total by generation, steps labeled, and the ETA at the current pace."""
     by_gen: dict[int | None, dict] = {}
+
+    def generation(number: int | None) -> dict:
+        empty = {"solutions": 0, "labeled": 0, "open": 0, "labels": 0, "imported_labels": 0, "steps_labeled": 0}
+        return by_gen.setdefault(number, {"generation": number, **empty})
+
     by_strategy: dict[str, int] = defaultdict(int)
     totals = defaultdict(int)
     for row in groups:
-        gen = by_gen.setdefault(
-            row["generation"],
-            {"generation": row["generation"], "solutions": 0, "labeled": 0, "open": 0, "labels": 0, "steps_labeled": 0},
-        )
+        gen = generation(row["generation"])
         for key in ("solutions", "labeled", "open"):
             gen[key] += row["total" if key == "solutions" else key]
-        for key in ("total", "steps", "labeled", "open", "remaining", "wrong", "correct"):
+        for key in ("total", "steps", "steps_open", "labeled", "open", "remaining", "wrong", "correct"):
             totals[key] += row[key] or 0
         if row["open"]:
             by_strategy[row["strategy"] or "unscored"] += row["open"]
-    labels_total = steps_labeled = week = 0
+    labels_total = steps_labeled = week = imported = 0
     for row in rollup:
-        gen = by_gen.setdefault(
-            row["generation"],
-            {"generation": row["generation"], "solutions": 0, "labeled": 0, "open": 0, "labels": 0, "steps_labeled": 0},
-        )
+        gen = generation(row["generation"])
         gen["labels"] += row["n"]
+        if row["annotator_id"] is None:  # a label that came in an import file, not from the queue
+            gen["imported_labels"] += row["n"]
+            imported += row["n"]
         gen["steps_labeled"] += row["steps"] or 0
         labels_total += row["n"]
         steps_labeled += row["steps"] or 0
@@ -76,8 +78,10 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         "solutions_complete": totals["total"] - totals["open"],
         "labels_remaining": remaining,
         "steps_total": totals["steps"],
+        "steps_open": totals["steps_open"],
         "steps_labeled": steps_labeled,
         "labels": labels_total,
+        "labels_imported": imported,
         "by_generation": sorted(by_gen.values(), key=lambda g: _gen_key(g["generation"])),
         "pace": {
             "window_hours": PACE_DAYS * 24,

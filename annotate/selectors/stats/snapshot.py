@@ -144,7 +144,7 @@ SNAPSHOT_MAX_AGE = 1800  # older than this (no worker refreshed it): rebuilt wit
 
 
 def _snapshot_key(project: Project) -> str:
-    return f"stats-snapshot:v1:{project.pk}:{project.created_at.timestamp()}"
+    return f"stats-snapshot:v2:{project.pk}:{project.created_at.timestamp()}"
 
 
 def build_snapshot(*, project: Project) -> dict:
@@ -246,10 +246,13 @@ def _solution_groups(*, project: Project) -> list[dict]:
         .annotate(
             total=Count("id"),
             steps=Sum("n_steps"),
+            steps_open=Sum("n_steps", filter=Q(is_open=True)),
             labeled=Count("id", filter=labeled),
             open=Count("id", filter=Q(is_open=True)),
+            # An open solution is served again, so it needs at least one more label even at or past
+            # the overlap (a lead reopened it, or lowered the overlap).
             remaining=Sum(
-                Greatest(Value(project.overlap) - F("annotation_count"), Value(0), output_field=IntegerField()),
+                Greatest(Value(project.overlap) - F("annotation_count"), Value(1), output_field=IntegerField()),
                 filter=Q(is_open=True),
             ),
             wrong=Count("id", filter=labeled & Q(answer_correct=False)),

@@ -533,6 +533,8 @@ export interface components {
       /** @description Solutions still needing labels. */
       open: number;
       labels: number;
+      /** @description Labels that came in an import file (no annotator), under the generation the file gave them. */
+      imported_labels: number;
       steps_labeled: number;
     };
     Health: {
@@ -704,9 +706,14 @@ export interface components {
       solutions_complete: number;
       /** @description Labels still needed by open solutions (overlap minus labels so far). */
       labels_remaining: number;
+      /** @description Steps of all ordinary solutions, open or not. */
       steps_total: number;
+      /** @description Steps of the open solutions: what is still queued. */
+      steps_open: number;
       steps_labeled: number;
       labels: number;
+      /** @description Labels that came in an import file rather than from the queue (no annotator). */
+      labels_imported: number;
       by_generation: components["schemas"]["GenerationProgress"][];
       pace: components["schemas"]["Pace"];
       /**

@@ -21,5 +21,6 @@ export type HeldOut = Schemas["Heldout"];
 export type CurvePoint = Schemas["CurvePoint"];
 export type Savings = Schemas["Savings"];
 export type GenerationProgress = Schemas["GenerationProgress"];
+export type Progress = Schemas["Progress"];
 export type Pace = Schemas["Pace"];
 export type TrainingRun = Schemas["TrainingRun"];

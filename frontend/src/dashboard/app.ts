@@ -3,18 +3,18 @@ import { barChart, curveChart, PALETTE, timeChart, watchResize } from "./charts"
 import {
   busiest,
   curveNote,
-  fmtEta,
   fmtInt,
   fmtNum,
-  fmtPace,
   fmtPct,
   fmtScore,
   fmtSeconds,
+  generationLabel,
   generationLines,
-  generationName,
   heldoutSize,
   METRIC_NAMES,
+  queueFigure,
   shares,
+  stepsNote,
   toUnixSeconds,
 } from "./format";
 import { h as el } from "../shared/dom";
@@ -129,6 +129,7 @@ export class Dashboard {
 
   private progress(s: Stats): void {
     const p = s.progress;
+    const queue = queueFigure(p);
     this.slot("progress-figures").replaceChildren(
       figure(
         "solutions labeled",
@@ -136,15 +137,15 @@ export class Dashboard {
         fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
       ),
       figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
-      figure("steps labeled", fmtInt(p.steps_labeled), `in ${fmtInt(p.labels)} labels · ${fmtInt(p.steps_total)} steps queued`),
-      figure("queue done in", fmtEta(p.eta_hours, p.labels_remaining), p.labels_remaining ? fmtPace(p.pace) : undefined),
+      figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
+      figure(queue.label, queue.value, queue.note),
     );
     // Generations with queue solutions (gold and screening answers carry no generation).
     const gens = p.by_generation.filter((g) => g.solutions > 0);
     const gensEl = this.chart("generations");
     barChart(
       gensEl,
-      gens.map((g) => generationName(g.generation)),
+      gens.map(generationLabel),
       [
         { label: "solutions", values: gens.map((g) => g.solutions), color: GEN_COLORS[0] },
         { label: "labeled", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
@@ -162,8 +163,11 @@ export class Dashboard {
       el(
         "p",
         { class: "sl-figure-note" },
-        `Labels count under the generation they were served in (imported solutions are served in the current one); ` +
-          `together: ${fmtInt(p.labels)} labels, ${fmtInt(p.steps_labeled)} steps.`,
+        `Labels count under the generation they were served in (solutions without one are served in the current one)` +
+          (p.labels_imported
+            ? `; imported labels under the generation their file gave them (PRM800K numbers its own rounds, not this project's models)`
+            : "") +
+          `. Together: ${fmtInt(p.labels)} labels, ${fmtInt(p.steps_labeled)} steps.`,
       ),
     );
   }

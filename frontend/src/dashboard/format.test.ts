@@ -9,10 +9,13 @@ import {
   fmtScore,
   fmtSeconds,
   curveNote,
+  generationLabel,
   generationLines,
   generationName,
   heldoutSize,
+  queueFigure,
   shares,
+  stepsNote,
   toUnixSeconds,
 } from "./format";
 
@@ -69,16 +72,78 @@ describe("format", () => {
   it("lists every generation with solutions or labels, so its steps add up to the headline", () => {
     // Imported solutions (no generation) served in generation 0: their labels count there.
     const rows = [
-      { generation: null, solutions: 14, labeled: 6, open: 8, labels: 0, steps_labeled: 0 },
-      { generation: 0, solutions: 0, labeled: 0, open: 0, labels: 6, steps_labeled: 18 },
-      { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 0, steps_labeled: 0 },
+      { generation: null, solutions: 14, labeled: 6, open: 8, labels: 0, imported_labels: 0, steps_labeled: 0 },
+      { generation: 0, solutions: 0, labeled: 0, open: 0, labels: 6, imported_labels: 0, steps_labeled: 18 },
+      { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 0, imported_labels: 0, steps_labeled: 0 },
     ];
     expect(generationLines(rows)).toEqual([
       "none: 6 of 14 solutions labeled; no labels served",
       "gen 0: 6 labels served, 18 steps",
     ]);
-    const one = [{ generation: 0, solutions: 1, labeled: 1, open: 0, labels: 1, steps_labeled: 1 }];
+    const one = [{ generation: 0, solutions: 1, labeled: 1, open: 0, labels: 1, imported_labels: 0, steps_labeled: 1 }];
     expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solutions labeled; 1 label served, 1 step"]);
+  });
+
+  it("marks generations whose labels all came from an import file", () => {
+    // PRM800K records carry PRM800K's own generation numbers, not this project's models.
+    const rows = [
+      { generation: null, solutions: 5, labeled: 5, open: 0, labels: 5, imported_labels: 5, steps_labeled: 52 },
+      { generation: 0, solutions: 2, labeled: 2, open: 0, labels: 3, imported_labels: 1, steps_labeled: 9 },
+      { generation: 6, solutions: 9, labeled: 9, open: 0, labels: 9, imported_labels: 9, steps_labeled: 76 },
+    ];
+    expect(generationLines(rows)).toEqual([
+      "none: 5 of 5 solutions labeled; 5 labels imported, 52 steps",
+      "gen 0: 2 of 2 solutions labeled; 2 labels served, 1 imported, 9 steps",
+      "gen 6 (imported): 9 of 9 solutions labeled; 9 labels imported, 76 steps",
+    ]);
+    expect(rows.map(generationLabel)).toEqual(["none", "gen 0", "gen 6 (imported)"]);
+  });
+
+  describe("the queue figure and the steps note agree with 'solutions open'", () => {
+    const pace = { window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0 };
+    const base = {
+      solutions_total: 15,
+      solutions_labeled: 15,
+      solutions_open: 0,
+      solutions_complete: 15,
+      labels_remaining: 0,
+      steps_total: 243,
+      steps_open: 0,
+      steps_labeled: 138,
+      labels: 15,
+      labels_imported: 15,
+      by_generation: [],
+      pace,
+      eta_hours: 0,
+      eta_at: null,
+    };
+
+    it("a project imported already labeled: nothing queued, and it says why", () => {
+      expect(stepsNote(base)).toBe("in 15 labels · 0 of 243 solution steps still queued");
+      expect(queueFigure(base)).toEqual({
+        label: "queue",
+        value: "empty",
+        note: "all 15 solutions arrived labeled in an import: import unlabeled ones to label here",
+      });
+    });
+
+    it("labeled here: done; nothing imported yet: empty; work left: the ETA", () => {
+      expect(queueFigure({ ...base, labels_imported: 3 })).toEqual({
+        label: "queue",
+        value: "done",
+        note: "every solution has the labels it needs",
+      });
+      const none = { ...base, solutions_total: 0, solutions_labeled: 0, steps_total: 0, labels: 0, labels_imported: 0 };
+      expect(queueFigure(none).value).toBe("empty");
+      expect(queueFigure(none).note).toBe("no solutions yet: import some to label");
+      const open = { ...base, solutions_open: 4, labels_remaining: 4, steps_open: 40, eta_hours: null, labels_imported: 11 };
+      expect(queueFigure(open)).toEqual({
+        label: "queue done in",
+        value: "no labels in the last 7 days",
+        note: "no queue labels in the last 7 days",
+      });
+      expect(stepsNote(open)).toBe("in 15 labels · 40 of 243 solution steps still queued");
+    });
   });
 
   it("shows held-out scores with intervals and says when the set is too small", () => {

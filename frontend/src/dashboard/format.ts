@@ -1,5 +1,5 @@
 /** Pure formatting and data shaping for the dashboard (unit-tested; no DOM). */
-import type { CurvePoint, GenerationProgress, HeldOut, Pace } from "../api/types";
+import type { CurvePoint, GenerationProgress, HeldOut, Pace, Progress } from "../api/types";
 
 export const DASH = "—";
 
@@ -34,6 +34,34 @@ export function fmtEta(hours: number | null | undefined, remaining: number): str
   return `about ${(hours / 24).toFixed(hours < 240 ? 1 : 0)} days`;
 }
 
+export interface Figure {
+  label: string;
+  value: string;
+  note?: string;
+}
+
+/**
+ * The queue figure: when the open solutions will have their labels at the team's pace, or why
+ * nothing is queued (no solutions yet; every solution arrived labeled in an import; all labeled).
+ */
+export function queueFigure(p: Progress): Figure {
+  if (p.labels_remaining > 0) {
+    return { label: "queue done in", value: fmtEta(p.eta_hours, p.labels_remaining), note: fmtPace(p.pace) };
+  }
+  if (p.solutions_total === 0) return { label: "queue", value: "empty", note: "no solutions yet: import some to label" };
+  if (p.labels > 0 && p.labels_imported === p.labels) {
+    const all = p.solutions_total === 1 ? "the one solution" : `all ${fmtInt(p.solutions_total)} solutions`;
+    return { label: "queue", value: "empty", note: `${all} arrived labeled in an import: import unlabeled ones to label here` };
+  }
+  return { label: "queue", value: "done", note: "every solution has the labels it needs" };
+}
+
+/** The note under "steps labeled": in how many labels, and how many steps are still queued. */
+export function stepsNote(p: Progress): string {
+  const labels = `in ${fmtInt(p.labels)} label${p.labels === 1 ? "" : "s"}`;
+  return `${labels} · ${fmtInt(p.steps_open)} of ${fmtInt(p.steps_total)} solution steps still queued`;
+}
+
 /** What the ETA rests on: labels per hour in which the team labeled, and how many such hours. */
 export function fmtPace(p: Pace): string {
   if (!p.labels) return "no queue labels in the last 7 days";
@@ -43,8 +71,9 @@ export function fmtPace(p: Pace): string {
 
 /**
  * Legend lines for progress by generation. Solutions count under their own generation, labels under
- * the generation they were served in (imported solutions are served in the current one), so every
+ * the generation they were served in (solutions without one are served in the current one), so every
  * generation with either is listed: the labels and steps of the lines add up to the headline.
+ * Imported labels keep the generation their file gave them (PRM800K numbers its own rounds).
  */
 export function generationLines(rows: readonly GenerationProgress[]): string[] {
   return rows
@@ -52,13 +81,21 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     .map((g) => {
       const parts: string[] = [];
       if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} solutions labeled`);
-      parts.push(
-        g.labels > 0
-          ? `${fmtInt(g.labels)} label${g.labels === 1 ? "" : "s"} served, ${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`
-          : "no labels served",
-      );
-      return `${generationName(g.generation)}: ${parts.join("; ")}`;
+      const served = g.labels - g.imported_labels;
+      const steps = `${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`;
+      if (g.labels === 0) parts.push("no labels served");
+      else if (served === 0) parts.push(`${fmtInt(g.labels)} label${g.labels === 1 ? "" : "s"} imported, ${steps}`);
+      else if (g.imported_labels === 0) parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${steps}`);
+      else parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${fmtInt(g.imported_labels)} imported, ${steps}`);
+      return `${generationLabel(g)}: ${parts.join("; ")}`;
     });
+}
+
+/** A generation's name, marked "(imported)" when all its labels came from an import file: its
+ * number is the file's (e.g. PRM800K's rounds), not one of this project's models. */
+export function generationLabel(g: GenerationProgress): string {
+  const imported = g.labels > 0 && g.imported_labels === g.labels;
+  return imported && g.generation !== null ? `${generationName(g.generation)} (imported)` : generationName(g.generation);
 }
 
 /** A held-out score with its 95% interval when the run stored one: "0.630 (0.58–0.68)". */
