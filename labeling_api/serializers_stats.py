@@ -183,6 +183,15 @@ class CurvePointSerializer(HeldoutSerializer):
     label_count = I()
 
 
+class CurveEmptySerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(
+        choices=["no_runs", "training", "failed", "heldout_off", "too_few_problems"],
+        help_text="Why no run has held-out metrics: no run yet, the first is training, none succeeded, the "
+        "latest succeeded run's heldout_fraction is 0, or its labels covered too few problems to hold any out.",
+    )
+    message = S(help_text="The reason and what to do, in a sentence for the lead.")
+
+
 class ModelSerializer(serializers.Serializer):
     active_run = RunSerializer(allow_null=True)
     latest_run = RunSerializer(allow_null=True)
@@ -190,6 +199,9 @@ class ModelSerializer(serializers.Serializer):
     runs = RunSerializer(many=True)
     curve_metrics = serializers.ListField(child=S())
     learning_curve = CurvePointSerializer(many=True, help_text="Held-out metrics of succeeded runs by label count.")
+    curve_empty = CurveEmptySerializer(
+        allow_null=True, help_text="Why the learning curve is empty; null when it is not."
+    )
 
 
 class StrategyCountSerializer(serializers.Serializer):

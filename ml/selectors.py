@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from annotate.models import Project
+from annotate.models import Project, TaskKind
 from core.errors import NotFound
 from core.models import JobStatus
 from ml.models import TrainingRun
@@ -19,6 +19,10 @@ HELDOUT_MIN_PAIRS = 30
 # Below this a held-out score is noise: at 50 steps a 95% interval of accuracy is still ~±0.11 wide.
 HELDOUT_MIN_STEPS = 50
 HELDOUT_MIN_SOLUTIONS = 10
+# Training holds problems out only from this many labeled problems on (ml.prm.train.split_by_problem:
+# 4; ml.prm.reward.split_pairs: 2), and then round(heldout_fraction * problems) of them.
+SPLIT_MIN_PROBLEMS = {TaskKind.STEPS: 4, TaskKind.COMPARE: 2}
+DEFAULT_HELDOUT_FRACTION = {TaskKind.STEPS: 0.15, TaskKind.COMPARE: 0.2}
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -60,6 +64,7 @@ def model_summary(*, project: Project) -> dict:
             "started_at",
             "finished_at",
             "error",
+            "config",
         )[:TRAINING_RUNS_SHOWN]
     )
     runs.reverse()
@@ -80,7 +85,8 @@ def model_summary(*, project: Project) -> dict:
             }
         )
     curve = sorted(
-        (r for r in shown if r["status"] == JobStatus.SUCCEEDED and r["heldout"]), key=lambda r: r["label_count"]
+        (r for r in shown if r["status"] == JobStatus.SUCCEEDED and _has_metric(r["heldout"])),
+        key=lambda r: r["label_count"],
     )
     latest = shown[-1] if shown else None
     return {
@@ -90,6 +96,71 @@ def model_summary(*, project: Project) -> dict:
         "runs": shown,
         "curve_metrics": [m for m in CURVE_METRICS if any(m in r["heldout"] for r in curve)],
         "learning_curve": [{"run": r["id"], "label_count": r["label_count"], **r["heldout"]} for r in curve],
+        "curve_empty": None if curve else _why_no_curve(project=project, runs=runs, shown=shown),
+    }
+
+
+def _has_metric(heldout: dict) -> bool:
+    return any(k in heldout for k in CURVE_METRICS)
+
+
+def _problems_for_a_split(fraction: float, minimum: int) -> int | None:
+    """The fewest labeled problems from which training holds one out at this fraction (None: never)."""
+    if fraction <= 0:
+        return None
+    return next((n for n in range(minimum, 100_000) if round(fraction * n) >= 1), None)
+
+
+def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> dict:
+    """Why the learning curve is empty and what to do, as a reason code and a sentence for the lead."""
+    compare = project.task_kind == TaskKind.COMPARE
+    labels = "preferences" if compare else "step labels"
+    if project.retrain_every:
+        when = (
+            f"Runs start by themselves after every {project.retrain_every} new {labels} "
+            f"({project.step_labels_since_run} since the last run)"
+        )
+    else:
+        when = "Automatic retraining is off (retrain every 0 in the project's settings)"
+    if not shown:
+        return {"reason": "no_runs", "message": f"No training run yet. {when}; or press Retrain now."}
+    succeeded = [(r, raw) for r, raw in zip(shown, runs, strict=True) if r["status"] == JobStatus.SUCCEEDED]
+    if not succeeded:
+        latest = shown[-1]
+        if latest["status"] in (JobStatus.CREATED, JobStatus.RUNNING):
+            return {
+                "reason": "training",
+                "message": f"Run #{latest['id']} is training: its held-out metrics appear here when it finishes.",
+            }
+        failed = f"Run #{latest['id']} failed" + (f" ({latest['error']})" if latest["error"] else "")
+        return {
+            "reason": "failed",
+            "message": f"No run has succeeded yet. {failed}: see the runs below, fix the cause, then retrain.",
+        }
+    run, raw = succeeded[-1]
+    config = raw["config"] or {}
+    metrics = raw["metrics"] or {}
+    kind = TaskKind.COMPARE if compare else TaskKind.STEPS
+    fraction = config.get("heldout_fraction", DEFAULT_HELDOUT_FRACTION[kind])
+    if not isinstance(fraction, int | float) or fraction <= 0:
+        return {
+            "reason": "heldout_off",
+            "message": (
+                f"Run #{run['id']} held nothing out: its training setting heldout_fraction is {fraction} "
+                "(ML_TRAINING_CONFIG, or the config of the run's request). Set it above 0 (the default is "
+                f"{DEFAULT_HELDOUT_FRACTION[kind]}) and retrain."
+            ),
+        }
+    problems = metrics.get("n_problems")
+    need = _problems_for_a_split(fraction, SPLIT_MIN_PROBLEMS[kind])
+    had = f"labels of {problems} problem{'' if problems == 1 else 's'}" if isinstance(problems, int) else "its labels"
+    return {
+        "reason": "too_few_problems",
+        "message": (
+            f"Run #{run['id']} trained on {had}: too few to hold any out for testing. Held-out metrics need "
+            f"{labels} on at least {need} problems (heldout_fraction {fraction} of the problems is held out, "
+            "whole problems at a time). Label solutions of more problems, then retrain."
+        ),
     }
 
 

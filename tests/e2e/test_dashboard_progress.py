@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, Problem, Project, Role, Solution, Step
+from ml import services
 from ml.models import TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.e2e.helpers import login, make_user
+from tests.ml.test_loop import TINY, planted_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -138,3 +141,21 @@ def test_a_project_imported_already_labeled_reads_as_nothing_queued(pages, scree
     expect(page.locator('[data-chart="generations"]')).to_contain_text("PRM800K numbers its own rounds")
     page.locator("#progress").scroll_into_view_if_needed()
     screenshot(page, "dashboard-progress-imported-labeled")
+
+
+def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_path):
+    # A real (tiny) run on labels of 3 problems: too few to hold any out, so no held-out metrics.
+    project = planted_project("few", labeled=12, open_=4)
+    make_user("lena", project, Role.LEAD)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == "succeeded", run.error
+    page = pages.page()
+    login(page, "lena", "/dashboard/few/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    why = page.locator('[data-chart="curve"] [data-slot="curve-empty"]')
+    expect(why).to_contain_text(f"Run #{run.pk} trained on labels of 3 problems: too few to hold any out")
+    expect(why).to_contain_text("at least 4 problems")
+    expect(why).to_contain_text("Label solutions of more problems, then retrain.")
+    page.locator("#model").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-curve-empty-reason")

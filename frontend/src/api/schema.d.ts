@@ -348,6 +348,20 @@ export interface components {
       /** @default false */
       flagged?: boolean;
     };
+    CurveEmpty: {
+      /**
+       * @description Why no run has held-out metrics: no run yet, the first is training, none succeeded, the latest succeeded run's heldout_fraction is 0, or its labels covered too few problems to hold any out.
+       *
+       * * `no_runs` - no_runs
+       * * `training` - training
+       * * `failed` - failed
+       * * `heldout_off` - heldout_off
+       * * `too_few_problems` - too_few_problems
+       */
+      reason: components["schemas"]["ReasonEnum"];
+      /** @description The reason and what to do, in a sentence for the lead. */
+      message: string;
+    };
     CurvePoint: {
       /** Format: double */
       auroc_negative?: number;
@@ -660,6 +674,8 @@ export interface components {
       curve_metrics: string[];
       /** @description Held-out metrics of succeeded runs by label count. */
       learning_curve: components["schemas"]["CurvePoint"][];
+      /** @description Why the learning curve is empty; null when it is not. */
+      curve_empty: components["schemas"]["CurveEmpty"] | null;
     };
     MyProgress: {
       project: string;
@@ -792,6 +808,15 @@ export interface components {
       negative: number;
       unrated: number;
     };
+    /**
+     * @description * `no_runs` - no_runs
+     * * `training` - training
+     * * `failed` - failed
+     * * `heldout_off` - heldout_off
+     * * `too_few_problems` - too_few_problems
+     * @enum {string}
+     */
+    ReasonEnum: "no_runs" | "training" | "failed" | "heldout_off" | "too_few_problems";
     RefusedSubmit: {
       assignment_id: number;
       solution_id: number;

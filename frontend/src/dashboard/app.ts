@@ -282,7 +282,8 @@ export class Dashboard {
         el("p", { class: note.tooSmall ? "sl-curve-note sl-warn" : "sl-curve-note", "data-slot": "curve-note" }, note.text),
       );
     } else {
-      curveEl.replaceChildren(el("p", { class: "sl-empty" }, "No finished training run with held-out metrics yet."));
+      const why = m.curve_empty?.message ?? "No finished training run with held-out metrics yet.";
+      curveEl.replaceChildren(el("p", { class: "sl-empty", "data-slot": "curve-empty" }, why));
     }
     const runs = [...m.runs].reverse().slice(0, 20);
     this.slot("runs").replaceChildren(
