@@ -12,8 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotate.models import Annotation, Assignment, Comparison, Preference, Project, Role
-from annotate.models_compare import PairReason
+from annotate.models import Annotation, Assignment, Comparison, PairReason, Preference, Project, Role
 from annotate.services.compare.pairs import choose_pairs
 from tests.api_clients import member_client
 

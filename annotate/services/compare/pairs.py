@@ -14,8 +14,7 @@ from collections import defaultdict
 
 from django.db import transaction
 
-from annotate.models import Comparison, Project, Solution
-from annotate.models_compare import PairReason
+from annotate.models import Comparison, PairReason, Project, Solution
 
 DEFAULT_PAIRS_PER_PROBLEM = 3
 # Queue priority by reason: the claim serves informative pairs first.

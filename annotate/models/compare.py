@@ -5,7 +5,9 @@ step labels (annotate.services.compare)."""
 from django.conf import settings
 from django.db import models
 
-from annotate.models import Assignment, Problem, Project, Solution
+from annotate.models.labels import Assignment
+from annotate.models.problems import Problem, Solution
+from annotate.models.projects import Project
 
 
 class PairReason(models.TextChoices):
