@@ -1,0 +1,119 @@
+"""Problems, solutions and steps (big tables: raw-id widgets, no full counts)."""
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.text import Truncator
+
+from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.models import Problem, Solution, Step
+from annotate.services import audit
+
+
+def short(text: str | None, chars: int = 80) -> str:
+    return Truncator(text or "").chars(chars)
+
+
+@admin.register(Problem)
+class ProblemAdmin(ProjectScopedAdmin):
+    list_display = [
+        "id",
+        "short_text",
+        "project",
+        "kind",
+        "ground_truth_answer",
+        "subject",
+        "level",
+        "source_id",
+        "created_at",
+    ]
+    list_filter = ["project", "kind", "subject", "level"]
+    search_fields = ["text", "source_id", "ground_truth_answer", "=content_hash"]
+    autocomplete_fields = ["project"]
+    list_select_related = ["project"]
+    readonly_fields = ["content_hash", "text_hash", "created_at"]
+    show_full_result_count = False
+
+    @admin.display(description="problem")
+    def short_text(self, obj: Problem) -> str:
+        return short(obj.text)
+
+
+class StepInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """Steps are immutable (features are cached per step): shown, never edited here."""
+
+    model = Step
+    fields = ["index", "step_type", "text"]
+    readonly_fields = ["index", "step_type", "text"]
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Solution)
+class SolutionAdmin(ProjectScopedAdmin):
+    list_display = [
+        "id",
+        "short_problem",
+        "project",
+        "n_steps",
+        "final_answer",
+        "answer_correct",
+        "is_open",
+        "is_gold",
+        "is_quality_control",
+        "is_screening",
+        "priority",
+        "annotation_count",
+        "generation",
+        "strategy",
+    ]
+    list_filter = [
+        "project",
+        "answer_correct",
+        "is_open",
+        "is_gold",
+        "is_quality_control",
+        "is_screening",
+        "is_pregenerated",
+        "strategy",
+    ]
+    search_fields = ["=id", "problem__text", "final_answer", "=content_hash"]
+    raw_id_fields = ["problem"]
+    autocomplete_fields = ["project"]
+    list_select_related = ["project", "problem"]
+    readonly_fields = ["content_hash", "n_steps", "annotation_count", "created_at"]
+    inlines = [StepInline]
+    actions = ["reopen_for_relabeling"]
+    show_full_result_count = False
+
+    @admin.display(description="problem")
+    def short_problem(self, obj: Solution) -> str:
+        return short(obj.problem.text, 60)
+
+    @admin.action(description="Reopen for relabeling")
+    def reopen_for_relabeling(self, request: HttpRequest, queryset: QuerySet[Solution]) -> None:
+        count = audit.reopen_for_relabeling(solutions=queryset, user=request.user, reason="Reopened for relabeling")
+        self.message_user(
+            request,
+            f"Reopened {count} solution(s) for relabeling: each is served for one more label, to an annotator "
+            "who has not labeled it yet.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Step)
+class StepAdmin(ProjectScopedAdmin):
+    list_display = ["id", "solution", "index", "short_text"]
+    list_filter = ["solution__project"]
+    search_fields = ["text", "=solution__id"]
+    raw_id_fields = ["solution"]
+    readonly_fields = ["solution", "index", "text"]
+    show_full_result_count = False
+
+    @admin.display(description="text")
+    def short_text(self, obj: Step) -> str:
+        return short(obj.text)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
