@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from annotate.models import Annotation, AnnotationSource, Project, Role, Solution
-from autolabel import services
+from autolabel import runner, services
 from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from autolabel.rollouts import build_prompt
 from core.models import JobStatus
@@ -160,7 +160,7 @@ def test_a_dead_endpoint_fails_the_job_with_its_reason(tmp_path: Path) -> None:
 def test_retries_with_backoff_get_past_a_warming_server_and_bad_models_fail_at_once(
     tmp_path: Path, monkeypatch
 ) -> None:
-    monkeypatch.setattr(services, "LOAD_BATCH", 1)  # solutions read one at a time: the window refills
+    monkeypatch.setattr(runner, "LOAD_BATCH", 1)  # solutions read one at a time: the window refills
     _project(tmp_path)
     behaviour = _behaviour(fail_first=2, max_n=3)  # llama.cpp-like: fewer choices than asked
     with stand_in_server(behaviour) as url:
