@@ -294,6 +294,9 @@ JOB_SWEEPERS = [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"quiet_refusals": {"()": "config.log_filters.QuietRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # 401/403 are expected: one INFO line without a traceback (5xx stay errors with theirs).
+    "loggers": {"django.request": {"filters": ["quiet_refusals"]}},
 }
