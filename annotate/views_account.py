@@ -15,24 +15,42 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.access import allowed_actions
 from annotate.forms import AcceptInviteForm
-from annotate.models import Role
+from annotate.models import Role, TaskKind
 from annotate.selectors.pages import home_rows
 from annotate.services import events, team, tokens
 
 TOKEN_PLACEHOLDER = "YOUR_TOKEN"
 
 
+# What a token page offers to run, per task kind: (format, query, what it gives).
+EXPORT_EXAMPLES = {
+    TaskKind.STEPS: (
+        ("prm800k", "format=prm800k", "step labels as PRM800K JSONL"),
+        ("trl", "format=trl&neutral=positive", "TRL stepwise supervision (prompt, completions, labels)"),
+    ),
+    TaskKind.COMPARE: (
+        ("preference", "format=preference", "TRL preference rows (prompt, chosen, rejected; ties left out)"),
+    ),
+}
+
+
 def curl_lines(request: HttpRequest, key: str) -> list[dict]:
-    """One ready command per project: the export for those who may export, else the caller's progress."""
+    """Ready commands per project: each export format of its kind for those who may export, else
+    the caller's progress."""
     lines = []
     for row in home_rows(user=request.user):
-        slug = row["project"].slug
+        project = row["project"]
+        slug = project.slug
         if "export" in allowed_actions(user=request.user, roles=set(row["roles"])):
-            path, what = reverse("project-export", args=[slug]) + "?format=prm800k", "export its labels (PRM800K)"
+            export = reverse("project-export", args=[slug])
+            for name, query, what in EXPORT_EXAMPLES.get(project.task_kind, EXPORT_EXAMPLES[TaskKind.STEPS]):
+                url = request.build_absolute_uri(f"{export}?{query}")
+                command = f'curl -H "Authorization: Token {key}" "{url}" -o {slug}-{name}.jsonl'
+                lines.append({"slug": slug, "format": name, "what": what, "command": command})
         else:
-            path, what = reverse("project-me", args=[slug]), "your progress"
-        url = request.build_absolute_uri(path)
-        lines.append({"slug": slug, "what": what, "command": f'curl -H "Authorization: Token {key}" "{url}"'})
+            url = request.build_absolute_uri(reverse("project-me", args=[slug]))
+            command = f'curl -H "Authorization: Token {key}" "{url}"'
+            lines.append({"slug": slug, "format": "", "what": "your progress", "command": command})
     return lines
 
 

@@ -241,7 +241,7 @@ def test_ml_engineer_makes_a_token_and_pulls_an_export_with_it(pages, screenshot
     token_el = page.locator("[data-token]")
     key = token_el.get_attribute("data-token")
     assert key and re.fullmatch(r"[0-9a-f]{40}", key)
-    curl = page.locator("pre[data-curl=algebra]")
+    curl = page.locator("pre[data-curl=algebra][data-format=prm800k]")
     expect(curl).to_contain_text(f"Authorization: Token {key}")
     expect(curl).to_contain_text("/api/v1/projects/algebra/export/?format=prm800k")
     screenshot(page, "self-service-token")
