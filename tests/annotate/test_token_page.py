@@ -62,7 +62,7 @@ def test_one_command_per_export_format_and_each_one_works(client):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     rows = {}
-    for (slug, fmt), command in commands.items():
+    for (_slug, fmt), command in commands.items():
         response = api.get(_url(command))
         assert response.status_code == 200, (command, response.status_code)
         if fmt:
