@@ -102,6 +102,19 @@ def _negative_share(labeled) -> float | None:
     return round(row["neg"] / row["n"], 4) if row["n"] else None
 
 
+def jobs_of(*, project: Project, limit: int = 100) -> list[AutolabelJob]:
+    """The project's autolabel jobs, newest first."""
+    return list(AutolabelJob.objects.filter(project=project).order_by("-id")[:limit])
+
+
+def job_by_id(*, job_id: int) -> AutolabelJob | None:
+    return AutolabelJob.objects.select_related("project").filter(pk=job_id).first()
+
+
+def solution_of(*, project: Project, solution_id: int) -> Solution | None:
+    return Solution.objects.select_related("problem").filter(pk=solution_id, project=project).first()
+
+
 def job_summary(job: AutolabelJob) -> dict[str, Any]:
     return {
         "id": job.pk,

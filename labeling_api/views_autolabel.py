@@ -4,7 +4,6 @@ Thin views over autolabel.services / selectors; who may call them is in labeling
 Annotators never get these (anchoring: they label without seeing the automatic guess).
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -13,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Solution
 from autolabel import selectors, services
 from autolabel.models import AutolabelJob, SearchMode
+from core.errors import NotFound
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
 
@@ -93,7 +92,7 @@ class AutolabelJobListView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "autolabel")
-        jobs = AutolabelJob.objects.filter(project=project).order_by("-id")[:100]
+        jobs = selectors.jobs_of(project=project)
         return Response(AutolabelJobSerializer(jobs, many=True).data)
 
 
@@ -105,7 +104,9 @@ class AutolabelJobDetailView(APIView):
         responses={200: AutolabelJobSerializer, **DENIED},
     )
     def get(self, request: Request, id: int) -> Response:
-        job = get_object_or_404(AutolabelJob.objects.select_related("project"), pk=id)
+        job = selectors.job_by_id(job_id=id)
+        if job is None:
+            raise NotFound("No AutolabelJob matches the given query.")
         project_for_action(request, job.project.slug, "autolabel")
         return Response(AutolabelJobSerializer(job).data)
 
@@ -119,5 +120,7 @@ class SolutionLabelsView(APIView):
     )
     def get(self, request: Request, slug: str, id: int) -> Response:
         project = project_for_action(request, slug, "view_auto_labels")
-        solution = get_object_or_404(Solution.objects.select_related("problem"), pk=id, project=project)
+        solution = selectors.solution_of(project=project, solution_id=id)
+        if solution is None:
+            raise NotFound("No Solution matches the given query.")
         return Response(selectors.solution_labels(solution=solution))
