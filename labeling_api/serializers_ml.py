@@ -8,6 +8,9 @@ from ml.services import CONFIG_KEYS, validate_config
 
 # Not over HTTP: which model directory the server loads is the deployment's choice (settings / command).
 API_CONFIG_KEYS = CONFIG_KEYS - {"hf_model_path"}
+# A compare project's reward model settings (ml.prm.reward.RewardConfig) that PRMConfig lacks; checked
+# by the service, which knows the project's task kind.
+REWARD_ONLY_KEYS = frozenset({"features", "prm_project", "dense_lr"})
 MAX_SOLUTIONS = 64
 MAX_STEPS = 200
 MAX_TEXT = 20_000
@@ -46,15 +49,19 @@ class TrainingRunRequestSerializer(serializers.Serializer):
     config = serializers.DictField(
         required=False,
         default=dict,
-        help_text="Training settings to override for this run (PRMConfig fields, e.g. max_epochs, ensemble_size).",
+        help_text=(
+            "Training settings to override for this run (PRMConfig fields, e.g. max_epochs, ensemble_size; "
+            "a compare project's reward model: RewardConfig fields, e.g. features, prm_project)."
+        ),
     )
 
     def validate_config(self, value: dict) -> dict:
-        unknown = set(value) - API_CONFIG_KEYS
+        unknown = set(value) - API_CONFIG_KEYS - REWARD_ONLY_KEYS
         if unknown:
             raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")
         try:
-            return validate_config(value)
+            prm_part = validate_config({k: v for k, v in value.items() if k not in REWARD_ONLY_KEYS})
+            return {**value, **prm_part}
         except ConfigError as exc:  # {"config": {"max_epochs": ["must be ..."]}}
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
         except ValueError as exc:

@@ -163,6 +163,11 @@ class HeldoutSerializer(serializers.Serializer):
     too_small = serializers.BooleanField(
         required=False, help_text="Under 50 held-out steps or 10 solutions: the scores say little."
     )
+    pairwise_accuracy = F(
+        required=False, help_text="Compare projects: share of held-out pairs the reward model ranks as annotators did."
+    )
+    pairwise_accuracy_ci = _interval(help_text="95% Wilson interval of the pairwise accuracy.")
+    n_pairs = I(required=False, help_text="Compare projects: decided held-out pairs (ties left out).")
 
 
 class RunSerializer(serializers.Serializer):
@@ -293,3 +298,25 @@ class ProjectStatsSerializer(serializers.Serializer):
         help_text="Automatic step labels (autolabel.selectors.agreement): coverage by source, the latest job, the "
         "completion budget, and agreement with human labels."
     )
+
+
+class ShareSerializer(serializers.Serializer):
+    share = _nullable(F, help_text="k / n; null when n is 0.")
+    n = I()
+    ci95 = serializers.ListField(
+        child=F(), min_length=2, max_length=2, allow_null=True, help_text="95% Wilson interval."
+    )
+
+
+class CompareStatsSerializer(serializers.Serializer):
+    """`GET /api/v1/projects/{slug}/compare-stats/` (annotate.selectors.compare builds it)."""
+
+    preferences = I()
+    ties = I()
+    pairs_answered = I()
+    position_bias_left = ShareSerializer(help_text="Of decided answers, the share that chose the left candidate.")
+    agreement = ShareSerializer(help_text="Of annotator pairs on the same pair, the share giving the same answer.")
+    agreement_with_grading = ShareSerializer(
+        help_text="Where one candidate is graded right and one wrong: the share of decided answers for the right one."
+    )
+    gold_accuracy = ShareSerializer(help_text="Of answers on gold pairs, the share equal to the lead's answer.")

@@ -6,6 +6,7 @@ Thin views over ml.services; who may call them is in labeling_api.access.
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +22,7 @@ from labeling_api.serializers_ml import (
 )
 from ml import selectors as ml_selectors
 from ml import services
+from ml.prm.config import ConfigError
 
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Training run id.")
 DENIED = denied(forbidden="A member without the required role.", not_found="No such project (or run), or not a member.")
@@ -53,9 +55,12 @@ class TrainingRunListView(APIView):
         project = project_for_action(request, slug, "retrain")
         body = TrainingRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        run = services.request_retrain(
-            project=project, user=request.user, config=body.validated_data["config"], trigger="api"
-        )
+        try:
+            run = services.request_retrain(
+                project=project, user=request.user, config=body.validated_data["config"], trigger="api"
+            )
+        except ConfigError as exc:  # a setting that this project's kind of model does not take
+            raise ValidationError({"config": {exc.field: [exc.message]}}) from None
         return Response(TrainingRunRequestedSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(

@@ -17,7 +17,7 @@ from annotate.selectors.compare import compare_stats
 from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
-from labeling_api.serializers_stats import ProjectStatsSerializer
+from labeling_api.serializers_stats import CompareStatsSerializer, ProjectStatsSerializer
 from ml import selectors as ml_selectors
 
 DENIED = denied(forbidden="A member without the lead role.")
@@ -93,7 +93,7 @@ class CompareStatsView(APIView):
             "other wrong, and accuracy on gold pairs; each as {share, n, ci95}."
         ),
         parameters=[SLUG],
-        responses={200: OpenApiTypes.OBJECT, **DENIED},
+        responses={200: CompareStatsSerializer, **DENIED},
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "stats")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from annotate.models import Project, TaskKind
 from core.errors import Conflict
 from ml.prm.config import ConfigError, PRMConfig
 
@@ -76,3 +77,16 @@ def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:
 
 def artifact_abspath(relative: str) -> Path:
     return Path(settings.MEDIA_ROOT) / relative
+
+
+def validate_run_config(*, project: Project, config: dict[str, Any]) -> None:
+    """A steps project's overrides are PRMConfig's; a compare project's RewardConfig's (ConfigError)."""
+    if project.task_kind == TaskKind.COMPARE:
+        from ml.services.reward import REWARD_KEYS, reward_config
+
+        unknown = set(config) - REWARD_KEYS - CONFIG_KEYS - {"extra"}
+        if unknown:
+            raise ConfigError(sorted(unknown)[0], "unknown training config key")
+        reward_config(config)
+    else:
+        training_config(overrides=config)

@@ -18,15 +18,10 @@ from django.db.models import Max
 
 from annotate.models import Comparison, Preference, Project, Step
 from ml.models import TrainingRun
-from ml.prm.reward import (
-    PairExample,
-    RewardConfig,
-    RewardModel,
-    load_reward_model,
-    save_reward_checkpoint,
-    train_reward_model,
-)
-from ml.services.config import artifact_abspath
+from ml.prm import reward as bt
+from ml.prm.reward import PairExample, RewardConfig, RewardModel, save_reward_checkpoint, train_reward_model
+from ml.prm.reward_features import StepRisk, prm_step_risk
+from ml.services.config import NoActiveModel, artifact_abspath
 
 REWARD_KEYS = {f.name for f in dataclasses.fields(RewardConfig)} - {"extra"}
 
@@ -34,6 +29,33 @@ REWARD_KEYS = {f.name for f in dataclasses.fields(RewardConfig)} - {"extra"}
 def reward_config(overrides: dict) -> RewardConfig:
     """The run's settings: RewardConfig's own keys from the run's config (PRM keys do not apply)."""
     return RewardConfig(**{k: v for k, v in overrides.items() if k in REWARD_KEYS})
+
+
+def _prm_run(slug: str) -> TrainingRun:
+    """The active PRM of the steps project `slug` (the "prm" features' source)."""
+    from ml.services.scoring import active_run
+
+    project = Project.objects.filter(slug=slug).first()
+    run = active_run(project=project) if project is not None else None
+    if run is None or (run.metrics or {}).get("model") == "bradley_terry":
+        raise NoActiveModel(f"prm_project {slug!r}: no such project, or it has no active PRM")
+    return run
+
+
+def _step_risk(artifact: str) -> StepRisk:
+    from ml.prm.train import load_checkpoint
+
+    return prm_step_risk(load_checkpoint(artifact_abspath(artifact)))
+
+
+def load_reward_model(path) -> RewardModel:
+    """A reward model file, with the PRM it was trained with when its features read PRM scores."""
+    model = bt.load_reward_model(path)
+    if model.needs_prm:
+        if not model.prm_artifact:
+            raise NoActiveModel("this reward model reads PRM scores but does not name its PRM")
+        model.step_risk = _step_risk(model.prm_artifact)
+    return model
 
 
 def _steps_by_solution(solution_ids: set[int]) -> dict[int, list[str]]:
@@ -99,7 +121,14 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
     pairs = build_pair_examples(project=project, up_to_preference_id=watermark)
     if log:
         log(f"run {run.pk}: {len(pairs)} preferences")
-    checkpoint = train_reward_model(pairs, config, log=log)
+    prm_artifact, step_risk = None, None
+    if "prm" in config.features:
+        if not config.prm_project:
+            raise NoActiveModel('features "prm" need prm_project: a steps project whose active PRM scores the steps')
+        prm_artifact = _prm_run(config.prm_project).artifact_path
+        step_risk = _step_risk(prm_artifact)
+    checkpoint = train_reward_model(pairs, config, log=log, step_risk=step_risk)
+    checkpoint["prm_artifact"] = prm_artifact  # the PRM run's file: a later activation there changes nothing here
     artifact = f"models/{project.slug}/reward-run-{run.pk}.pt"
     save_reward_checkpoint(checkpoint, artifact_abspath(artifact))
     t_train = time.perf_counter() - t0
@@ -121,7 +150,6 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
 
 def score_with_reward(*, project: Project, problem: str, solutions: list[list[str]]) -> dict:
     """Rewards of candidate solutions under a compare project's active reward model."""
-    from ml.services.config import NoActiveModel
     from ml.services.scoring import active_run
 
     run = active_run(project=project)

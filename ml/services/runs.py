@@ -33,7 +33,7 @@ from core import jobs
 from core.models import JobStatus
 from ml.models import TrainingRun
 from ml.prm.examples import StepExample, examples_from_record
-from ml.services.config import STALE_AFTER, artifact_abspath, training_config
+from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
 from ml.services.prm_lib import lib
 from ml.services.scoring import (
     _drop_other_scores,
@@ -144,7 +144,7 @@ def request_retrain(
     run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
     """
     if config:
-        training_config(overrides=config)  # validate before anything is written
+        validate_run_config(project=project, config=config)  # before anything is written
     _lock_project(project.pk)
     _fail_stale(project_id=project.pk)
     waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()

@@ -340,6 +340,20 @@ export interface components {
      * @enum {string}
      */
     AutolabelJobSearchEnum: "binary" | "full";
+    /** @description `GET /api/v1/projects/{slug}/compare-stats/` (annotate.selectors.compare builds it). */
+    CompareStats: {
+      preferences: number;
+      ties: number;
+      pairs_answered: number;
+      /** @description Of decided answers, the share that chose the left candidate. */
+      position_bias_left: components["schemas"]["Share"];
+      /** @description Of annotator pairs on the same pair, the share giving the same answer. */
+      agreement: components["schemas"]["Share"];
+      /** @description Where one candidate is graded right and one wrong: the share of decided answers for the right one. */
+      agreement_with_grading: components["schemas"]["Share"];
+      /** @description Of answers on gold pairs, the share equal to the lead's answer. */
+      gold_accuracy: components["schemas"]["Share"];
+    };
     CompletionIn: {
       /** @description Non-empty. */
       text: string;
@@ -381,6 +395,15 @@ export interface components {
       first_error_f1_ci?: number[];
       /** @description Under 50 held-out steps or 10 solutions: the scores say little. */
       too_small?: boolean;
+      /**
+       * Format: double
+       * @description Compare projects: share of held-out pairs the reward model ranks as annotators did.
+       */
+      pairwise_accuracy?: number;
+      /** @description 95% Wilson interval of the pairwise accuracy. */
+      pairwise_accuracy_ci?: number[];
+      /** @description Compare projects: decided held-out pairs (ties left out). */
+      n_pairs?: number;
       run: number;
       label_count: number;
     };
@@ -578,6 +601,15 @@ export interface components {
       first_error_f1_ci?: number[];
       /** @description Under 50 held-out steps or 10 solutions: the scores say little. */
       too_small?: boolean;
+      /**
+       * Format: double
+       * @description Compare projects: share of held-out pairs the reward model ranks as annotators did.
+       */
+      pairwise_accuracy?: number;
+      /** @description 95% Wilson interval of the pairwise accuracy. */
+      pairwise_accuracy_ci?: number[];
+      /** @description Compare projects: decided held-out pairs (ties left out). */
+      n_pairs?: number;
     };
     ImportJob: {
       id: number;
@@ -933,6 +965,16 @@ export interface components {
       steps: number[];
       by_annotator: components["schemas"]["AnnotatorSeries"][];
     };
+    Share: {
+      /**
+       * Format: double
+       * @description k / n; null when n is 0.
+       */
+      share: number | null;
+      n: number;
+      /** @description 95% Wilson interval. */
+      ci95: number[] | null;
+    };
     SkipOut: {
       id: number;
       status: string;
@@ -1140,7 +1182,7 @@ export interface components {
       activated_at: string | null;
     };
     TrainingRunRequest: {
-      /** @description Training settings to override for this run (PRMConfig fields, e.g. max_epochs, ensemble_size). */
+      /** @description Training settings to override for this run (PRMConfig fields, e.g. max_epochs, ensemble_size; a compare project's reward model: RewardConfig fields, e.g. features, prm_project). */
       config?: {
         [key: string]: unknown;
       };
@@ -1593,9 +1635,7 @@ export interface operations {
     responses: {
       200: {
         content: {
-          "application/json": {
-            [key: string]: unknown;
-          };
+          "application/json": components["schemas"]["CompareStats"];
         };
       };
       /** @description No or bad token. */
