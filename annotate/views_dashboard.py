@@ -11,6 +11,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.urls import reverse
 
+from annotate.models import TaskKind
 from annotate.pages import project_page
 
 
@@ -20,6 +21,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_page(request, slug, "dashboard")
     config = {
         "project": {"slug": project.slug, "name": project.name or project.slug},
+        "task_kind": project.task_kind,
         "urls": {
             "stats": reverse("project-stats", args=[project.slug]),
             "annotators_csv": reverse("project-stats-csv", args=[project.slug]),
@@ -31,4 +33,6 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         },
         "csrf_token": get_token(request),
     }
+    if project.task_kind == TaskKind.COMPARE:
+        config["urls"]["compare_stats"] = reverse("project-compare-stats", args=[project.slug])
     return render(request, "annotate/dashboard.html", {"project": project, "config": config})

@@ -24,3 +24,5 @@ export type GenerationProgress = Schemas["GenerationProgress"];
 export type Progress = Schemas["Progress"];
 export type Pace = Schemas["Pace"];
 export type TrainingRun = Schemas["TrainingRun"];
+export type CompareStats = Schemas["CompareStats"];
+export type Share = Schemas["Share"];

@@ -17,9 +17,10 @@ import {
   stepsNote,
   toUnixSeconds,
 } from "./format";
+import { compareCurveNote, compareFigures } from "./compare";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
-import type { AnnotatorRow, HeldOut, ProjectStats as Stats, Run, Savings, Series, TrainingRun } from "../api/types";
+import type { AnnotatorRow, CompareStats, HeldOut, ProjectStats as Stats, Run, Savings, Series, TrainingRun } from "../api/types";
 import type { DashboardConfig } from "./types";
 
 /** Sources of automatic labels (autolabel.models.AutoSource). */
@@ -124,7 +125,35 @@ export class Dashboard {
     this.model(s);
     this.queue(s);
     this.autoLabels(s);
+    if (this.isCompare) await this.pairs(s);
     this.root.dataset.loaded = "true";
+  }
+
+  private get isCompare(): boolean {
+    return this.config.task_kind === "compare";
+  }
+
+  /** Compare projects: pair quality (…/compare-stats/) and the reward model's held-out pairwise accuracy. */
+  private async pairs(s: Stats): Promise<void> {
+    const slot = this.slot("compare-figures");
+    let c: CompareStats;
+    try {
+      c = await this.http.json<CompareStats>("GET", this.config.urls.compare_stats!);
+    } catch (error) {
+      slot.replaceChildren(el("p", { class: "sl-error" }, `Could not load the pair statistics: ${describe(error)}`));
+      return;
+    }
+    slot.replaceChildren(
+      ...compareFigures(c, s.model.learning_curve).map((f) => {
+        const node = figure(f.label, f.value, f.note);
+        node.dataset.figure = f.key;
+        if (f.warn) node.classList.add("sl-warn");
+        return node;
+      }),
+    );
+    this.slot("compare-note").textContent =
+      `${fmtInt(c.preferences)} preferences on ${fmtInt(c.pairs_answered)} pairs, ${fmtInt(c.ties)} ties. ` +
+      "Intervals are 95% Wilson intervals.";
   }
 
   private progress(s: Stats): void {
@@ -254,8 +283,9 @@ export class Dashboard {
     const m = s.model;
     const active = m.active_run;
     const latest = m.latest_run;
+    const unit = this.isCompare ? "preferences" : "step labels";
     this.slot("model-figures").replaceChildren(
-      figure("active model", active ? `run #${active.id}` : "none", active ? `${fmtInt(active.label_count)} step labels` : undefined),
+      figure("active model", active ? `run #${active.id}` : "none", active ? `${fmtInt(active.label_count)} ${unit}` : undefined),
       figure(
         "latest run",
         latest ? `#${latest.id} ${latest.status}` : "none yet",
@@ -275,9 +305,9 @@ export class Dashboard {
           color: PALETTE[i % PALETTE.length],
           dash: k === "ece" ? [5, 4] : undefined,
         })),
-        "step labels",
+        unit,
       );
-      const note = curveNote(curve[curve.length - 1]!);
+      const note = (this.isCompare ? compareCurveNote : curveNote)(curve[curve.length - 1]!);
       curveEl.append(
         el("p", { class: note.tooSmall ? "sl-curve-note sl-warn" : "sl-curve-note", "data-slot": "curve-note" }, note.text),
       );
@@ -293,7 +323,7 @@ export class Dashboard {
         el(
           "tr",
           {},
-          ...["Run", "Status", "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished"].map((h) =>
+          ...["Run", "Status", this.isCompare ? "Preferences" : "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished"].map((h) =>
             el("th", { scope: "col" }, h),
           ),
         ),
@@ -431,9 +461,10 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
   return row;
 }
 
-const INTERVALS: Record<string, "accuracy_ci" | "first_error_f1_ci"> = {
+const INTERVALS: Record<string, "accuracy_ci" | "first_error_f1_ci" | "pairwise_accuracy_ci"> = {
   accuracy: "accuracy_ci",
   first_error_f1: "first_error_f1_ci",
+  pairwise_accuracy: "pairwise_accuracy_ci",
 };
 
 function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
@@ -453,7 +484,11 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
     el(
       "td",
       size.tooSmall ? { class: "sl-warn", title: size.text } : {},
-      h.n_steps === undefined ? "—" : `${fmtInt(h.n_steps)} steps${size.tooSmall ? " (too small)" : ""}`,
+      h.n_steps !== undefined
+        ? `${fmtInt(h.n_steps)} steps${size.tooSmall ? " (too small)" : ""}`
+        : h.n_pairs !== undefined
+          ? `${fmtInt(h.n_pairs)} pairs` // a compare project's reward model
+          : "—",
     ),
     el("td", {}, when(r.finished_at)),
   );

@@ -143,6 +143,7 @@ export const METRIC_NAMES: Record<string, string> = {
   accuracy: "Step accuracy",
   first_error_f1: "First-error F1",
   ece: "ECE (lower is better)",
+  pairwise_accuracy: "Pairwise accuracy (reward model)",
 };
 
 /** The sentence under the learning curve about its latest point: scores, intervals, held-out size. */

@@ -2,6 +2,8 @@
 
 export interface DashboardConfig {
   project: { slug: string; name: string };
+  /** "steps" or "compare" (pairwise preferences: the pair section and a reward-model curve). */
+  task_kind: string;
   urls: {
     stats: string;
     annotators_csv: string;
@@ -10,6 +12,8 @@ export interface DashboardConfig {
     export_trl: string;
     export_jobs: string;
     api_docs: string;
+    /** Compare projects only. */
+    compare_stats?: string;
   };
   csrf_token: string;
 }

@@ -1,0 +1,90 @@
+/**
+ * The dashboard of a compare project (pairwise preferences, issue 16): the pair-quality figures from
+ * GET …/compare-stats/ and the reward model's held-out pairwise accuracy (the latest point of the
+ * learning curve, whose runs train a Bradley-Terry model on the preferences).
+ */
+import { fmtInt, fmtPct, fmtScore } from "./format";
+import type { CompareStats, CurvePoint, Share } from "../api/types";
+
+export interface CompareFigure {
+  key: string;
+  label: string;
+  value: string;
+  note: string;
+  warn?: boolean;
+}
+
+/** "62.5% (41–80%)" or "—" before there is anything to count. */
+export function fmtShare(s: Share): string {
+  if (s.share === null || s.share === undefined || !s.n) return "—";
+  const ci = s.ci95 && s.ci95.length === 2 ? ` (${fmtPct(s.ci95[0], 0)}–${fmtPct(s.ci95[1], 0)})` : "";
+  return `${fmtPct(s.share)}${ci}`;
+}
+
+/** Left-side share whose 95% interval excludes 0.5: annotators lean to one position. */
+export function positionBiased(s: Share): boolean {
+  return Boolean(s.n && s.ci95 && (s.ci95[0] > 0.5 || s.ci95[1] < 0.5));
+}
+
+/** The latest reward-model point of the learning curve, if any run measured pairwise accuracy. */
+export function latestPairwise(curve: readonly CurvePoint[]): CurvePoint | null {
+  const points = curve.filter((p) => p.pairwise_accuracy !== undefined && p.pairwise_accuracy !== null);
+  return points.length ? points[points.length - 1]! : null;
+}
+
+export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): CompareFigure[] {
+  const model = latestPairwise(curve);
+  const bias = c.position_bias_left;
+  return [
+    {
+      key: "gold",
+      label: "gold pairs answered right",
+      value: fmtShare(c.gold_accuracy),
+      note: c.gold_accuracy.n ? `${fmtInt(c.gold_accuracy.n)} answers on gold pairs` : "no answers on gold pairs yet",
+    },
+    {
+      key: "agreement",
+      label: "agreement on pairs",
+      value: fmtShare(c.agreement),
+      note: c.agreement.n ? `${fmtInt(c.agreement.n)} annotator pairs on the same pair` : "no pair answered twice yet",
+    },
+    {
+      key: "grading",
+      label: "agreement with graded answers",
+      value: fmtShare(c.agreement_with_grading),
+      note: c.agreement_with_grading.n
+        ? `preferred the right answer, ${fmtInt(c.agreement_with_grading.n)} answers on right-vs-wrong pairs`
+        : "no answer yet on a pair with one right and one wrong answer",
+    },
+    {
+      key: "position",
+      label: "chose the left candidate",
+      value: fmtShare(bias),
+      note: bias.n
+        ? `${fmtInt(bias.n)} decided answers; 50% is no position bias${positionBiased(bias) ? " (biased)" : ""}`
+        : "no decided answer yet",
+      warn: positionBiased(bias),
+    },
+    {
+      key: "reward",
+      label: "reward model, held-out pairwise accuracy",
+      value: model ? fmtScore(model.pairwise_accuracy, model.pairwise_accuracy_ci) : "—",
+      note: model
+        ? `run #${model.run}, ${fmtInt(model.label_count)} preferences, ${fmtInt(model.n_pairs)} held-out pairs; 0.5 is chance`
+        : "no trained reward model yet",
+    },
+  ];
+}
+
+/** The sentence under a compare project's learning curve. */
+export function compareCurveNote(p: CurvePoint): { text: string; tooSmall: boolean } {
+  const n = p.n_pairs ?? 0;
+  const tooSmall = n < 30;
+  return {
+    text:
+      `Latest point (run #${p.run}, ${fmtInt(p.label_count)} preferences): pairwise accuracy ` +
+      `${fmtScore(p.pairwise_accuracy, p.pairwise_accuracy_ci)} (95% interval in brackets) on ${fmtInt(n)} held-out pairs` +
+      (tooSmall ? ": too few to mean much (30+ pairs)." : "."),
+    tooSmall,
+  };
+}
