@@ -14,10 +14,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from annotate.models import ImportJob, JobStatus, Project, Role, Solution
+from annotate.models import ImportJob, Project, Role, Solution
 from annotate.services import exports
 from annotate.services.imports import import_file
 from annotate.services.imports import jobs as import_jobs
+from core.models import JobStatus
 from tests.api_clients import member_client
 
 
