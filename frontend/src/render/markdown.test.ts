@@ -13,6 +13,24 @@ describe("extractMath", () => {
     ]);
   });
 
+  it("takes LaTeX display environments written without $$ as display math (PRM800K steps do)", () => {
+    const step = "For the subsequence, I have:\n\\begin{align*} a_{2k} &= r_k a_{2k-1} \\\\ a_{2k+1} &= r_k a_{2k} \\end{align*}";
+    const { text, math } = extractMath(step, "n");
+    expect(math).toEqual([
+      { tex: "\\begin{align*} a_{2k} &= r_k a_{2k-1} \\\\ a_{2k+1} &= r_k a_{2k} \\end{align*}", display: true },
+    ]);
+    expect(text).toBe("For the subsequence, I have:\nMATHnX0X");
+    const html = renderMarkdown(step);
+    expect(html).toContain("katex-display");
+    expect(html.replace(/<annotation[\s\S]*?<\/annotation>/g, "")).not.toContain("begin{align"); // only in MathML's source
+    // Inside $$ it stays part of that formula; an unclosed or unknown environment stays text.
+    expect(extractMath("$$\\begin{align}x\\end{align}$$", "n").math).toEqual([
+      { tex: "\\begin{align}x\\end{align}", display: true },
+    ]);
+    expect(extractMath("\\begin{align*} x = 1", "n").math).toEqual([]);
+    expect(extractMath("\\begin{itemize}x\\end{itemize}", "n").math).toEqual([]);
+  });
+
   it("leaves prices and escaped dollars as text", () => {
     expect(extractMath("costs $5 and $6 each", "n").math).toEqual([]);
     expect(extractMath("a \\$ sign and $ x$", "n").math).toEqual([]);

@@ -1,6 +1,7 @@
 /**
  * Safe rendering of untrusted problem / step / guideline text: Markdown with raw HTML disabled,
- * and LaTeX math ($...$, $$...$$, \(...\), \[...\]) typeset by KaTeX with trust off.
+ * and LaTeX math ($...$, $$...$$, \(...\), \[...\], bare \begin{align*}-style environments)
+ * typeset by KaTeX with trust off.
  *
  * Math is cut out of the text before Markdown runs (so `_` and `*` inside formulas are not read as
  * emphasis) and replaced by placeholders carrying a random nonce; KaTeX's output goes back in
@@ -34,6 +35,9 @@ function placeholder(nonce: string, i: number): string {
   return `MATH${nonce}X${i}X`;
 }
 
+/** LaTeX display environments KaTeX typesets on their own, also outside `$$`. */
+const DISPLAY_ENV = /^\\begin\{((?:align|alignat|equation|gather)\*?)\}/;
+
 /**
  * Replace math by placeholders. `\$` stays a literal dollar. A single `$` opens inline math only
  * when followed by a non-space and closes at a `$` preceded by a non-space and not followed by a
@@ -51,6 +55,17 @@ export function extractMath(src: string, nonce: string): Extracted {
     const ch = src[i];
     if (ch === "\\" && i + 1 < src.length) {
       const nx = src[i + 1];
+      const env = DISPLAY_ENV.exec(src.slice(i, i + 24));
+      if (env) {
+        // PRM800K steps write \begin{align*}...\end{align*} without $$: typeset it as display math.
+        const close = `\\end{${env[1]}}`;
+        const end = src.indexOf(close, i + env[0].length);
+        if (end !== -1) {
+          push(src.slice(i, end + close.length), true);
+          i = end + close.length;
+          continue;
+        }
+      }
       if (nx === "(" || nx === "[") {
         const close = nx === "(" ? "\\)" : "\\]";
         const end = src.indexOf(close, i + 2);

@@ -1,0 +1,76 @@
+"""Pages other than the step workspace on a phone-sized screen (420 px): the project list keeps
+each project's links on screen, and a compare task puts solution B under A instead of squeezing
+both into two narrow columns; LaTeX environments written without $$ are typeset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Role
+from annotate.services.imports import import_file
+from tests.e2e.helpers import login, make_project, make_user, open_workspace
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+NARROW = {"width": 420, "height": 860}
+PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+
+
+def _on_screen(locator, width: int) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+
+
+def test_project_list_keeps_each_projects_links_on_a_420px_screen(pages, screenshot):
+    for slug, name in (("algebra", "Algebra, round 1 with a rather long name"), ("geometry", "Geometry")):
+        make_user(f"lead-{slug}", make_project(slug, name=name), Role.LEAD)
+    page = pages.page()
+    page.set_viewport_size(NARROW)
+    login(page, "lead-algebra", "/")
+    row = page.locator("tr[data-project=algebra]")
+    for link in ("Label", "Dashboard", "Settings"):
+        target = row.get_by_role("link", name=link, exact=True)
+        expect(target).to_be_visible()
+        assert _on_screen(target, NARROW["width"]), link
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    screenshot(page, "home-narrow-420")
+
+
+def _line(problem: str, steps: list[str], answer: str) -> dict:
+    return {"problem": problem, "ground_truth_answer": "2016", "steps": steps, "answer": answer}
+
+
+def test_compare_task_stacks_the_solutions_and_typesets_align_on_a_420px_screen(pages, screenshot, tmp_path: Path):
+    project = make_project("duel", name="Which is better", task_kind="compare")
+    make_user("ann", project)
+    align = "I have:\n\\begin{align*} a_{2k} &= r_k a_{2k-1} \\\\ a_{2k+1} &= r_k a_{2k} \\end{align*}"
+    lines = [
+        _line("Find $a_1$.", [align, "# Answer\n\n2016"], "2016"),
+        _line("Find $a_1$.", ["Guess: $a_1 = 7$.", "# Answer\n\n7"], "7"),
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_file(project=project, path=path)
+    page = pages.page()
+    page.set_viewport_size(NARROW)
+    open_workspace(page, "ann", "duel")
+    candidates = page.locator(".sl-candidate")
+    expect(candidates).to_have_count(2)
+    first, second = candidates.nth(0).bounding_box(), candidates.nth(1).bounding_box()
+    assert first and second and second["y"] >= first["y"] + first["height"], "B sits under A"
+    assert first["width"] > NARROW["width"] * 0.8
+    # The bare align* environment is typeset as display math, not shown as source.
+    expect(page.locator(".sl-candidate .katex-display")).to_have_count(1)
+    outside_math = """() => [...document.querySelectorAll('.sl-candidate')].map(c => {
+        const copy = c.cloneNode(true); copy.querySelectorAll('.katex').forEach(k => k.remove());
+        return copy.textContent; }).join(' ')"""
+    text = page.evaluate(outside_math)
+    assert "I have:" in text and "begin{align" not in text, text
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    screenshot(page, "compare-narrow-420", full_page=True)
