@@ -3,22 +3,21 @@
 labels=auto: first every imported Math-Shepherd line, in import order, rebuilt from the problem,
 its steps, the stored tags and the line's shape (byte for byte); then every solution fully labeled
 by rollouts (hard labels) that has no imported line, in solution order.
-labels=human: one line per human annotation selected by the export's filters (PRM800K records).
+labels=human needs no database of this app: prm800k.math_shepherd.human_lines turns the exported
+PRM800K records into lines.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 from django.db.models import Count, F, Q
 
 from annotate.models import Project, Solution, Step
 from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
 from prm800k import math_shepherd
-from prm800k.labels import main_line_completion
 
 
 def _steps(solution_ids: list[int]) -> dict[int, list[str]]:
@@ -99,34 +98,3 @@ def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shephe
                 task=row["problem__subject"],
             )
         last = ids[-1]
-
-
-def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
-    """The main line of a PRM800K record: step texts and ratings, then the unrated pre-generated rest."""
-    texts: list[str] = []
-    ratings: list[int | None] = []
-    for step in record["label"]["steps"]:
-        main = main_line_completion(step)  # the chosen completion, else the first (phase 2: the solution's step)
-        human = step.get("human_completion")
-        if main is None:  # phase 1 with no completion: the labeler's own step stands
-            if not isinstance(human, dict):
-                break
-            main = {"text": human["text"], "rating": 1}
-        texts.append(main["text"])
-        ratings.append(main.get("rating"))
-        if main.get("rating") == -1:
-            break
-    pre_generated = record["question"].get("pre_generated_steps") or []
-    if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):
-        texts.extend(pre_generated[len(texts) :])  # after the first error: `-` (human_line fills them)
-    return texts, ratings
-
-
-def human_lines(records: Iterable[dict[str, Any]], *, neutral: str) -> Iterator[str]:
-    for record in records:
-        texts, ratings = human_ratings(record)
-        line = math_shepherd.human_line(
-            question=record["question"]["problem"], steps=texts, ratings=ratings, neutral=neutral
-        )
-        if line is not None:
-            yield json.dumps(line) + "\n"

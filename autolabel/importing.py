@@ -1,7 +1,8 @@
 """Math-Shepherd lines in `import_prm800k`: a solution plus automatic labels (source math_shepherd).
 
-annotate.services.imports calls `parse_line` for lines with `input`/`label` keys and
-`write_batch` after it has ensured the batch's problems and solutions. The labels go to
+annotate.services.imports reads such lines with prm800k.parse.parse_math_shepherd_line and, after
+it has ensured the batch's problems and solutions, calls `write_batch` through
+annotate.services.auto_labels (registered by autolabel.apps). The labels go to
 AutoStepLabel, never to Annotation: they are not human labels and the queue, statistics,
 agreement and the PRM800K export never see them.
 """
@@ -14,30 +15,7 @@ from typing import Any
 from annotate.models import Project
 from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
 from core.bulk_insert import insert_rows
-from prm800k import math_shepherd
 from prm800k.parse import ParsedSolution
-from prm800k.schema import RecordError
-
-is_math_shepherd = math_shepherd.is_math_shepherd
-
-
-def parse_line(obj: Any, *, raw: bytes) -> ParsedSolution:
-    """Raise RecordError (path, message) for a bad line; `raw` is the line as read."""
-    try:
-        line = math_shepherd.parse(obj, raw=raw.rstrip(b"\n").decode("utf-8"))
-    except math_shepherd.MathShepherdError as exc:
-        raise RecordError(exc.path, exc.message) from None
-    parsed = ParsedSolution(
-        problem_text=line.question,
-        ground_truth_answer=None,  # Math-Shepherd lines carry no ground truth
-        ground_truth_solution=None,
-        steps=line.steps,
-        final_answer=line.final_answer,
-        is_pregenerated=True,
-        subject=line.task[:100],
-    )
-    parsed.auto = line
-    return parsed
 
 
 def write_batch(*, project: Project, batch: list[ParsedSolution], solution_ids: dict[str, int]) -> int:

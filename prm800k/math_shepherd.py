@@ -1,7 +1,8 @@
 """The Math-Shepherd line format: `{"input", "label", "task"}`, steps tagged `ки`, labels `+`/`-`.
 
-Pure Python (no Django): parsing an import line into a question, steps and per-step labels, and
-writing lines back. `input` is the question, then the steps ("Step 1: ... ки\\nStep 2: ... ки");
+Pure Python (no Django): parsing an import line into a question, steps and per-step labels,
+writing lines back, and lines from human PRM800K labels (`human_lines`, the export's labels=human).
+`input` is the question, then the steps ("Step 1: ... ки\\nStep 2: ... ки");
 `label` is the same text with each tag replaced by `+` (the step can still reach the answer) or
 `-`. A line that our canonical writer reproduces exactly needs nothing stored beyond its parts;
 any other (odd spacing, key order, encoding) keeps a `shape` with what the rebuild would miss, so
@@ -12,8 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from prm800k.labels import main_line_completion
 
 TAG = "ки"
 KEYS = ("input", "label", "task")
@@ -192,3 +196,32 @@ def human_line(
         "label": build_input(question, kept, marks),
         "task": task,
     }
+
+
+def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
+    """The main line of a PRM800K record: step texts and ratings, then the unrated pre-generated rest."""
+    texts: list[str] = []
+    ratings: list[int | None] = []
+    for step in record["label"]["steps"]:
+        main = main_line_completion(step)  # the chosen completion, else the first (phase 2: the solution's step)
+        human = step.get("human_completion")
+        if main is None:  # phase 1 with no completion: the labeler's own step stands
+            if not isinstance(human, dict):
+                break
+            main = {"text": human["text"], "rating": 1}
+        texts.append(main["text"])
+        ratings.append(main.get("rating"))
+        if main.get("rating") == -1:
+            break
+    pre_generated = record["question"].get("pre_generated_steps") or []
+    if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):
+        texts.extend(pre_generated[len(texts) :])  # after the first error: `-` (human_line fills them)
+    return texts, ratings
+
+
+def human_lines(records: Iterable[dict[str, Any]], *, neutral: str) -> Iterator[str]:
+    for record in records:
+        texts, ratings = human_ratings(record)
+        line = human_line(question=record["question"]["problem"], steps=texts, ratings=ratings, neutral=neutral)
+        if line is not None:
+            yield json.dumps(line) + "\n"

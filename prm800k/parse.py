@@ -1,4 +1,5 @@
-"""Parsing one import line (a PRM800K record or a plain unlabeled solution) into domain terms."""
+"""Parsing one import line (a PRM800K record, a plain unlabeled solution, or a Math-Shepherd line)
+into domain terms."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from prm800k import kinds
+from prm800k import kinds, math_shepherd
 from prm800k.labels import final_answer_from_text, label_counters, trajectory_steps
 from prm800k.records import RecordParts, sha256_json, shape_overrides
 from prm800k.schema import (
@@ -256,3 +257,24 @@ def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:
         "neither a PRM800K record (labeler, timestamp, question, label, ...) nor a plain line (problem, "
         "ground_truth_answer, steps)",
     )
+
+
+def parse_math_shepherd_line(obj: Any, *, raw: bytes) -> ParsedSolution:
+    """A Math-Shepherd line (`{"input", "label", "task"}`) as a solution whose tags ride along in
+    `auto` (automatic labels, never an annotation). Raise RecordError (path, message) for a bad
+    line; `raw` is the line as read, so an odd one keeps its shape and exports back exactly."""
+    try:
+        line = math_shepherd.parse(obj, raw=raw.rstrip(b"\n").decode("utf-8"))
+    except math_shepherd.MathShepherdError as exc:
+        raise RecordError(exc.path, exc.message) from None
+    parsed = ParsedSolution(
+        problem_text=line.question,
+        ground_truth_answer=None,  # Math-Shepherd lines carry no ground truth
+        ground_truth_solution=None,
+        steps=line.steps,
+        final_answer=line.final_answer,
+        is_pregenerated=True,
+        subject=line.task[:100],
+    )
+    parsed.auto = line
+    return parsed

@@ -14,8 +14,10 @@ import orjson
 from django.db.models import QuerySet
 
 from annotate.models import Annotation, AnnotationSource, Project, Step
+from annotate.services import auto_labels
 from annotate.services.exports.options import ExportOptions, encode_cursor
 from annotate.services.exports.sequence import stamp_export_sequence
+from prm800k import math_shepherd
 from prm800k.agreement import pairwise_agreement
 from prm800k.kinds import critique_row
 from prm800k.labels import main_line_ratings
@@ -151,16 +153,12 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
 
         yield from preference_lines(project=plan.project, ties=options.ties, qc=options.qc, labeler=options.labeler)
     elif options.format == "math_shepherd":
-        from autolabel import exporting  # automatic labels live in their own app
-
-        if options.labels == "auto":
-            yield from exporting.auto_lines(project=plan.project, chunk_size=chunk_size)
+        if options.labels == "auto":  # automatic labels live in their own app (annotate.services.auto_labels)
+            yield from auto_labels.store().math_shepherd_lines(project=plan.project, chunk_size=chunk_size)
         else:
-            yield from exporting.human_lines(records, neutral=options.neutral)
+            yield from math_shepherd.human_lines(records, neutral=options.neutral)
     elif options.format == "trl" and options.labels == "auto":
-        from autolabel import exporting
-
-        yield from exporting.auto_trl_rows(project=plan.project, chunk_size=chunk_size)
+        yield from auto_labels.store().trl_rows(project=plan.project, chunk_size=chunk_size)
     elif options.format == "critique":
         for record in records:
             yield json.dumps(critique_row_of(record), ensure_ascii=False) + "\n"

@@ -12,10 +12,8 @@ from typing import IO, Any, TypeVar
 
 import orjson
 
-from autolabel.importing import is_math_shepherd
-from autolabel.importing import parse_line as parse_math_shepherd
-from prm800k import grading
-from prm800k.parse import ParsedSolution, parse_line, validate_line
+from prm800k import grading, math_shepherd
+from prm800k.parse import ParsedSolution, parse_line, parse_math_shepherd_line, validate_line
 from prm800k.schema import RecordError
 
 MAX_REPORTED_ERRORS = 20
@@ -81,8 +79,8 @@ def _iter_parsed(
             yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
             continue
         try:
-            if is_math_shepherd(obj):
-                parsed = parse_math_shepherd(obj, raw=raw)
+            if math_shepherd.is_math_shepherd(obj):
+                parsed = parse_math_shepherd_line(obj, raw=raw)
                 yield number, (parsed.ground_truth_answer, parsed.final_answer) if validate_only else parsed
                 continue
             yield number, validate_line(obj) if validate_only else parse_line(obj, validate=False)

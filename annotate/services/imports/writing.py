@@ -18,6 +18,7 @@ from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step, TaskKind
 from annotate.queue_order import cold_start_queue
+from annotate.services import auto_labels
 from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, build_pairs
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.imports.reading import (
@@ -31,7 +32,6 @@ from annotate.services.imports.reading import (
     open_jsonl,
     validate_file,
 )
-from autolabel.importing import write_batch as write_math_shepherd
 from core.bulk_insert import analyze, insert_rows
 from prm800k.parse import ParsedSolution
 from prm800k.records import dumps_label_steps
@@ -177,7 +177,8 @@ def _write_batch(
             else:
                 result.duplicates += 1
     _create_annotations(project=project, batch=batch, solution_ids=solution_ids, result=result, numbers=numbers)
-    result.auto_labels_created += write_math_shepherd(project=project, batch=batch, solution_ids=solution_ids)
+    written = auto_labels.write_math_shepherd(project=project, batch=batch, solution_ids=solution_ids)
+    result.auto_labels_created += written
 
 
 def _ensure_problems(*, project: Project, batch: list[ParsedSolution], result: ImportResult) -> dict[str, int]:
