@@ -114,7 +114,7 @@ def _problems_for_a_split(fraction: float, minimum: int) -> int | None:
 def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> dict:
     """Why the learning curve is empty and what to do, as a reason code and a sentence for the lead."""
     compare = project.task_kind == TaskKind.COMPARE
-    labels = "preferences" if compare else "step labels"
+    labels = "labels" if compare else "step labels"  # compare: preferences, and step labels imported with them
     if project.retrain_every:
         when = (
             f"Runs start by themselves after every {project.retrain_every} new {labels} "

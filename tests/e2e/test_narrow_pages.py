@@ -5,6 +5,7 @@ both into two narrow columns; LaTeX environments written without $$ are typeset.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,22 @@ def test_compare_task_stacks_the_solutions_and_typesets_align_on_a_420px_screen(
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     screenshot(page, "compare-narrow-420", full_page=True)
+
+
+def test_login_page_has_the_products_form_and_fits_a_420px_screen(pages, screenshot):
+    make_user("ann", make_project("algebra"))
+    page = pages.page()
+    page.set_viewport_size(NARROW)
+    page.goto("/accounts/login/?next=/")
+    button = page.get_by_role("button", name="Log in")
+    expect(button).to_have_class(re.compile("sl-primary"))  # was the browser's bare default button
+    form = page.locator("form.sl-form").bounding_box()
+    username = page.get_by_label("Username").bounding_box()
+    assert form and username and username["width"] >= 0.9 * form["width"]
+    page.get_by_label("Username").fill("ann")
+    page.get_by_label("Password").fill("not the password")
+    button.click()
+    expect(page.locator(".errorlist")).to_contain_text("correct username and password")
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    screenshot(page, "login-narrow-420")

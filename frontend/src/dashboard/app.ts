@@ -316,6 +316,10 @@ export class Dashboard {
       curveEl.replaceChildren(el("p", { class: "sl-empty", "data-slot": "curve-empty" }, why));
     }
     const runs = [...m.runs].reverse().slice(0, 20);
+    if (!runs.length) {
+      this.slot("runs").replaceChildren(); // no header row over nothing: the curve's note says why
+      return;
+    }
     this.slot("runs").replaceChildren(
       el(
         "thead",

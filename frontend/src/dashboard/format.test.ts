@@ -143,6 +143,13 @@ describe("format", () => {
         note: "no queue labels in the last 7 days",
       });
       expect(stepsNote(open)).toBe("in 15 labels · 40 of 243 solution steps still queued");
+      // Nothing labeled here yet (a fresh import): no estimate, said once, not twice.
+      const fresh = { ...open, labels: 0, labels_imported: 0, steps_labeled: 0 };
+      expect(queueFigure(fresh)).toEqual({
+        label: "queue done in",
+        value: "—",
+        note: "no labels here yet: the estimate starts with the team's first ones",
+      });
     });
   });
 

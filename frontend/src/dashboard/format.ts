@@ -46,6 +46,9 @@ export interface Figure {
  */
 export function queueFigure(p: Progress): Figure {
   if (p.labels_remaining > 0) {
+    if ((p.eta_hours === null || p.eta_hours === undefined) && p.labels === p.labels_imported) {
+      return { label: "queue done in", value: DASH, note: "no labels here yet: the estimate starts with the team's first ones" };
+    }
     return { label: "queue done in", value: fmtEta(p.eta_hours, p.labels_remaining), note: fmtPace(p.pace) };
   }
   if (p.solutions_total === 0) return { label: "queue", value: "empty", note: "no solutions yet: import some to label" };
