@@ -25,6 +25,7 @@ from annotate.models import Project
 from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
 from autolabel.rollouts import EndpointError
 from autolabel.runner import BudgetExhausted, JobLost, Runner
+from autolabel.tasks import run_autolabel
 from core import jobs
 from core.models import JobStatus
 
@@ -70,8 +71,6 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
 @transaction.atomic
 def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJob:
     """A new job (status created), enqueued after commit. Raises AutolabelOptionError."""
-    from autolabel.tasks import run_autolabel
-
     clean = validate_options(options)
     AutolabelSettings.objects.get_or_create(project=project)
     job = AutolabelJob.objects.create(project=project, requested_by=user, **clean)
@@ -116,8 +115,6 @@ def sweep(*, stale_after: timedelta | None = None) -> int:
 
     Listed in settings.JOB_SWEEPERS (core.jobs.sweep_all). A restarted job resumes from its stored results.
     """
-    from autolabel.tasks import run_autolabel
-
     stale = stale_after if stale_after is not None else timedelta(seconds=settings.AUTOLABEL_STALE_SECONDS)
     return jobs.requeue_stale(
         model=AutolabelJob,

@@ -1,7 +1,7 @@
 """Serializers of the work-queue endpoints: the task an annotator is served and the submit payload.
 
 The submit serializers document the payload in the OpenAPI schema; the rules themselves (with
-error paths such as `steps[2].rating`) live in annotate.services.submit so the service checks
+error paths such as `steps[2].rating`) live in annotate.services.submission so the service checks
 every caller the same way.
 """
 
