@@ -285,8 +285,12 @@ class ProjectStatsSerializer(serializers.Serializer):
     project = StatsProjectSerializer()
     generated_at = serializers.DateTimeField()
     snapshot_at = serializers.DateTimeField(
-        help_text="Label counts are live; solution counts (progress, queue) and median times are as of this time "
-        "(a cached snapshot, rebuilt every 5 minutes)."
+        help_text="Label counts are live; median times are as of this time (a cached snapshot, rebuilt every 5 "
+        "minutes)."
+    )
+    solutions_at = serializers.DateTimeField(
+        help_text="Solution counts (progress, queue) are as of this time: now up to 20,000 solutions, else the "
+        "snapshot's."
     )
     progress = ProgressSerializer()
     throughput = ThroughputSerializer()

@@ -52,6 +52,7 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
         },
         "generated_at": now.isoformat(),
         "snapshot_at": _iso(scan.get("at")) or now.isoformat(),
+        "solutions_at": _iso(scan.get("solutions_at") or scan.get("at")) or now.isoformat(),
         "progress": {k: v for k, v in progress.items() if not k.startswith("_")},
         "throughput": throughput,
         "labels": label_summary,

@@ -141,6 +141,10 @@ def _scan(
 
 SNAPSHOT_SECONDS = 300  # older than this: served, and refreshed in the background
 SNAPSHOT_MAX_AGE = 1800  # older than this (no worker refreshed it): rebuilt within the request
+# Up to this many solutions their counts are taken afresh on every call (an index-only scan: ~45 ms
+# at 20,000 on the shared 2-core machine under load), so they agree with the labels submitted since
+# the snapshot; larger projects use the snapshot's.
+FRESH_SOLUTIONS_MAX = 20_000
 
 
 def _snapshot_key(project: Project) -> str:
@@ -190,8 +194,9 @@ def _label_aggregates(*, project: Project, labels, windows: _Windows, use_snapsh
     for the rebuild; only a missing one (or one past SNAPSHOT_MAX_AGE) is built in the request.
     New labels show immediately; a change to an older label (a lead's edit, a deletion) shows once
     the snapshot is rebuilt, as does a label whose transaction committed after the snapshot under
-    a lower id. Median times and the solution counts (progress by generation, queue composition)
-    are those of the snapshot (`snapshot_at` in the answer)."""
+    a lower id. Median times are those of the snapshot (`snapshot_at` in the answer), and so are
+    the solution counts (progress by generation, queue composition) of a project with more than
+    FRESH_SOLUTIONS_MAX solutions (`solutions_at`)."""
     if not use_snapshot:
         return {
             **_scan(project=project, labels=labels, windows=windows),
@@ -205,7 +210,16 @@ def _label_aggregates(*, project: Project, labels, windows: _Windows, use_snapsh
         _refresh_in_background(project)
     delta = _scan(project=project, labels=labels, windows=windows, after=snapshot["watermark"])
     merged = {name: _merge(snapshot[name], delta[name], keys) for name, keys in _MERGE_KEYS.items()}
-    return {**merged, "medians": snapshot["medians"], "solutions": snapshot["solutions"], "at": snapshot["at"]}
+    solutions, solutions_at = snapshot["solutions"], snapshot["at"]
+    if sum(row["total"] for row in solutions) <= FRESH_SOLUTIONS_MAX:
+        solutions, solutions_at = _solution_groups(project=project), windows.now
+    return {
+        **merged,
+        "medians": snapshot["medians"],
+        "solutions": solutions,
+        "at": snapshot["at"],
+        "solutions_at": solutions_at,
+    }
 
 
 _MERGE_KEYS = {

@@ -803,9 +803,14 @@ export interface components {
       generated_at: string;
       /**
        * Format: date-time
-       * @description Label counts are live; solution counts (progress, queue) and median times are as of this time (a cached snapshot, rebuilt every 5 minutes).
+       * @description Label counts are live; median times are as of this time (a cached snapshot, rebuilt every 5 minutes).
        */
       snapshot_at: string;
+      /**
+       * Format: date-time
+       * @description Solution counts (progress, queue) are as of this time: now up to 20,000 solutions, else the snapshot's.
+       */
+      solutions_at: string;
       progress: components["schemas"]["Progress"];
       throughput: components["schemas"]["Throughput"];
       labels: components["schemas"]["Labels"];

@@ -116,7 +116,7 @@ export class Dashboard {
     const s = this.stats;
     meta.classList.remove("sl-error");
     meta.textContent =
-      `As of ${when(s.generated_at)} (solution counts and medians as of ${when(s.snapshot_at)}) · ` +
+      `As of ${when(s.generated_at)} (${s.solutions_at === s.generated_at ? "medians" : `solution counts and medians`} as of ${when(s.snapshot_at)}) · ` +
       `overlap ${s.project.overlap} · generation ${s.project.current_generation}`;
     this.progress(s);
     this.throughput(s);
