@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotate import selectors
 from annotate.access import ActionForbidden, ProjectNotFound, allowed_actions, project_for
-from annotate.models import Project, Role
+from annotate.models import Project, Role, TaskKind
 
 
 def project_page(request: HttpRequest, slug: str, action: str) -> Project:
@@ -51,3 +51,23 @@ def project_tabs(*, user, project: Project, roles: set[str] | None = None) -> li
     if "export" in actions:
         tabs.append(Tab("export", "Export", reverse("project-export-page", args=[slug])))
     return tabs
+
+
+# The streamed export formats offered on pages (token page, dashboard), per task kind: (format,
+# query, what it gives).
+EXPORT_FORMATS = {
+    TaskKind.STEPS: (
+        ("prm800k", "format=prm800k", "step labels as PRM800K JSONL"),
+        ("trl", "format=trl&neutral=positive", "TRL stepwise supervision (prompt, completions, labels)"),
+    ),
+    TaskKind.COMPARE: (
+        ("preference", "format=preference", "TRL preference rows (prompt, chosen, rejected; ties left out)"),
+    ),
+}
+
+
+def export_links(project: Project) -> list[dict[str, str]]:
+    """The project's streamed exports: format, what it gives, and the API path with its query."""
+    path = reverse("project-export", args=[project.slug])
+    formats = EXPORT_FORMATS.get(project.task_kind, EXPORT_FORMATS[TaskKind.STEPS])
+    return [{"format": name, "what": what, "path": f"{path}?{query}"} for name, query, what in formats]

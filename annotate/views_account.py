@@ -15,23 +15,12 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.access import allowed_actions
 from annotate.forms import AcceptInviteForm
-from annotate.models import Role, TaskKind
+from annotate.models import Role
+from annotate.pages import export_links
 from annotate.selectors.pages import home_rows
 from annotate.services import events, team, tokens
 
 TOKEN_PLACEHOLDER = "YOUR_TOKEN"
-
-
-# What a token page offers to run, per task kind: (format, query, what it gives).
-EXPORT_EXAMPLES = {
-    TaskKind.STEPS: (
-        ("prm800k", "format=prm800k", "step labels as PRM800K JSONL"),
-        ("trl", "format=trl&neutral=positive", "TRL stepwise supervision (prompt, completions, labels)"),
-    ),
-    TaskKind.COMPARE: (
-        ("preference", "format=preference", "TRL preference rows (prompt, chosen, rejected; ties left out)"),
-    ),
-}
 
 
 def curl_lines(request: HttpRequest, key: str) -> list[dict]:
@@ -42,11 +31,10 @@ def curl_lines(request: HttpRequest, key: str) -> list[dict]:
         project = row["project"]
         slug = project.slug
         if "export" in allowed_actions(user=request.user, roles=set(row["roles"])):
-            export = reverse("project-export", args=[slug])
-            for name, query, what in EXPORT_EXAMPLES.get(project.task_kind, EXPORT_EXAMPLES[TaskKind.STEPS]):
-                url = request.build_absolute_uri(f"{export}?{query}")
-                command = f'curl -H "Authorization: Token {key}" "{url}" -o {slug}-{name}.jsonl'
-                lines.append({"slug": slug, "format": name, "what": what, "command": command})
+            for link in export_links(project):
+                url = request.build_absolute_uri(link["path"])
+                command = f'curl -H "Authorization: Token {key}" "{url}" -o {slug}-{link["format"]}.jsonl'
+                lines.append({"slug": slug, "format": link["format"], "what": link["what"], "command": command})
         else:
             url = request.build_absolute_uri(reverse("project-me", args=[slug]))
             command = f'curl -H "Authorization: Token {key}" "{url}"'

@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotate.models import TaskKind
-from annotate.pages import project_page
+from annotate.pages import export_links, project_page
 
 
 @login_required
@@ -35,4 +35,5 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if project.task_kind == TaskKind.COMPARE:
         config["urls"]["compare_stats"] = reverse("project-compare-stats", args=[project.slug])
-    return render(request, "annotate/dashboard.html", {"project": project, "config": config})
+    context = {"project": project, "config": config, "exports": export_links(project)}
+    return render(request, "annotate/dashboard.html", context)

@@ -1,6 +1,7 @@
-"""The API token page gives a ready curl command per export format of each project the user may
-export (PRM800K and TRL stepwise for step projects, TRL preference for compare projects), and
-each command's URL answers through the API with the token."""
+"""Export formats offered on pages: the API token page gives a ready curl command per export format
+of each project the user may export (PRM800K and TRL stepwise for step projects, TRL preference
+for compare projects), and each command's URL answers through the API with the token; the
+dashboard links the same formats."""
 
 from __future__ import annotations
 
@@ -80,3 +81,25 @@ def test_without_a_token_the_commands_show_the_placeholder(client):
     commands = _commands(client.get("/account/token/").content.decode())
     assert set(commands) == {("algebra", "prm800k"), ("algebra", "trl")}
     assert all('"Authorization: Token YOUR_TOKEN"' in c for c in commands.values())
+
+
+def test_dashboard_links_the_export_formats_of_the_projects_kind(client):
+    call_command("import_prm800k", str(FIXTURE), project="algebra", no_progress=True, stdout=io.StringIO())
+    call_command("import_prm800k", str(FIXTURE), project="duel", task="compare", no_progress=True, stdout=io.StringIO())
+    lead = make_user("lena")
+    for slug in ("algebra", "duel"):
+        Membership.objects.create(project=Project.objects.get(slug=slug), user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    links = {}
+    for slug in ("algebra", "duel"):
+        page = client.get(f"/dashboard/{slug}/").content.decode()
+        links[slug] = dict(re.findall(r'<a href="([^"]+)" data-export="([^"]+)">', page))
+    assert links == {
+        "algebra": {
+            "/api/v1/projects/algebra/export/?format=prm800k": "prm800k",
+            "/api/v1/projects/algebra/export/?format=trl&amp;neutral=positive": "trl",
+        },
+        "duel": {"/api/v1/projects/duel/export/?format=preference": "preference"},  # was PRM800K and TRL
+    }
+    for path in [p for paths in links.values() for p in paths]:
+        assert client.get(html.unescape(path)).status_code == 200, path
