@@ -24,7 +24,12 @@ sys.path.insert(0, str(ROOT))
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.data import dataset_paths  # noqa: E402
 from ml.prm.examples import examples_from_record, path_first_error  # noqa: E402
-from ml.prm.metrics import choose_threshold, first_error_f1, first_error_predictions  # noqa: E402
+from ml.prm.metrics import (  # noqa: E402
+    choose_threshold,
+    first_error_f1,
+    first_error_f1_interval,
+    first_error_predictions,
+)
 from ml.prm.sim_data import stepwise_records  # noqa: E402
 from ml.prm.train import build_prm, train_prm  # noqa: E402
 
@@ -32,6 +37,8 @@ RESULTS = ROOT / "bench" / "results"
 SPLITS = ("gsm8k", "math", "olympiadbench")
 # ProcessBench paper (arXiv:2412.06559), Table 3: average F1 over its four splits (GSM8K, MATH,
 # OlympiadBench, Omni-MATH); the per-split values are in the paper.
+PRIOR_ROW = "step-position prior (fitted on PRM800K)"
+QUANTILE_ROW = "default PRM, label-free threshold: the training paths' best flag quantile of this split's own steps"
 PUBLISHED = {"Math-Shepherd-PRM-7B": 31.5, "Qwen2.5-Math-7B fine-tuned on PRM800K": 56.5}
 
 
@@ -62,6 +69,31 @@ def position_prior(examples) -> tuple[np.ndarray, float]:
     return hazard, threshold
 
 
+def flag_quantile(seqs, truth) -> float:
+    """The share of steps to flag, as a quantile of the steps' own P(-1), that maximises first-error
+    F1 on the training paths. Applied to a new split's own (unlabeled) steps it moves the threshold
+    with the split: a PRM's P(-1) runs higher on harder text (OlympiadBench) while its ranking
+    still carries the signal, so a fixed P(-1) threshold flags nearly every solution there."""
+    allp = np.concatenate(seqs)
+    grid = np.linspace(0.5, 0.995, 100)
+
+    def f1(q):
+        return first_error_f1(first_error_predictions(seqs, np.quantile(allp, q)), truth)["first_error_f1"] or 0.0
+
+    return float(max(grid, key=f1))
+
+
+def paired_diff_ci(pred_a, pred_b, truth, n_boot: int = 1000, seed: int = 0) -> list[float]:
+    """95% bootstrap interval of F1(a) - F1(b), resampling solutions (the same draws for both)."""
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for d in rng.integers(0, len(truth), size=(n_boot, len(truth))):
+        fa = first_error_f1(pred_a[d], truth[d])["first_error_f1"] or 0.0
+        fb = first_error_f1(pred_b[d], truth[d])["first_error_f1"] or 0.0
+        diffs.append(fa - fb)
+    return [float(np.quantile(diffs, 0.025)), float(np.quantile(diffs, 0.975))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", default="{}", help="PRMConfig overrides as JSON")
@@ -75,6 +107,13 @@ def main() -> None:
     t_train = time.perf_counter() - t0
     prm = build_prm(ckpt)
     hazard, hazard_threshold = position_prior(rated)
+    train_paths = path_first_error(rated)
+    pos = {id(e): i for i, e in enumerate(rated)}
+    p_train = prm.score_steps([(e.problem, tuple(e.previous), e.step) for e in rated]).p_negative
+    quantile = flag_quantile(
+        [p_train[[pos[id(e)] for e in path]] for path, _ in train_paths.values()],
+        np.asarray([fe for _, fe in train_paths.values()]),
+    )
     out = {"n_train_labels": len(rated), "train_seconds": round(t_train, 1), "config": cfg.to_dict()}
     for split in SPLITS:
         data = json.loads(dataset_paths(split)[0].read_text())
@@ -84,9 +123,12 @@ def main() -> None:
         pn = prm.score_steps(items).p_negative
         t_score = time.perf_counter() - t1
         seqs = np.split(pn, np.cumsum([len(d["steps"]) for d in data])[:-1])
-        prm_f1 = first_error_f1(first_error_predictions(seqs, prm.threshold), truth)
+        prm_pred = first_error_predictions(seqs, prm.threshold)
+        prm_f1 = first_error_f1(prm_pred, truth)
+        q_pred = first_error_predictions(seqs, float(np.quantile(pn, quantile)))
         n = np.asarray([len(d["steps"]) for d in data])
         hz = [hazard[np.minimum(np.arange(k), len(hazard) - 1)] for k in n]
+        prior_pred = first_error_predictions(hz, hazard_threshold)
         # the PRM's ranking with the threshold chosen on this split itself: an oracle, shown as an upper bound
         oracle = max(
             (first_error_f1(first_error_predictions(seqs, t), truth)["first_error_f1"] or 0.0, t)
@@ -95,13 +137,18 @@ def main() -> None:
         base = {
             "every step correct": first_error_f1(np.full(len(data), -1), truth),
             "first step wrong": first_error_f1(np.zeros(len(data), dtype=int), truth),
-            "step-position prior (fitted on PRM800K)": first_error_f1(
-                first_error_predictions(hz, hazard_threshold), truth
-            ),
+            PRIOR_ROW: first_error_f1(prior_pred, truth),
+            QUANTILE_ROW: first_error_f1(q_pred, truth),
             "default PRM, threshold chosen on this split (oracle; not a fair score)": first_error_f1(
                 first_error_predictions(seqs, oracle[1] - 1e-12), truth
             ),
         }
+        prm_f1["ci"] = first_error_f1_interval(prm_pred, truth)
+        for key, pred in (("prior", prior_pred), ("quantile", q_pred)):
+            base_ci = first_error_f1_interval(pred, truth)
+            prm_f1[f"{key}_ci"] = base_ci
+        prm_f1["minus_prior_ci"] = paired_diff_ci(prm_pred, prior_pred, truth)
+        prm_f1["quantile_minus_prior_ci"] = paired_diff_ci(q_pred, prior_pred, truth)
         out[split] = {
             "prm": prm_f1,
             "baselines": base,
@@ -111,6 +158,7 @@ def main() -> None:
         print(split, prm_f1, {k: v["first_error_f1"] for k, v in base.items()}, flush=True)
     out["heldout_prm800k"] = ckpt["metrics"].get("heldout")
     out["threshold"] = ckpt["threshold"]
+    out["flag_quantile"] = quantile
     (RESULTS / "processbench.json").write_text(json.dumps(out, indent=1, default=float))
     f = lambda m: f"{100 * (m['first_error_f1'] or 0):.1f}"  # noqa: E731
     lines = [
@@ -141,6 +189,26 @@ def main() -> None:
             f"{s} {100 * (out[s]['prm']['acc_erroneous'] or 0):.1f} / {100 * (out[s]['prm']['acc_correct'] or 0):.1f}"
             for s in SPLITS
         ),
+        "",
+        "95% bootstrap intervals (1,000 resamples of solutions), F1 x 100, and the paired difference to the",
+        "step-position prior (the same resamples for both):",
+        "",
+        "| split | default PRM | PRM - prior | label-free threshold | label-free - prior | prior |",
+        "|---|---|---|---|---|---|",
+    ]
+    ci = lambda c: f"{100 * c[0]:.1f}-{100 * c[1]:.1f}"  # noqa: E731
+    dci = lambda c: f"{100 * c[0]:+.1f} to {100 * c[1]:+.1f}"  # noqa: E731
+    for s in SPLITS:
+        m = out[s]["prm"]
+        lines.append(
+            f"| {s} | {f(m)} ({ci(m['ci'])}) | {dci(m['minus_prior_ci'])} | "
+            f"{f(out[s]['baselines'][QUANTILE_ROW])} ({ci(m['quantile_ci'])}) | {dci(m['quantile_minus_prior_ci'])} | "
+            f"{f(out[s]['baselines'][PRIOR_ROW])} ({ci(m['prior_ci'])}) |"
+        )
+    lines += [
+        "",
+        f"The label-free threshold flags the top {100 * (1 - quantile):.0f}% of a split's own steps by P(-1) (the",
+        "share that maximised F1 on the PRM800K training paths); it needs no labels of the split, only its steps.",
         "",
     ]
     (RESULTS / "processbench.md").write_text("\n".join(lines) + "\n")

@@ -25,7 +25,9 @@ from ml.prm.metrics import auroc, choose_threshold, first_error_f1, first_error_
 from ml.prm.selection import convincing_wrong_priority
 from ml.prm.step_features import step_rows
 
-STRATEGIES = ("random", "uncertainty", "bald", "convincing_wrong", "value")
+STRATEGIES = ("random", "uncertainty", "bald", "convincing_wrong", "value", "answer_stratified")
+# answer_stratified: the share of each round's labels spent on graded-wrong solutions
+WRONG_SHARE = 0.5
 DEFAULT_STRATEGY = "value"
 
 
@@ -208,6 +210,9 @@ def select(
 
     if strategy == "random":
         return fill(rng.permutation(len(cand))), True
+    if strategy == "answer_stratified":
+        wrong = np.asarray([P.answer[i] is False for i in cand])
+        return [cand[j] for j in acq.stratified_order(wrong, costs_true, budget, WRONG_SHARE, rng)], False
     rows, lengths = _own_rows(P, cand)
     hp = head.head_probs(P.X[rows])
     if strategy == "uncertainty":
