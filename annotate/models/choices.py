@@ -20,6 +20,8 @@ class Strategy(models.TextChoices):
     CONVINCING_WRONG = "convincing_wrong", "Convincing wrong answer"
     RANDOM = "random", "Random"
     MIX = "mix", "Mix (80% convincing wrong, 20% most convincing)"
+    # Half the expected step labels on graded-wrong answers, random within each stratum (ml/prm/selection.py).
+    ANSWER_STRATIFIED = "answer_stratified", "Answer-stratified (half the labels on graded-wrong answers)"
 
 
 class TaskKind(models.TextChoices):

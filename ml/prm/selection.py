@@ -10,7 +10,9 @@ import math
 
 import numpy as np
 
-STRATEGIES = ("uncertainty", "convincing_wrong", "random", "mix")
+from ml.prm.acquisition import stratified_order
+
+STRATEGIES = ("uncertainty", "convincing_wrong", "random", "mix", "answer_stratified")
 
 
 def _wrong_mask(answer_correct) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +80,22 @@ def mix_priority(scores, answer_correct, *, wrong_share: float = 0.8) -> np.ndar
     return pri
 
 
+def answer_stratified_priority(answer_correct, lengths, rng: np.random.Generator, *, wrong_share: float = 0.5):
+    """Random order within two strata, graded-wrong answers and the rest, interleaved so that the
+    wrong stratum takes `wrong_share` of the *expected step labels* of any head of the queue. A pass
+    over a wrong answer stops at its first error, about half-way on average, so its expected cost
+    is (steps + 1) / 2; a right or ungraded one costs all its steps. Model-free by design: the
+    simulation found no model-ranked order that beat random within a stratum."""
+    wrong, _ = _wrong_mask(answer_correct)
+    steps = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
+    costs = np.where(wrong, (steps + 1) / 2, steps)
+    order = stratified_order(wrong, costs, math.inf, wrong_share, rng)
+    n = len(order)
+    pri = np.empty(n, dtype=np.float64)
+    pri[np.asarray(order, dtype=np.int64)] = np.arange(n, 0, -1, dtype=np.float64) / max(n, 1)
+    return pri
+
+
 def priorities(
     strategy: str,
     *,
@@ -86,8 +104,9 @@ def priorities(
     solution_uncertainty=None,
     rng: np.random.Generator | None = None,
     n: int | None = None,
+    lengths=None,
 ) -> np.ndarray:
-    """Dispatch by strategy name."""
+    """Dispatch by strategy name (`lengths`: step counts per solution, for answer_stratified)."""
     if strategy == "uncertainty":
         return uncertainty_priority(solution_uncertainty)
     if strategy == "convincing_wrong":
@@ -97,6 +116,8 @@ def priorities(
         return random_priority(size, rng or np.random.default_rng())
     if strategy == "mix":
         return mix_priority(scores, answer_correct)
+    if strategy == "answer_stratified":
+        return answer_stratified_priority(answer_correct, lengths, rng or np.random.default_rng())
     raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
 
 

@@ -148,7 +148,7 @@ def score_open_solutions(
     config = prm.config or PRMConfig()
     ids = _open_solution_ids(project)
     StepScore.objects.filter(training_run=run).delete()  # a rescore of the same run starts over
-    all_ids, prod_l, unc_l, disagree_l, value_l, sketch_l = [], [], [], [], [], []
+    all_ids, prod_l, unc_l, disagree_l, value_l, sketch_l, length_l = [], [], [], [], [], [], []
     n_steps = 0
     disagreement_first = _disagreement_first(project)
     strategy = project.selection_strategy or Strategy.VALUE
@@ -189,6 +189,7 @@ def score_open_solutions(
                     ],
                 )
         all_ids += chunk
+        length_l += lengths
         prod_l.append(prod)
         unc_l.append(unc)
         n_steps += len(step_ids)
@@ -211,6 +212,7 @@ def score_open_solutions(
             solution_uncertainty=unc,
             rng=np.random.default_rng(run.pk),
             n=len(all_ids),
+            lengths=length_l,
         )
     if disagreement_first and len(all_ids):
         pri = lib.disagreement_first(pri, np.concatenate(disagree_l))

@@ -332,6 +332,26 @@ def test_value_strategy_orders_by_first_error_value_per_label_and_routes_a_contr
     assert sum(s.answer_correct is False for s in head) / len(head) > wrong_share
 
 
+@pytest.mark.django_db
+def test_answer_stratified_strategy_interleaves_wrong_answers_at_half_the_expected_labels(tmp_path):
+    project = planted_project("strat", labeled=60, open_=60, strategy=Strategy.ANSWER_STRATIFIED)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.SUCCEEDED, run.error
+    order = open_queue(project)
+    assert {s.strategy for s in order} == {"answer_stratified"}
+    assert all(s.model_run_id == run.pk for s in order) and len({s.priority for s in order}) == len(order)
+    wrong = [s for s in order if s.answer_correct is False]
+    right = [s for s in order if s.answer_correct is not False]
+    assert wrong and right
+    # wrong answers are neither all first (convincing_wrong) nor left to chance: in the first third of
+    # the queue they hold about half of the expected step labels (a wrong pass costs (n + 1) / 2)
+    head = order[: len(order) // 3]
+    cost = [(s.n_steps + 1) / 2 if s.answer_correct is False else s.n_steps for s in head]
+    share = sum(c for c, s in zip(cost, head, strict=True) if s.answer_correct is False) / sum(cost)
+    assert 0.35 <= share <= 0.65, share
+
+
 # --- single flight --------------------------------------------------------------------------------
 
 

@@ -52,3 +52,23 @@ def test_random_is_seeded_and_dispatch():
     assert np.array_equal(a, b) and len(set(a.tolist())) == 5
     with pytest.raises(ValueError):
         priorities("nope", scores=[1.0])
+
+
+def test_answer_stratified_gives_wrong_answers_half_the_expected_labels_of_any_queue_head():
+    rng = np.random.default_rng(0)
+    n = 400
+    correct = [bool(c) for c in rng.random(n) < 0.7] + [None] * 20  # 30% graded wrong, some ungraded
+    lengths = rng.integers(3, 12, size=len(correct))
+    pri = priorities("answer_stratified", answer_correct=correct, lengths=lengths, rng=np.random.default_rng(1))
+    order = top_k(pri, len(pri)).tolist()
+    assert sorted(order) == list(range(len(correct))) and len(set(pri.tolist())) == len(pri)
+    wrong = np.asarray([c is False for c in correct])
+    cost = np.where(wrong, (lengths + 1) / 2, lengths)
+    for head in (20, 60, 120):  # while both strata last, the wrong one holds about half the expected labels
+        idx = np.asarray(order[:head])
+        share = cost[idx][wrong[idx]].sum() / cost[idx].sum()
+        assert 0.4 <= share <= 0.6, (head, share)
+    # random within a stratum: the same seed gives the same queue, another seed another one
+    again = priorities("answer_stratified", answer_correct=correct, lengths=lengths, rng=np.random.default_rng(1))
+    other = priorities("answer_stratified", answer_correct=correct, lengths=lengths, rng=np.random.default_rng(2))
+    assert np.array_equal(pri, again) and not np.array_equal(pri, other)

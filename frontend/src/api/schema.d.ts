@@ -960,9 +960,10 @@ export interface components {
      * * `convincing_wrong` - Convincing wrong answer
      * * `random` - Random
      * * `mix` - Mix (80% convincing wrong, 20% most convincing)
+     * * `answer_stratified` - Answer-stratified (half the labels on graded-wrong answers)
      * @enum {string}
      */
-    SelectionStrategyEnum: "value" | "uncertainty" | "convincing_wrong" | "random" | "mix";
+    SelectionStrategyEnum: "value" | "uncertainty" | "convincing_wrong" | "random" | "mix" | "answer_stratified";
     Series: {
       /** @description Bucket starts (UTC). */
       buckets: string[];
