@@ -275,6 +275,9 @@ def test_ml_engineer_makes_a_token_and_pulls_an_export_with_it(pages, screenshot
     expect(row).to_contain_text("Succeeded")
     expect(row.get_by_role("link", name="Export what is newer")).to_be_visible()
     screenshot(page, "self-service-export", full_page=True)
+    page.set_viewport_size({"width": 420, "height": 860})  # the long cursor wraps, the page does not scroll sideways
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    screenshot(page, "self-service-export-420", full_page=True)
     page.set_viewport_size(LAPTOP)
     screenshot(page, "self-service-export-laptop", full_page=True)
     row.get_by_role("link", name="Export what is newer").click()
