@@ -1,0 +1,263 @@
+"""The export API: streamed PRM800K, filters, permissions and export jobs.
+
+Everything runs on PostgreSQL; app labels are made through the real queue and submit services.
+Cursors, TRL rows and imports over HTTP are in the modules beside this one.
+"""
+
+import gzip
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import override_settings
+
+from annotate.models import Export, Membership, Role
+from annotate.services import queue, submit
+from tests.json_helpers import same_json
+from tests.labeling_api.exports.helpers import FIXTURES, add_solution, label_in_app, lines_of
+
+User = get_user_model()
+
+
+# --- permissions ---------------------------------------------------------------------------------
+
+
+ENDPOINTS = [
+    ("get", "/api/v1/projects/exp/export/", None),
+    ("post", "/api/v1/projects/exp/exports/", {"format": "prm800k"}),
+    ("get", "/api/v1/projects/exp/exports/", None),
+]
+EXPECTED = {"none": 401, "annotator": 403, "outsider": 404, "lead": 200, "ml": 200}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("who", list(EXPECTED))
+@pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
+def test_permission_matrix_on_project_endpoints(clients, who, method, path, body):
+    response = getattr(clients[who], method)(path, body, format="json") if body else getattr(clients[who], method)(path)
+    expected = EXPECTED[who]
+    if expected == 200 and method == "post":
+        expected = 202
+    assert response.status_code == expected, (who, path, getattr(response, "data", None))
+
+
+@pytest.mark.django_db
+def test_permission_matrix_on_job_endpoints(clients, project):
+    job = clients["ml"].post("/api/v1/projects/exp/exports/", {"format": "trl"}, format="json").data
+    detail, download = f"/api/v1/exports/{job['id']}/", f"/api/v1/exports/{job['id']}/download/"
+    assert clients["ml"].get(detail).status_code == 200
+    assert clients["ml"].get(download).status_code == 409  # no worker ran it: not ready
+    assert clients["none"].get(detail).status_code == 401
+    # Only the requester sees a job: another lead of the same project, an annotator, an outsider do not.
+    for who in ("lead", "annotator", "outsider"):
+        assert clients[who].get(detail).status_code == 404
+        assert clients[who].get(download).status_code == 404
+
+
+@pytest.mark.django_db
+def test_import_endpoint_permissions(clients):
+    upload = lambda: {"file": io.BytesIO((FIXTURES / "plain.jsonl").read_bytes())}  # noqa: E731
+    assert clients["none"].post("/api/v1/projects/exp/imports/", upload(), format="multipart").status_code == 401
+    assert clients["annotator"].post("/api/v1/projects/exp/imports/", upload(), format="multipart").status_code == 403
+    assert clients["ml"].post("/api/v1/projects/exp/imports/", upload(), format="multipart").status_code == 403
+    assert clients["outsider"].post("/api/v1/projects/exp/imports/", upload(), format="multipart").status_code == 404
+    assert clients["lead"].post("/api/v1/projects/exp/imports/", upload(), format="multipart").status_code == 202
+
+
+# --- PRM800K stream --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_prm800k_stream_equals_command_and_source(clients, tmp_path):
+    response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert response["X-Export-Cursor"]
+    body = b"".join(response.streaming_content)
+    assert body == (FIXTURES / "edge_cases.jsonl").read_bytes()
+    out = tmp_path / "cmd.jsonl"
+    call_command("export_prm800k", project="exp", out=out, no_progress=True, stderr=io.StringIO())
+    assert out.read_bytes() == body
+
+
+@pytest.mark.django_db
+def test_app_labels_export_in_phase2_shape_with_pseudonym(project, clients):
+    solution = add_solution(project, ["$1+1=2$.", "# Answer\n\n2"])
+    annotator = clients["annotator"].user
+    annotation = label_in_app(project, annotator, [1, 0], "solution")
+    lines = lines_of(clients["lead"].get("/api/v1/projects/exp/export/?format=prm800k"))
+    record = lines[-1]
+    assert list(record) == [
+        "labeler",
+        "timestamp",
+        "generation",
+        "is_quality_control_question",
+        "is_initial_screening_question",
+        "question",
+        "label",
+    ]
+    assert record["labeler"] == str(annotator.labeler.labeler_uuid) and "annotator" not in json.dumps(record)
+    assert uuid.UUID(record["labeler"])
+    assert "+" not in record["timestamp"] and not record["timestamp"].endswith("Z")
+    assert record["timestamp"] == annotation.submitted_at.replace(tzinfo=None).isoformat()
+    assert list(record["question"]) == [
+        "problem",
+        "ground_truth_solution",
+        "ground_truth_answer",
+        "pre_generated_steps",
+        "pre_generated_answer",
+        "pre_generated_verifier_score",
+    ]
+    assert record["question"]["pre_generated_steps"] == ["$1+1=2$.", "# Answer\n\n2"]
+    assert record["question"]["pre_generated_verifier_score"] is None
+    assert record["label"]["finish_reason"] == "solution" and record["label"]["total_time"] == 4200
+    assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, 0]
+    assert solution.pk == annotation.solution_id
+
+
+# --- filters ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "labelers"),
+    [
+        ("generation=3", ["1111"]),
+        ("generation=-1,9", ["3333", "6666"]),
+        ("qc=only", ["2222"]),
+        ("qc=exclude&screening=exclude", ["1111", "4444", "5555", "6666", "7777"]),
+        ("screening=only", ["3333"]),
+        ("finish_reason=give_up,bad_problem", ["4444", "5555"]),
+        ("labeler=55555555-5555-4555-8555-555555555555", ["5555"]),
+    ],
+)
+def test_filters(clients, query, labelers):
+    lines = lines_of(clients["ml"].get(f"/api/v1/projects/exp/export/?{query}"))
+    assert [line["labeler"][:4] for line in lines] == labelers
+
+
+@pytest.mark.django_db
+def test_split_by_problem_puts_math500_in_test(clients, project, tmp_path):
+    math500 = json.loads((FIXTURES / "math500_one.json").read_text())
+    record = json.loads((FIXTURES / "edge_cases.jsonl").read_text().splitlines()[0])
+    record["question"]["problem"] = math500["problem"]
+    record["labeler"] = "99999999-9999-4999-8999-999999999999"
+    tmp = tmp_path / "math500.jsonl"
+    tmp.write_text(json.dumps(record) + "\n")
+    call_command("import_prm800k", str(tmp), project="exp", no_progress=True, stdout=io.StringIO())
+    test = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?split=test"))
+    train = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?split=train"))
+    assert [r["labeler"][:4] for r in test] == ["9999"]
+    assert len(train) == 7 and "9999" not in {r["labeler"][:4] for r in train}
+
+
+@pytest.mark.django_db
+def test_min_agreement_keeps_agreeing_solutions(project, clients):
+    project.overlap = 2
+    project.save()
+    agree = add_solution(project, ["s1", "s2"], problem_text="agree")
+    disagree = add_solution(project, ["t1", "t2"], problem_text="disagree")
+    annotators = [User.objects.create_user(f"a{i}") for i in range(2)]
+    for user in annotators:
+        Membership.objects.create(project=project, user=user, role=Role.ANNOTATOR)
+    plan = {agree.pk: ([1, 1], [1, 1]), disagree.pk: ([1, 1], [1, 0])}
+    for i, user in enumerate(annotators):
+        for _ in range(2):
+            assignment = queue.claim_next(project=project, user=user)
+            ratings = plan[assignment.solution_id][i]
+            payload = {
+                "idempotency_key": uuid.uuid4().hex,
+                "finish_reason": "solution",
+                "total_time_ms": 1,
+                "steps": [
+                    {"index": k, "rating": r, "flagged": False, "alternatives": []} for k, r in enumerate(ratings)
+                ],
+            }
+            submit.submit(assignment=assignment, user=user, payload=payload)
+    lines = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?min_agreement=0.9"))
+    problems = [line["question"]["problem"] for line in lines]
+    assert problems.count("agree") == 2 and "disagree" not in problems
+    # The fixture's records 1, 3 and 6 label one solution with ratings [1, 1], [0, 1], [1]: they
+    # agree on 2 of 4 shared (pair, step) cells, 0.5 < 0.9, so they go too; the other four
+    # imported solutions have a single label and nothing to disagree with.
+    assert len(lines) == 4 + 2
+    assert sorted(line["labeler"][:4] for line in lines[:4]) == ["2222", "4444", "5555", "7777"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("format=csv", "format"),
+        ("qc=maybe", "qc"),
+        ("generation=two", "generation"),
+        ("finish_reason=done", "finish_reason"),
+        ("split=dev", "split"),
+        ("since=garbage", "since"),
+        ("min_agreement=2", "min_agreement"),
+        ("neutral=sideways", "neutral"),
+    ],
+)
+def test_bad_options_are_400_naming_the_field(clients, query, field):
+    response = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
+    assert response.status_code == 400 and field in response.data
+
+
+@pytest.mark.django_db
+def test_stream_and_job_accept_and_refuse_the_same_options(clients, project):
+    """One validator: a query string and a job's JSON body agree (they used to disagree on both)."""
+    url = "/api/v1/projects/exp/exports/"
+    jobs_before = Export.objects.count()
+    listed = clients["ml"].post(url, {"generation": [1, 2], "include_history": True}, format="json")
+    assert listed.status_code == 202, listed.data
+    assert Export.objects.get(pk=listed.data["id"]).filters["generation"] == [1, 2]
+    assert clients["ml"].get("/api/v1/projects/exp/export/?generation=1&generation=2").status_code == 200
+    for bad in ({"include_history": "yes"}, {"generation": [1, "two"]}, {"gzip": "maybe"}):
+        refused = clients["ml"].post(url, bad, format="json")
+        assert refused.status_code == 400 and next(iter(bad)) in refused.data, refused.data
+    assert Export.objects.count() == jobs_before + 1  # the refused ones wrote nothing
+    for query in ("include_history=yes", "generation=1,two", "trailer=maybe"):
+        refused = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
+        assert refused.status_code == 400 and query.split("=")[0] in refused.data
+
+
+# --- jobs (real Celery worker) ----------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_export_job_runs_in_a_worker_and_downloads(project, clients, tmp_path):
+    from tests.celery_worker import celery_worker, purge_broker, wait_for
+
+    purge_broker()
+    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="default"):
+        plain = clients["ml"].post("/api/v1/projects/exp/exports/", {"format": "prm800k"}, format="json").data
+        zipped = (
+            clients["ml"]
+            .post("/api/v1/projects/exp/exports/", {"format": "trl", "gzip": True, "qc": "exclude"}, format="json")
+            .data
+        )
+        for job in (plain, zipped):
+            wait_for(lambda j=job: Export.objects.get(pk=j["id"]).status in ("succeeded", "failed"), message="export")
+    detail = clients["ml"].get(f"/api/v1/exports/{plain['id']}/").data
+    assert detail["status"] == "succeeded", detail
+    assert detail["record_count"] == 7 and detail["byte_size"] > 0 and detail["cursor"]
+    body = b"".join(clients["ml"].get(detail["download_url"]).streaming_content)
+    assert body == (FIXTURES / "edge_cases.jsonl").read_bytes()
+    zipped = clients["ml"].get(f"/api/v1/exports/{zipped['id']}/").data
+    rows = [
+        json.loads(x)
+        for x in gzip.decompress(b"".join(clients["ml"].get(zipped["download_url"]).streaming_content)).splitlines()
+    ]
+    assert rows and all(set(r) == {"prompt", "completions", "labels"} for r in rows)
+    assert zipped["filters"]["qc"] == "exclude" and zipped["format"] == "trl"
+    assert not list(Path(tmp_path).rglob("*.partial"))
+
+
+def test_same_json_helper_checks_order_and_types():
+    assert same_json({"a": 1, "b": [1.5]}, {"a": 1, "b": [1.5]})
+    assert not same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not same_json({"a": 1}, {"a": 1.0})

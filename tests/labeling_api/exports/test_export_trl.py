@@ -1,0 +1,145 @@
+"""TRL stepwise-supervision rows: neutral and alternatives mapping, and the stream through the API."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotate.models import Project, Role
+from prm800k.records import RecordParts, build_record
+from prm800k.trl import trl_rows
+from tests.api_clients import member_client
+from tests.labeling_api.exports.helpers import lines_of
+
+# --- TRL -------------------------------------------------------------------------------------------
+
+
+def _record(label_steps):
+    parts = RecordParts(
+        labeler="x",
+        timestamp="2022-01-01T00:00:00",
+        generation=1,
+        is_quality_control=False,
+        is_screening=False,
+        problem_text="P",
+        ground_truth_answer="4",
+        ground_truth_solution=None,
+        steps=[],
+        final_answer=None,
+        verifier_score=None,
+        label_steps=label_steps,
+        total_time_ms=1,
+        finish_reason="found_error",
+        phase2_shape=True,
+    )
+    return build_record(parts)
+
+
+FOUND_ERROR = [
+    {"completions": [{"text": "a", "rating": 1, "flagged": None}], "human_completion": None, "chosen_completion": 0},
+    {"completions": [{"text": "b", "rating": 0, "flagged": None}], "human_completion": None, "chosen_completion": 0},
+    {
+        "completions": [
+            {"text": "c-wrong", "rating": -1, "flagged": None},
+            {"text": "c-alt-good", "rating": 1, "flagged": None},
+            {"text": "c-alt-meh", "rating": 0, "flagged": None},
+            {"text": "c-alt-unrated", "rating": None, "flagged": None},
+        ],
+        "human_completion": None,
+        "chosen_completion": None,
+    },
+]
+
+
+def test_trl_rows_neutral_positive_with_branches():
+    rows = trl_rows(_record(FOUND_ERROR), neutral="positive", alternatives="branch")
+    assert rows == [
+        {"prompt": "P", "completions": ["a", "b", "c-wrong"], "labels": [True, True, False]},
+        {"prompt": "P", "completions": ["a", "b", "c-alt-good"], "labels": [True, True, True]},
+        {"prompt": "P", "completions": ["a", "b", "c-alt-meh"], "labels": [True, True, True]},
+    ]
+
+
+def test_trl_rows_neutral_negative_and_drop():
+    negative = trl_rows(_record(FOUND_ERROR), neutral="negative", alternatives="drop")
+    # A neutral mapped to False does not end the row: only a -1 rating does.
+    assert negative == [{"prompt": "P", "completions": ["a", "b", "c-wrong"], "labels": [True, False, False]}]
+    dropped = trl_rows(_record(FOUND_ERROR), neutral="drop", alternatives="branch")
+    # The neutral main-line step ends the row; nothing branches past it.
+    assert dropped == [{"prompt": "P", "completions": ["a"], "labels": [True]}]
+
+
+def test_trl_rows_human_completion_counts_as_correct():
+    steps = [
+        {
+            "completions": [{"text": "x", "rating": -1, "flagged": False}],
+            "human_completion": {"text": "human", "rating": None, "source": "human", "flagged": False},
+            "chosen_completion": None,
+        },
+        {
+            "completions": [{"text": "y", "rating": 1, "flagged": False}],
+            "human_completion": None,
+            "chosen_completion": 0,
+        },
+    ]
+    rows = trl_rows(_record(steps), neutral="positive", alternatives="branch")
+    assert rows == [
+        {"prompt": "P", "completions": ["human", "y"], "labels": [True, True]},
+        {"prompt": "P", "completions": ["x"], "labels": [False]},
+    ]
+
+
+@pytest.mark.django_db
+def test_trl_stream_through_api(clients):
+    response = clients["ml"].get("/api/v1/projects/exp/export/?format=trl&neutral=negative&alternatives=drop")
+    rows = lines_of(response)
+    assert all(set(row) == {"prompt", "completions", "labels"} for row in rows)
+    assert all(len(row["completions"]) == len(row["labels"]) for row in rows)
+    first = rows[0]
+    assert first["prompt"] == "Compute $\\sqrt{16}$." and first["labels"] == [True, True]
+    # The screening record's first step is neutral (False with neutral=negative); the row goes on.
+    assert {"prompt": "Compute $\\sqrt{16}$.", "completions": first["completions"], "labels": [False, True]} in rows
+
+
+def _rated(text: str, rating: int) -> dict:
+    return {"text": text, "rating": rating, "flagged": False}
+
+
+NEUTRAL_THEN_ERROR = {
+    "labeler": "44444444-4444-4444-8444-444444444444",
+    "timestamp": "2023-01-02T03:04:05",
+    "generation": 1,
+    "is_quality_control_question": False,
+    "is_initial_screening_question": False,
+    "question": {
+        "problem": "What is $2+2$?",
+        "ground_truth_solution": "$2+2=\\boxed{4}$",
+        "ground_truth_answer": "4",
+        "pre_generated_steps": ["a", "b", "c", "# Answer\n\n5"],
+        "pre_generated_answer": "5",
+        "pre_generated_verifier_score": 0.4,
+    },
+    "label": {
+        "steps": [
+            {"completions": [_rated("a", 1)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("b", 0)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("c", -1), _rated("c2", 1)], "human_completion": None, "chosen_completion": None},
+        ],
+        "total_time": 1000,
+        "finish_reason": "found_error",
+    },
+}
+
+
+@pytest.mark.django_db
+def test_trl_neutral_negative_rows_end_at_the_first_minus_one_rating(tmp_path):
+    """Issue 11: a(+1) b(0) c(-1) with alternative c2(+1), exported with neutral=negative."""
+    source = tmp_path / "neutral.jsonl"
+    source.write_text(json.dumps(NEUTRAL_THEN_ERROR) + "\n")
+    call_command("import_prm800k", str(source), project="neutral", no_progress=True, stdout=io.StringIO())
+    ml = member_client(Project.objects.get(slug="neutral"), "ml-neutral", Role.ML_ENGINEER)
+    response = ml.get("/api/v1/projects/neutral/export/?format=trl&neutral=negative&alternatives=branch")
+    assert response.status_code == 200
+    rows = [(row["completions"], row["labels"]) for row in lines_of(response)]
+    assert rows == [(["a", "b", "c"], [True, False, False]), (["a", "b", "c2"], [True, False, True])]
