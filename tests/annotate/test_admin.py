@@ -33,7 +33,7 @@ from annotate.models import (
 from annotate.services import audit
 from ml import services as ml_services
 from ml.models import StepScore, TrainingRun
-from tests.ml.test_loop import TINY, planted_project
+from tests.ml.loop_helpers import TINY, planted_project
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from ml.models import TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.e2e.helpers import login, make_user
-from tests.ml.test_loop import TINY, planted_project
+from tests.ml.loop_helpers import TINY, planted_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -15,7 +15,7 @@ from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
 from tests.api_clients import member_client
-from tests.ml.test_loop import TINY, planted_project
+from tests.ml.loop_helpers import TINY, planted_project
 
 User = get_user_model()
 

@@ -13,7 +13,7 @@ from core.models import JobStatus
 from ml import selectors, services
 from ml.models import TrainingRun
 from tests.factories import make_user
-from tests.ml.test_loop import TINY, planted_project
+from tests.ml.loop_helpers import TINY, planted_project
 
 pytestmark = pytest.mark.django_db
 

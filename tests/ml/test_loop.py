@@ -1,126 +1,21 @@
-"""The active-learning loop in the app: examples from annotations, retrains through a real Celery
-worker on PostgreSQL and Redis, activation and queue reordering, single flight, a killed worker,
-the stale-run sweeper, rollback and auto-retrain after N labels. Training is kept tiny."""
+"""The active-learning loop in the app: examples from annotations, inline retrains on PostgreSQL:
+activation and queue reordering, failure, rollback and the strategies' priorities. Single flight,
+the real worker and auto-retrain are in test_loop_worker.py. Training is kept tiny."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import signal
-import threading
-import time
-import uuid
-from datetime import timedelta
-from pathlib import Path
-
 import pytest
-from django.db import connection
 from django.test import override_settings
 
 from annotate.models import Annotation, Problem, Project, Role, Solution, Step, Strategy
-from annotate.services import queue, submit
+from annotate.services import queue
 from core.models import JobStatus
-from core.tasks import sweep_jobs
 from ml import services
 from ml.models import StepScore, TrainingRun
-from ml.prm.synthetic import planted_solutions
-from ml.services import runs
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.factories import make_user
-
-# Small and fast: a retrain on a few hundred labels takes well under a second.
-TINY = {
-    "step_hash_dim": 2048,
-    "context_hash_dim": 512,
-    "ensemble_size": 2,
-    "hidden_size": 8,
-    "max_epochs": 6,
-    "patience": 2,
-    "min_batches_per_epoch": 4,
-    "num_threads": 1,  # the test machine is small and shared
-}
-
-
-def _h(*parts: object) -> str:
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
-
-
-def phase2_label(steps: list[str], first_error: int) -> list[dict]:
-    """PRM800K phase-2 label steps: +1 up to the first error, which is -1 and ends the pass."""
-    last = len(steps) - 1 if first_error < 0 else first_error
-    out = []
-    for i in range(last + 1):
-        bad = i == first_error
-        out.append(
-            {
-                "completions": [{"text": steps[i], "rating": -1 if bad else 1, "flagged": False}],
-                "human_completion": None,
-                "chosen_completion": None if bad else 0,
-            }
-        )
-    return out
-
-
-def planted_project(
-    slug: str, *, labeled: int = 80, open_: int = 30, strategy: str = Strategy.CONVINCING_WRONG, seed: int = 0, **kw
-) -> Project:
-    """A project with `labeled` annotated solutions (PRM800K phase-2 labels from the planted
-    pattern: error bigrams make a step -1) and `open_` open ones, answers graded from the data."""
-    # no control share unless asked: these tests check each strategy's own order
-    kw.setdefault("control_share", 0.0)
-    project = Project.objects.create(slug=slug, selection_strategy=strategy, **kw)
-    problems: dict[str, Problem] = {}
-    for n, (pid, text, steps, first_error, correct) in enumerate(planted_solutions(labeled + open_, seed=seed)):
-        if pid not in problems:
-            problems[pid] = Problem.objects.create(
-                project=project, text=text, ground_truth_answer="42", content_hash=_h(slug, pid)
-            )
-        is_labeled = n < labeled
-        solution = Solution.objects.create(
-            project=project,
-            problem=problems[pid],
-            content_hash=_h(slug, n),
-            n_steps=len(steps),
-            final_answer="42" if correct else "41",
-            answer_correct=correct,
-            is_open=not is_labeled,
-            annotation_count=1 if is_labeled else 0,
-        )
-        Step.objects.bulk_create(Step(solution=solution, index=i, text=t) for i, t in enumerate(steps))
-        if is_labeled:
-            label = phase2_label(steps, first_error)
-            Annotation.objects.create(
-                project=project,
-                solution=solution,
-                labeler_uuid=str(uuid.uuid4()),
-                source="import",
-                submitted_at="2026-01-01T00:00:00Z",
-                finish_reason="found_error" if first_error >= 0 else "solution",
-                label_steps=dumps_label_steps(label),
-                **label_counters(label),
-            )
-    return project
-
-
-def open_queue(project: Project) -> list[Solution]:
-    return list(Solution.objects.filter(project=project, is_open=True).order_by("-priority", "id"))
-
-
-def assert_convincing_wrong_order(project: Project, run: TrainingRun) -> None:
-    """Graded-wrong solutions first, by PRM score (highest first); then the graded-correct ones."""
-    order = open_queue(project)
-    assert order and all(s.model_run_id == run.pk and s.strategy == "convincing_wrong" for s in order)
-    assert all(s.generation == project.current_generation and s.verifier_score is not None for s in order)
-    wrong = [s for s in order if s.answer_correct is False]
-    right = [s for s in order if s.answer_correct is True]
-    assert wrong and right
-    assert order[: len(wrong)] == wrong, "every wrong-answer solution comes before every correct one"
-    scores = [s.verifier_score for s in wrong]
-    assert scores == sorted(scores, reverse=True), "most convincing wrong answers first"
-    assert min(s.priority for s in wrong) > max(s.priority for s in right)
-
+from tests.ml.loop_helpers import TINY, assert_convincing_wrong_order, content_hash, open_queue, planted_project
 
 # --- examples ------------------------------------------------------------------------------------
 
@@ -128,8 +23,8 @@ def assert_convincing_wrong_order(project: Project, run: TrainingRun) -> None:
 @pytest.mark.django_db
 def test_examples_are_every_rated_completion_with_its_main_line_context():
     project = Project.objects.create(slug="ex")
-    problem = Problem.objects.create(project=project, text="What is 2+2?", content_hash=_h("ex"))
-    solution = Solution.objects.create(project=project, problem=problem, content_hash=_h("ex", 1), n_steps=3)
+    problem = Problem.objects.create(project=project, text="What is 2+2?", content_hash=content_hash("ex"))
+    solution = Solution.objects.create(project=project, problem=problem, content_hash=content_hash("ex", 1), n_steps=3)
     label = [
         {
             "completions": [{"text": "2+2", "rating": 1, "flagged": False}],
@@ -350,169 +245,3 @@ def test_answer_stratified_strategy_interleaves_wrong_answers_at_half_the_expect
     cost = [(s.n_steps + 1) / 2 if s.answer_correct is False else s.n_steps for s in head]
     share = sum(c for c, s in zip(cost, head, strict=True) if s.answer_correct is False) / sum(cost)
     assert 0.35 <= share <= 0.65, share
-
-
-# --- single flight --------------------------------------------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_give_one_run_and_a_request_during_a_run_waits_for_it(tmp_path):
-    project = planted_project("sf", labeled=40, open_=5)
-    barrier = threading.Barrier(4)
-    results: list[tuple[int, bool]] = []
-    errors: list[BaseException] = []
-
-    def request() -> None:
-        try:
-            barrier.wait()
-            run = services.request_retrain(project=project, enqueue=False)
-            results.append((run.pk, run.merged))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=request) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    assert TrainingRun.objects.filter(project=project).count() == 1
-    assert len({pk for pk, _ in results}) == 1 and sorted(m for _, m in results) == [False, True, True, True]
-    first = TrainingRun.objects.get(project=project)
-
-    # While it runs, requests create exactly one waiting run, which cannot start alongside it.
-    assert runs._claim(first.pk) is not None  # what the worker does first
-    nxt = services.request_retrain(project=project, enqueue=False)
-    again = services.request_retrain(project=project, enqueue=False)
-    assert nxt.pk == again.pk and not nxt.merged and again.merged and nxt.status == JobStatus.CREATED
-    assert services.run_training(run_id=nxt.pk) is None, "never two runs of a project at once"
-    assert TrainingRun.objects.get(pk=nxt.pk).status == JobStatus.CREATED
-    assert TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).count() == 1
-
-
-# --- through a real worker --------------------------------------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_retrain_through_the_worker_activates_and_reorders_the_queue(tmp_path):
-    from tests.celery_worker import celery_worker, purge_broker, wait_for
-
-    project = planted_project("wk", labeled=80, open_=30)
-    purge_broker()
-    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml"):
-        run = services.request_retrain(project=project, config=TINY)
-        wait_for(
-            lambda: TrainingRun.objects.get(pk=run.pk).status in ("succeeded", "failed"), timeout=90, message="training"
-        )
-        run.refresh_from_db()
-        project.refresh_from_db()
-        assert run.status == JobStatus.SUCCEEDED, run.error
-        assert run.is_active and project.current_generation == 1 and (tmp_path / run.artifact_path).is_file()
-        assert_convincing_wrong_order(project, run)
-
-        # Requests during a run join the next run, which the worker starts when the first ends.
-        longer = services.request_retrain(project=project, config={**TINY, "max_epochs": 150, "patience": 150})
-        wait_for(lambda: TrainingRun.objects.get(pk=longer.pk).status != "created", timeout=60, message="start")
-        nxt = services.request_retrain(project=project, config=TINY)
-        joined = services.request_retrain(project=project)
-        assert TrainingRun.objects.get(pk=longer.pk).status == "running"  # so `nxt` really waited for it
-        wait_for(
-            lambda: TrainingRun.objects.get(pk=nxt.pk).status in ("succeeded", "failed"), timeout=90, message="next"
-        )
-    longer.refresh_from_db()
-    nxt.refresh_from_db()
-    assert joined.pk == nxt.pk and joined.merged and not nxt.merged
-    assert longer.status == nxt.status == JobStatus.SUCCEEDED, (longer.error, nxt.error)
-    assert nxt.started_at >= longer.finished_at, "never two runs of a project at once"
-    assert TrainingRun.objects.filter(project=project).count() == 3 and nxt.is_active
-    project.refresh_from_db()
-    assert project.current_generation == 3
-
-
-@pytest.mark.django_db(transaction=True)
-def test_killed_worker_leaves_the_previous_model_and_the_sweeper_retries(tmp_path):
-    from tests.celery_worker import celery_worker, purge_broker, wait_for
-
-    project = planted_project("kill", labeled=80, open_=20)
-    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
-        previous = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
-    assert previous.is_active
-    queue_before = [(s.pk, s.priority) for s in open_queue(project)]
-    purge_broker()
-    # A run that trains for minutes (no early stop), killed with SIGKILL a moment after it starts.
-    slow = {**TINY, "max_epochs": 10_000, "patience": 10_000}
-    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml") as worker:
-        run = services.request_retrain(project=project, config=slow)
-        wait_for(lambda: TrainingRun.objects.get(pk=run.pk).status == "running", timeout=60, message="start")
-        time.sleep(1.5)
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(timeout=10)
-    run.refresh_from_db()
-    previous.refresh_from_db()
-    project.refresh_from_db()
-    assert run.status == JobStatus.RUNNING and not run.is_active  # nobody is left to say otherwise
-    assert previous.is_active and project.current_generation == 1
-    assert [(s.pk, s.priority) for s in open_queue(project)] == queue_before
-    assert not (tmp_path / f"models/kill/run-{run.pk}.pt").exists()
-
-    # The sweeper task (beat runs it) fails the stuck run and requests a fresh one; the worker trains it.
-    assert services.sweep_stale_runs(older_than=timedelta(hours=1)) == []
-    purge_broker()
-    tiny_env = {"ML_TRAINING_CONFIG": json.dumps(TINY)}  # the worker's default config
-    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="default,ml", extra_env=tiny_env):
-        sweep_jobs.apply_async(args=[0], queue="default")  # beat's one sweep, on the default queue
-        wait_for(
-            lambda: TrainingRun.objects.filter(project=project, status__in=["succeeded", "failed"]).count() == 3,
-            timeout=90,
-            message="the sweeper's run",
-        )
-    run.refresh_from_db()
-    assert run.status == JobStatus.FAILED and "worker died" in run.error
-    retried = TrainingRun.objects.filter(project=project).latest("id")
-    assert retried.config["extra"]["trigger"] == "sweeper"
-    assert retried.status == JobStatus.SUCCEEDED and retried.is_active, retried.error
-    project.refresh_from_db()
-    assert project.current_generation == 2
-    purge_broker()
-
-
-# --- auto-retrain -----------------------------------------------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_auto_retrain_after_n_new_step_labels():
-    from tests.celery_worker import purge_broker
-
-    project = planted_project("auto", labeled=0, open_=6, strategy=Strategy.RANDOM, retrain_every=12)
-    annotator = make_user(project=project, role=Role.ANNOTATOR)
-
-    def label_one() -> None:
-        assignment = queue.claim_next(project=project, user=annotator)
-        n = assignment.solution.n_steps
-        payload = {
-            "idempotency_key": uuid.uuid4().hex,
-            "finish_reason": "solution",
-            "total_time_ms": 1000,
-            "steps": [{"index": i, "rating": 1, "flagged": False, "alternatives": []} for i in range(n)],
-        }
-        submit.submit(assignment=assignment, user=annotator, payload=payload)
-
-    purge_broker()
-    label_one()
-    labels = services.label_total(project=project)
-    while labels < 12:
-        assert not TrainingRun.objects.filter(project=project).exists(), f"no run before 12 labels ({labels})"
-        label_one()
-        labels = services.label_total(project=project)
-    runs = list(TrainingRun.objects.filter(project=project))
-    assert len(runs) == 1 and runs[0].status == JobStatus.CREATED and runs[0].config["extra"]["trigger"] == "auto"
-    label_one()  # more labels while it waits join that run
-    assert TrainingRun.objects.filter(project=project).count() == 1
-    purge_broker()
-
-
-def test_artifacts_live_under_media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
-    assert services.artifact_abspath("models/x/run-1.pt") == Path(tmp_path) / "models/x/run-1.pt"

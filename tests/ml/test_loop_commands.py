@@ -11,7 +11,7 @@ from django.test import override_settings
 
 from core.models import JobStatus
 from ml.models import TrainingRun
-from tests.ml.test_loop import TINY, planted_project
+from tests.ml.loop_helpers import TINY, planted_project
 
 # ../shared/data beside the checkout (DESIGN.md); STEPLABEL_SHARED_DATA points elsewhere.
 SHARED = Path(os.environ.get("STEPLABEL_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))

@@ -13,7 +13,7 @@ from annotate.services.imports import import_file
 from core.models import JobStatus
 from ml import services
 from ml.models import StepScore
-from tests.ml.test_loop import TINY
+from tests.ml.loop_helpers import TINY
 from tests.ml.test_prm_simulate_kinds import _trace_record
 
 
