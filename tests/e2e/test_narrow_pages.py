@@ -94,3 +94,22 @@ def test_login_page_has_the_products_form_and_fits_a_420px_screen(pages, screens
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     screenshot(page, "login-narrow-420")
+
+
+def test_members_page_keeps_remove_buttons_on_a_420px_screen(pages, screenshot):
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    make_user("annotator-with-a-long-name", project)
+    page = pages.page()
+    page.set_viewport_size(NARROW)
+    login(page, "lena", "/projects/algebra/members/")
+    page.get_by_role("button", name="Create invite link").click()  # an open invite: its table too
+    remove = page.get_by_role("button", name="Remove annotator-with-a-long-name")
+    expect(remove).to_be_visible()
+    assert _on_screen(remove, NARROW["width"])
+    revoke = page.get_by_role("button", name="Revoke")
+    expect(revoke).to_be_visible()
+    assert _on_screen(revoke, NARROW["width"])
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    screenshot(page, "members-narrow-420", full_page=True)
