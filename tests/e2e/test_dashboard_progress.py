@@ -159,3 +159,16 @@ def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_
     expect(why).to_contain_text("Label solutions of more problems, then retrain.")
     page.locator("#model").scroll_into_view_if_needed()
     screenshot(page, "dashboard-curve-empty-reason")
+
+
+def test_a_compare_projects_queue_figure_points_to_its_pairs(pages):
+    # Solutions arrived labeled, but the pairs made of them are open: the figure must not say "empty".
+    fixture = Path(__file__).resolve().parents[1] / "annotate" / "fixtures" / "edge_cases.jsonl"
+    call_command("import_prm800k", str(fixture), project="duel", task="compare", no_progress=True, stdout=io.StringIO())
+    make_user("lena", Project.objects.get(slug="duel"), Role.LEAD)
+    page = pages.page()
+    login(page, "lena", "/dashboard/duel/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    figures = page.locator('[data-slot="progress-figures"]')
+    expect(figures).to_contain_text("pairsqueuea compare project serves pairs of solutions")
+    expect(figures).not_to_contain_text("arrived labeled")

@@ -158,7 +158,7 @@ export class Dashboard {
 
   private progress(s: Stats): void {
     const p = s.progress;
-    const queue = queueFigure(p);
+    const queue = queueFigure(p, this.isCompare);
     this.slot("progress-figures").replaceChildren(
       figure(
         "solutions labeled",

@@ -42,9 +42,14 @@ export interface Figure {
 
 /**
  * The queue figure: when the open solutions will have their labels at the team's pace, or why
- * nothing is queued (no solutions yet; every solution arrived labeled in an import; all labeled).
+ * nothing is queued (no solutions yet; every solution arrived labeled in an import; all labeled;
+ * a compare project, which serves pairs).
  */
-export function queueFigure(p: Progress): Figure {
+export function queueFigure(p: Progress, compare = false): Figure {
+  if (compare) {
+    // Its queue is pairs: no solution is served alone, so "empty" or an ETA would be false here.
+    return { label: "queue", value: "pairs", note: "a compare project serves pairs of solutions: see the pair section" };
+  }
   if (p.labels_remaining > 0) {
     if ((p.eta_hours === null || p.eta_hours === undefined) && p.labels === p.labels_imported) {
       return { label: "queue done in", value: DASH, note: "no labels here yet: the estimate starts with the team's first ones" };
