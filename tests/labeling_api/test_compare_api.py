@@ -330,6 +330,9 @@ def test_first_wrong_marks_become_step_labels_in_the_prm800k_export(
     assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, -1]
     assert [s["chosen_completion"] for s in record["label"]["steps"]] == [0, None]
     assert record["labeler"] == preference.labeler_uuid
+    # and TRL's stepwise rows for PRMTrainer
+    trl_rows = _lines(lead.get("/api/v1/projects/duel/export/?format=trl"))
+    assert [(row["completions"], row["labels"]) for row in trl_rows] == [(served[:2], [True, False])]
     # a submit without marks adds no step label
     following = annotator.get("/api/v1/projects/duel/tasks/next/").json()
     annotator.post(
