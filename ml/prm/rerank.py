@@ -85,15 +85,18 @@ def best_of_n(
     sizes: Sequence[int],
     samples: int = 50,
     seed: int = 0,
+    min_candidates: int = 0,
 ) -> dict:
-    """Accuracy of each method at each N over problems with at least N candidates: `samples`
-    random draws of N per problem (scores computed once per candidate)."""
+    """Accuracy of each method at each N over problems with at least N candidates (and at least
+    `min_candidates`: one problem set for every N, so the columns compare): `samples` random draws
+    of N per problem (scores computed once per candidate). `oracle` is the share of draws with a
+    right solution among the N (no method can beat it)."""
     rng = random.Random(seed)
     scores = {name: {p: scorer(p, cands) for p, cands in groups.items()} for name, scorer in scorers.items()}
     table: dict[str, dict[int, float]] = defaultdict(dict)
     counts: dict[int, int] = {}
     for n in sizes:
-        eligible = [p for p, cands in groups.items() if len(cands) >= n]
+        eligible = [p for p, cands in groups.items() if len(cands) >= max(n, min_candidates)]
         counts[n] = len(eligible)
         if not eligible:
             continue
@@ -107,12 +110,18 @@ def best_of_n(
                 draws += 1
                 hits["random"] += sum(c.correct for c in chosen) / n  # expected accuracy of any one
                 hits["majority"] += chosen[majority_pick(chosen, rng)].correct
+                hits["oracle"] += any(c.correct for c in chosen)
                 for name in scorers:
                     values = scores[name][problem][pick]
                     hits[name] += chosen[int(np.argmax(values))].correct
         for name, k in hits.items():
             table[name][n] = k / draws
-    return {"sizes": list(sizes), "problems": counts, "accuracy": {k: dict(v) for k, v in table.items()}}
+    return {
+        "sizes": list(sizes),
+        "problems": counts,
+        "min_candidates": min_candidates,
+        "accuracy": {k: dict(v) for k, v in table.items()},
+    }
 
 
 def markdown_table(result: dict) -> str:

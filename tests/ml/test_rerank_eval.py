@@ -58,12 +58,14 @@ def test_rerank_eval_reports_each_method_as_n_grows(tmp_path):
     )
     result = json.loads(out.with_suffix(".json").read_text())
     accuracy = {name: {int(n): v for n, v in row.items()} for name, row in result["accuracy"].items()}
-    assert set(accuracy) == {"random", "majority", "prm_product", "prm_min", "reward"}
+    assert set(accuracy) == {"random", "majority", "oracle", "prm_product", "prm_min", "reward"}
     assert result["problems"] == {"1": 12, "3": 12, "5": 12}
     # N=1: every method picks the only one, so all equal the share of right solutions (3/5) in expectation
     assert all(abs(row[1] - 0.6) < 0.1 for row in accuracy.values())
     # with all five, majority vote always finds the answer three of them give
     assert accuracy["majority"][5] == 1.0 and accuracy["random"][5] == pytest.approx(0.6)
+    # the oracle (a right one among the N): certain from N=3 on, as only two of five are wrong
+    assert accuracy["oracle"][3] == 1.0 and accuracy["oracle"][1] == pytest.approx(accuracy["random"][1])
     assert "| majority |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
@@ -76,3 +78,22 @@ def test_rerank_eval_refuses_a_file_without_several_solutions_per_problem(tmp_pa
     path.write_text(json.dumps({"problem": "p", "steps": ["s"]}) + "\n")
     with pytest.raises(CommandError, match="single.jsonl:1: needs problem, steps and correct"):
         call_command("rerank_eval", "--data", str(path), "--out", str(tmp_path / "r"))
+
+
+def test_min_candidates_keeps_one_problem_set_for_every_n(tmp_path):
+    path = _file(tmp_path)
+    with path.open("a") as handle:  # a 13th problem with only two solutions
+        for answer in ("7", "3"):
+            handle.write(
+                json.dumps({"problem": "Short one", "steps": [f"# Answer\n\n{answer}"], "correct": answer == "7"})
+                + "\n"
+            )
+    for extra, expected in (
+        ([], {"1": 13, "2": 13, "5": 12}),
+        (["--min-candidates", "5"], {"1": 12, "2": 12, "5": 12}),
+    ):
+        out = tmp_path / f"r{len(extra)}"
+        call_command(
+            "rerank_eval", "--data", str(path), "--sizes", "1,2,5", "--samples", "5", "--out", str(out), *extra
+        )
+        assert json.loads(out.with_suffix(".json").read_text())["problems"] == expected

@@ -47,6 +47,12 @@ class Command(BaseCommand):
         parser.add_argument("--sizes", default="1,2,4,8,16", help="Values of N, comma-separated.")
         parser.add_argument("--samples", type=int, default=50, help="Random draws of N per problem.")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--min-candidates",
+            type=int,
+            default=0,
+            help="Only problems with at least this many solutions, for every N (one problem set for all columns).",
+        )
         parser.add_argument("--out", type=Path, default=Path("bench/results/rerank"), help="Output path prefix.")
 
     def handle(self, *args, data: Path, out: Path, **options) -> None:
@@ -70,8 +76,21 @@ class Command(BaseCommand):
             scorers.update(prm_scorers(prm))
         model = self._reward(options)
         if model is not None:
+            if model.needs_prm and model.step_risk is None:  # a checkpoint file: its PRM is the one given here
+                if prm is None:
+                    raise CommandError("this reward model reads PRM scores: give --prm-checkpoint or --project")
+                from ml.prm.reward_features import prm_step_risk
+
+                model.step_risk = prm_step_risk(prm)
             scorers["reward"] = reward_scorer(model)
-        result = rerank.best_of_n(groups, scorers, sizes=sizes, samples=options["samples"], seed=options["seed"])
+        result = rerank.best_of_n(
+            groups,
+            scorers,
+            sizes=sizes,
+            samples=options["samples"],
+            seed=options["seed"],
+            min_candidates=options["min_candidates"],
+        )
         result["data"] = str(data)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
@@ -110,5 +129,7 @@ class Command(BaseCommand):
             run = active_run(project=project) if project else None
             if run is None or (run.metrics or {}).get("model") != "bradley_terry":
                 raise CommandError(f"--reward-project {options['reward_project']}: no such project or no reward model")
-            return load_reward_model(artifact_abspath(run.artifact_path))
+            from ml.services.reward import load_reward_model as load_with_prm
+
+            return load_with_prm(artifact_abspath(run.artifact_path))
         return None
