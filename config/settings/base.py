@@ -295,8 +295,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"quiet_refusals": {"()": "config.log_filters.QuietRefusals"}},
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}", "style": "{"}
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # 401/403 are expected: one INFO line without a traceback (5xx stay errors with theirs).
-    "loggers": {"django.request": {"filters": ["quiet_refusals"]}},
+    "loggers": {
+        # Django's own console handler (DEBUG only) printed every django.* line a second time beside
+        # the root's: django.* records reach the root's handler alone (ADMINS is unset, so Django's
+        # mail handler had nothing to do). runserver's request lines keep their handler and format.
+        "django": {"handlers": [], "level": "INFO"},
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+        # 401/403 are expected: one INFO line without a traceback (5xx stay errors with theirs).
+        "django.request": {"filters": ["quiet_refusals"]},
+    },
 }

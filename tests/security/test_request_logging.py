@@ -3,6 +3,7 @@ handler and the project's LOGGING (config/settings/base.py), captured at the roo
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -66,3 +67,28 @@ def test_a_server_error_stays_an_error_with_its_traceback(caplog):
     assert [r.levelname for r in records] == ["ERROR"]
     assert records[0].exc_info is not None
     assert "Traceback" in caplog.text and "RuntimeError: a bug in a view" in caplog.text
+
+
+def _stream_handlers_on_the_way(name: str) -> list[logging.StreamHandler]:
+    """The stream handlers a record of logger `name` reaches: its own and its ancestors' while they propagate."""
+    found, logger = [], logging.getLogger(name)
+    while logger is not None:
+        found += [h for h in logger.handlers if type(h) is logging.StreamHandler]
+        logger = logger.parent if logger.propagate else None
+    return found
+
+
+def test_a_refusal_prints_one_line_under_debug_too(annotator_client, settings):
+    # `make run` has DEBUG on, where Django's own console handler printed every django.* line a
+    # second time beside the root's. Every console a django.request record reaches writes here.
+    settings.DEBUG = True
+    out = io.StringIO()
+    handlers = _stream_handlers_on_the_way("django.request")
+    previous = [h.setStream(out) for h in handlers]
+    try:
+        assert annotator_client.get("/dashboard/algebra/").status_code == 403
+    finally:
+        for handler, stream in zip(handlers, previous, strict=True):
+            handler.setStream(stream)
+    assert out.getvalue().count("Forbidden (Permission denied): /dashboard/algebra/") == 1, out.getvalue()
+    assert "Traceback" not in out.getvalue()
