@@ -15,13 +15,14 @@ class LabelingMode(models.TextChoices):
 
 
 class Strategy(models.TextChoices):
-    VALUE = "value", "Value per label (default: where the first error is, per expected label)"
+    VALUE = "value", "Value per label (where the first error is, per expected label)"
     UNCERTAINTY = "uncertainty", "Uncertainty"
     CONVINCING_WRONG = "convincing_wrong", "Convincing wrong answer"
     RANDOM = "random", "Random"
     MIX = "mix", "Mix (80% convincing wrong, 20% most convincing)"
-    # Half the expected step labels on graded-wrong answers, random within each stratum (ml/prm/selection.py).
-    ANSWER_STRATIFIED = "answer_stratified", "Answer-stratified (half the labels on graded-wrong answers)"
+    # The default: half the expected step labels on graded-wrong answers, random within each stratum
+    # (ml/prm/selection.py); why it is the default: README, "Which strategy, and how sure we are".
+    ANSWER_STRATIFIED = "answer_stratified", "Answer-stratified (default: half the labels on graded-wrong answers)"
 
 
 class TaskKind(models.TextChoices):

@@ -17,7 +17,7 @@ class Project(models.Model):
     overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators per solution.")
     qc_rate = models.FloatField(default=0.0, help_text="Share of served tasks that are gold questions.")
     labeling_mode = models.CharField(max_length=16, choices=LabelingMode.choices, default=LabelingMode.PHASE2)
-    selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.VALUE)
+    selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.ANSWER_STRATIFIED)
     control_share = models.FloatField(
         default=0.1,
         validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],

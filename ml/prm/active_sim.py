@@ -28,7 +28,7 @@ from ml.prm.step_features import step_rows
 STRATEGIES = ("random", "uncertainty", "bald", "convincing_wrong", "value", "answer_stratified")
 # answer_stratified: the share of each round's labels spent on graded-wrong solutions
 WRONG_SHARE = 0.5
-DEFAULT_STRATEGY = "value"
+DEFAULT_STRATEGY = "answer_stratified"
 
 
 def in_vault(problem_id: str) -> bool:

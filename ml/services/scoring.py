@@ -151,7 +151,7 @@ def score_open_solutions(
     all_ids, prod_l, unc_l, disagree_l, value_l, sketch_l, length_l = [], [], [], [], [], [], []
     n_steps = 0
     disagreement_first = _disagreement_first(project)
-    strategy = project.selection_strategy or Strategy.VALUE
+    strategy = project.selection_strategy or Strategy.ANSWER_STRATIFIED
     correct = dict(Solution.objects.filter(pk__in=ids).values_list("id", "answer_correct")) if ids else {}
     # Steps shown but not rated (trace observations) neither lower a solution's score nor make it
     # uncertain: nobody would label them.

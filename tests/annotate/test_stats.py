@@ -314,7 +314,7 @@ def test_model_learning_curve_and_queue(campaign):
     ]
     savings = stats["queue"].pop("savings")
     assert stats["queue"] == {
-        "selection_strategy": "value",  # the default
+        "selection_strategy": "answer_stratified",  # the default
         "open_by_strategy": [
             {"strategy": "convincing_wrong", "open": 1},
             {"strategy": "random", "open": 1},

@@ -103,9 +103,14 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
     page = pages.page()
     login(page, "lena", "/dashboard/unsure/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("needed more labels than random")
+    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below random")
     expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
     project.selection_strategy = Strategy.VALUE
+    project.save()
+    page.reload()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below random on math and olympiadbench")
+    project.selection_strategy = Strategy.ANSWER_STRATIFIED  # the default: no caveat
     project.save()
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
