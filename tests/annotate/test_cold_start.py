@@ -36,7 +36,7 @@ def _queue(project):
 @pytest.mark.django_db
 def test_before_any_model_graded_wrong_answers_come_first_in_random_order(tmp_path):
     project = Project.objects.create(slug="cold", control_share=0.0)
-    assert project.selection_strategy == Strategy.VALUE  # the default
+    assert project.selection_strategy == Strategy.ANSWER_STRATIFIED  # the default
     imports.import_file(project=project, path=_write(tmp_path))
     order = _queue(project)
     assert {s.strategy for s in order} == {QueueOrigin.COLD_START}
