@@ -36,10 +36,10 @@ from ml.prm.examples import StepExample, examples_from_record
 from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
 from ml.services.prm_lib import lib
 from ml.services.scoring import (
-    _drop_other_scores,
-    _remember_prm,
     apply_selection,
+    drop_other_scores,
     feature_cache,
+    remember_prm,
     score_open_solutions,
 )
 from ml.services_auto import label_total
@@ -276,7 +276,7 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         lib.save_checkpoint(checkpoint, artifact_abspath(artifact))
         written = True
         prm = lib.build_prm(checkpoint, cache=cache)
-        _remember_prm(run.pk, prm)
+        remember_prm(run.pk, prm)
         selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
         metrics = {
             "annotation_watermark": watermark,
@@ -290,7 +290,7 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             run=run, t0=t0, config=config.to_dict(), label_count=label_count, metrics=metrics, artifact=artifact
         )
         apply_selection(selection=selection, generation=generation)
-        _drop_other_scores(project=project, run=run)
+        drop_other_scores(project=project, run=run)
         if log:
             log(f"run {run.pk}: active as generation {generation}; {len(selection.solution_ids)} solutions reordered")
     except Exception:

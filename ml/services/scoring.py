@@ -286,7 +286,7 @@ def apply_selection(*, selection: Selection, generation: int) -> int:
     return n
 
 
-def _drop_other_scores(*, project: Project, run: TrainingRun) -> None:
+def drop_other_scores(*, project: Project, run: TrainingRun) -> None:
     """Keep only the active model's step scores (a rollback rescores with the older model)."""
     StepScore.objects.filter(training_run__project=project).exclude(training_run=run).delete()
 
@@ -297,7 +297,7 @@ def rescore_project(*, project: Project, run: TrainingRun, log: Callable[[str], 
     selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
     project.refresh_from_db(fields=["current_generation"])
     n = apply_selection(selection=selection, generation=project.current_generation)
-    _drop_other_scores(project=project, run=run)
+    drop_other_scores(project=project, run=run)
     return n
 
 
@@ -306,7 +306,7 @@ _score_lock = threading.Lock()
 _prms: OrderedDict[int, PRM] = OrderedDict()
 
 
-def _remember_prm(run_id: int, prm: PRM) -> None:
+def remember_prm(run_id: int, prm: PRM) -> None:
     with _cache_lock:
         _prms[run_id] = prm
         _prms.move_to_end(run_id)
@@ -321,7 +321,7 @@ def load_prm(*, run: TrainingRun) -> PRM:
     if prm is None:
         checkpoint = lib.read_checkpoint(artifact_abspath(run.artifact_path))
         prm = lib.build_prm(checkpoint)
-        _remember_prm(run.pk, prm)
+        remember_prm(run.pk, prm)
     return prm
 
 
