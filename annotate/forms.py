@@ -35,7 +35,8 @@ class ProjectSettingsForm(forms.ModelForm):
         help_texts = {
             "name": "Shown to annotators and on the dashboard.",
             "task_kind": "Steps: annotators rate each step of a model-written solution (+1, 0, -1). Compare: they "
-            "say which of two solutions of one problem is better (pairs are made when data is imported).",
+            "say which of two solutions of one problem is better (pairs are made when data is imported). "
+            "Fixed once data is imported.",
             "overlap": "How many different annotators label each solution (1 to 10).",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "retrain_every": "Retrain the PRM after this many new step labels.",
@@ -54,6 +55,11 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
         self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
         self.fields["retrain_every"].widget.attrs.update(min=1)
+
+    def clean_guidelines(self) -> str:
+        # Browsers send a textarea's lines with CRLF; stored guidelines use LF, so an untouched
+        # editor must not count (and be audited) as a change.
+        return self.cleaned_data["guidelines"].replace("\r\n", "\n")
 
 
 class ProjectCreateForm(ProjectSettingsForm):

@@ -25,9 +25,11 @@ from annotate.selectors import pages as reads
 from annotate.services import projects, team
 
 
-def _render(request: HttpRequest, project: Project, tab: str, template: str, **context) -> HttpResponse:
+def _render(
+    request: HttpRequest, project: Project, tab: str, template: str, status: int = 200, **context
+) -> HttpResponse:
     tabs = project_tabs(user=request.user, project=project)
-    return render(request, template, {"project": project, "tabs": tabs, "tab": tab, **context})
+    return render(request, template, {"project": project, "tabs": tabs, "tab": tab, **context}, status=status)
 
 
 @login_required
@@ -55,7 +57,11 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_page(request, slug, "settings")
     form = ProjectSettingsForm(request.POST or None, instance=reads.settings_instance(project=project))
     if request.method == "POST" and form.is_valid():
-        changes = projects.update_settings(project=project, user=request.user, **form.cleaned_data)
+        try:
+            changes = projects.update_settings(project=project, user=request.user, **form.cleaned_data)
+        except projects.SettingsError as exc:
+            form.add_error(exc.field, str(exc))
+            return _render(request, project, "settings", "annotate/manage/settings.html", form=form, status=400)
         if changes:
             messages.success(request, "Saved: " + ", ".join(form.fields[name].label for name in changes) + ".")
         else:
@@ -98,7 +104,11 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Added {who} as {', '.join(added)}." if added else f"{who} had those roles.")
             return redirect("project-members", slug=project.slug)
         if action == "remove":
-            username = team.remove_member(project=project, actor=request.user, user_id=_int(request.POST, "user"))
+            user_id = _int(request.POST, "user")
+            username = team.remove_member(project=project, actor=request.user, user_id=user_id)
+            if user_id == request.user.pk:  # a lead who left can no longer open this page (404)
+                messages.success(request, f"You left {project.name}.")
+                return redirect("home")
             messages.success(request, f"Removed {username} from {project.slug}.")
             return redirect("project-members", slug=project.slug)
         if action == "invite" and invite_form.is_valid():

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
-from annotate.models import Project, Role
+from annotate.models import Problem, Project, Role
 from annotate.services import events
 from annotate.services.members import add_member
 
@@ -25,6 +25,14 @@ EDITABLE_FIELDS = (
     "rate_observations",
     "guidelines",
 )
+
+
+class SettingsError(ValueError):
+    """A settings change the server refuses, with a message for the lead (shown on the field)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def can_create_projects(*, user: AbstractBaseUser | AnonymousUser) -> bool:
@@ -59,6 +67,14 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
     }
     if not changes:
         return {}
+    # Imported rows are of the old kind (step solutions vs. pairs); the queue, workspace, exports
+    # and models would read them as the new one.
+    if "task_kind" in changes and Problem.objects.filter(project=locked).exists():
+        raise SettingsError(
+            "task_kind",
+            f"Task kind cannot change: this project already has data ({locked.get_task_kind_display()}). "
+            "Create a new project for the other kind.",
+        )
     for name, (_, after) in changes.items():
         setattr(locked, name, after)
         setattr(project, name, after)

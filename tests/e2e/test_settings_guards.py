@@ -1,0 +1,72 @@
+"""Settings a lead may not change once they would break the project, in Chromium against the live
+server: the task kind of a project that has data, and the project's last lead. Screenshots go to
+test-results/screenshots/settings-guard-*.png (desktop and 420 px)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import AuditEvent, Membership, Project, Role, TaskKind
+from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+NARROW = {"width": 420, "height": 900}
+
+
+def _sign_in(page, username: str, path: str) -> None:
+    login(page, username, path)
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+
+
+def test_task_kind_is_refused_on_a_project_with_data_and_free_before(pages, screenshot):
+    project = make_project("algebra")
+    lena = make_user("lena", project, Role.LEAD)
+    Membership.objects.create(project=make_project("empty", name="Empty"), user=lena, role=Role.LEAD)
+    make_solution(project, STEPS)
+    page = pages.page()
+    _sign_in(page, "lena", "/projects/algebra/settings/")
+    page.get_by_label("Task kind").select_option(TaskKind.COMPARE)
+    page.get_by_label("Overlap").fill("2")
+    page.get_by_role("button", name="Save settings").click()
+    error = page.locator(".sl-field-error")
+    expect(error).to_contain_text("Task kind cannot change: this project already has data (Step labels).")
+    expect(error).to_contain_text("Create a new project for the other kind.")
+    screenshot(page, "settings-guard-task-kind", full_page=True)
+    page.set_viewport_size(NARROW)
+    screenshot(page, "settings-guard-task-kind-420", full_page=True)
+    project.refresh_from_db()
+    # Nothing of the refused form is saved, the overlap included.
+    assert (project.task_kind, project.overlap) == (TaskKind.STEPS, 1)
+    assert not AuditEvent.objects.filter(action="project.settings_changed").exists()
+
+    page.goto("/projects/empty/settings/")
+    page.get_by_label("Task kind").select_option(TaskKind.COMPARE)
+    page.get_by_role("button", name="Save settings").click()
+    # Only what changed: the untouched guidelines come back with CRLF lines and are not a change.
+    expect(page.get_by_text("Saved: Task kind.")).to_be_visible()
+    assert Project.objects.get(slug="empty").task_kind == TaskKind.COMPARE
+
+
+def test_the_last_lead_cannot_remove_themselves_but_can_once_another_lead_exists(pages, screenshot):
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    otto = make_user("otto", project, Role.ANNOTATOR)
+    page = pages.page()
+    _sign_in(page, "lena", "/projects/algebra/members/")
+    page.get_by_role("button", name="Remove lena").click()
+    expect(page.get_by_text("A project needs a lead: add another lead before removing the last one.")).to_be_visible()
+    page.set_viewport_size(NARROW)
+    screenshot(page, "settings-guard-last-lead-420", full_page=True)
+    assert Membership.objects.filter(project=project, user__username="lena", role=Role.LEAD).exists()
+
+    Membership.objects.create(project=project, user=otto, role=Role.LEAD)
+    page.goto("/projects/algebra/members/")
+    page.get_by_role("button", name="Remove lena").click()
+    # No longer a member, so not sent back to the members page (it would answer 404) but home.
+    expect(page.get_by_text("You left Algebra, round 1.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
+    assert urlparse(page.url).path == "/"
+    assert set(project.memberships.values_list("user__username", flat=True)) == {"otto"}
