@@ -45,11 +45,31 @@ PROJECT_ACTIONS: dict[str, frozenset[str]] = {
     "view_auto_labels": frozenset({Role.LEAD}),
 }
 MEMBERS_ONLY = frozenset({"label"})
-# What a refusal says where "Only a project's lead may label" would read oddly.
-FORBIDDEN_MESSAGES = {
-    "label": "Only annotators and leads of this project can label.",
-    "dashboard": "Only the leads of this project can open its dashboard.",
+# What a refusal says: plain words, never the action's internal name ("may activate_model").
+ACTION_WORDS = {
+    "label": "label",
+    "view_progress": "see its progress",
+    "dashboard": "open its dashboard",
+    "stats": "read its statistics",
+    "export": "export its data",
+    "import": "import data",
+    "retrain": "start training runs",
+    "view_models": "see its training runs",
+    "activate_model": "activate a model",
+    "score": "score with its model",
+    "settings": "change its settings",
+    "members": "manage its members",
+    "autolabel": "start automatic labeling",
+    "view_auto_labels": "see its automatic labels",
 }
+ROLE_WORDS = {Role.ANNOTATOR: "annotators", Role.LEAD: "leads", Role.ML_ENGINEER: "ML engineers"}
+
+
+def forbidden_message(action: str) -> str:
+    """E.g. "Only the leads of this project can activate a model." """
+    *others, last = [ROLE_WORDS[Role(role)] for role in sorted(PROJECT_ACTIONS[action])]
+    names = f"{', '.join(others)} and {last}" if others else last
+    return f"Only the {names} of this project can {ACTION_WORDS[action]}."
 
 
 class ProjectNotFound(NotFound):
@@ -78,9 +98,7 @@ def _check(*, user: User, roles: frozenset[str], action: str) -> frozenset[str]:
     if not roles and not (user.is_authenticated and user.is_superuser):
         raise ProjectNotFound("No such project.")
     if not may(user=user, roles=roles, action=action):
-        allowed = PROJECT_ACTIONS[action]
-        names = " or ".join(sorted(allowed))
-        raise ActionForbidden(FORBIDDEN_MESSAGES.get(action, f"Only a project's {names} may {action}."))
+        raise ActionForbidden(forbidden_message(action))
     return roles
 
 

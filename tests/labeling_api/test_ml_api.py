@@ -83,6 +83,19 @@ def test_permissions(clients, project, who, list_, start, activate, score):
 
 
 @pytest.mark.django_db
+def test_refusals_name_the_roles_and_the_action_in_words(clients, project):
+    """Not "Only a project's lead may activate_model.": the internal action name read as a typo."""
+    run = _train(project)
+    refused = clients["ml"].post(f"/api/v1/projects/api/training-runs/{run.pk}/activate/")
+    assert refused.status_code == 403
+    assert refused.json() == {"detail": "Only the leads of this project can activate a model."}
+    retrain = clients["annotator"].post("/api/v1/projects/api/training-runs/", {}, format="json")
+    assert retrain.json() == {"detail": "Only the leads and ML engineers of this project can start training runs."}
+    export = clients["annotator"].get("/api/v1/projects/api/export/")
+    assert export.json() == {"detail": "Only the leads and ML engineers of this project can export its data."}
+
+
+@pytest.mark.django_db
 def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         first = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"max_epochs": 3}}, format="json")
