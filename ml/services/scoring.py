@@ -334,7 +334,10 @@ def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -
     P(not -1), minimum), for candidate solutions of one problem under the active model."""
     run = active_run(project=project)
     if run is None:
-        raise NoActiveModel(f"Project {project.slug} has no active model yet: train one first.")
+        raise NoActiveModel(
+            f"Project {project.slug} has no active model yet: start a training run "
+            f"(POST /api/v1/projects/{project.slug}/training-runs/) and score once it has succeeded."
+        )
     prm = load_prm(run=run)
     items = [(problem, tuple(steps[:i]), step) for steps in solutions for i, step in enumerate(steps)]
     lengths = [len(steps) for steps in solutions]

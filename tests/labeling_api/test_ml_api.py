@@ -145,7 +145,12 @@ def test_activate_rolls_back_to_an_earlier_run(clients, project):
 
 @pytest.mark.django_db
 def test_score_returns_probabilities_and_both_solution_scores(clients, project):
-    assert clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json").status_code == 409  # no model yet
+    no_model = clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json")
+    assert no_model.status_code == 409
+    assert no_model.json()["detail"] == (  # says what to do next, with the endpoint
+        "Project api has no active model yet: start a training run "
+        "(POST /api/v1/projects/api/training-runs/) and score once it has succeeded."
+    )
     run = _train(project)
 
     response = clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json")
