@@ -1,13 +1,46 @@
 """Projects and people: settings, memberships, pseudonyms, screening standing."""
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 
 from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
-from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project
+from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
+
+# The members page's rule (annotate.services.team.remove_member), kept in the admin too.
+NEEDS_A_LEAD = "A project needs a lead: add another lead before removing the last one."
+
+
+def _is_last_lead(membership: Membership | None) -> bool:
+    if membership is None or membership.pk is None:
+        return False
+    saved = Membership.objects.filter(pk=membership.pk).values_list("project_id", "role").first()
+    if saved is None or saved[1] != Role.LEAD:
+        return False
+    return not Membership.objects.filter(project_id=saved[0], role=Role.LEAD).exclude(pk=membership.pk).exists()
+
+
+class MembershipForm(forms.ModelForm):
+    def clean(self):
+        data = super().clean()
+        moved = data.get("role") != Role.LEAD or data.get("project") != self.instance.project
+        if self.instance.pk and moved and _is_last_lead(self.instance):
+            raise ValidationError(NEEDS_A_LEAD)
+        return data
+
+
+class MembershipFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        kept = [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        had_lead = self.instance.pk and Membership.objects.filter(project=self.instance, role=Role.LEAD).exists()
+        if had_lead and not any(f.cleaned_data.get("role") == Role.LEAD for f in kept):
+            raise ValidationError(NEEDS_A_LEAD)
 
 
 class MembershipInline(ScopedTabularInline):
     model = Membership
+    formset = MembershipFormSet
     extra = 1
     autocomplete_fields = ["user"]
     readonly_fields = ["created_at"]
@@ -34,12 +67,17 @@ class ProjectAdmin(ProjectScopedAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(ProjectScopedAdmin):
+    form = MembershipForm
     list_display = ["user", "project", "role", "created_at"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "user__email", "project__slug"]
     autocomplete_fields = ["project", "user"]
     list_select_related = ["user", "project"]
     readonly_fields = ["created_at"]
+
+    def has_delete_permission(self, request, obj: Membership | None = None) -> bool:
+        # No delete button on the last lead (and a bulk delete that holds it is refused).
+        return not _is_last_lead(obj) and super().has_delete_permission(request, obj)
 
 
 @admin.register(LabelerProfile)
