@@ -409,12 +409,12 @@ export class Dashboard {
 /** What the offline simulation (bench/results/simulation.md) says about strategies that did worse than random. */
 const STRATEGY_CAVEATS: Record<string, string> = {
   uncertainty:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `uncertainty` was below random on the whole learning curve on 4 of 5 sets (normalised area -0.03 to -0.05) and level with it on mrben. The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `uncertainty` was below random on the whole learning curve on 4 of 5 development sets and all 5 vault sets (normalised area -0.03 to -0.05). The default `answer_stratified` is recommended.",
   convincing_wrong:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `convincing_wrong` was below random on every set (normalised area -0.005 to -0.055). The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `convincing_wrong` was below random on every development set (normalised area -0.005 to -0.055) and on 2 of 5 vault sets (-0.06, -0.07). The default `answer_stratified` is recommended.",
   mix: "Caution: `mix` is mostly `convincing_wrong`, which was below random on every data set in the offline simulation. The default `answer_stratified` is recommended.",
   value:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `value` was below random on math and olympiadbench (normalised area -0.019 and -0.015, intervals below zero) and above it on gsm8k and mrben. The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `value` was below random on math and olympiadbench (normalised area -0.019 and -0.015, intervals below zero) on the development split, though level or above on the vault. The default `answer_stratified` is recommended.",
 };
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
