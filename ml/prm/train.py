@@ -133,9 +133,7 @@ def train_prm(
     head = EnsembleHead(
         featurizer.dim, hidden=cfg.hidden_size, k=cfg.ensemble_size, sparse=featurizer.sparse, dropout=cfg.dropout
     ).to(dev)
-    # fused: one kernel over all parameters instead of a Python loop of per-tensor ops; the dense
-    # update of the hashed table is most of a step, and fused makes it several times cheaper on CPU
-    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
+    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(cfg.seed)
     n = len(train_ex)
     k = cfg.ensemble_size
