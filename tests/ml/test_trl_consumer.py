@@ -23,22 +23,9 @@ from trl.experimental import prm as trl_prm  # noqa: E402
 from annotate.models import Project, Role  # noqa: E402
 from tests.api_clients import member_client  # noqa: E402
 from tests.labeling_api.exports.test_export_trl import NEUTRAL_THEN_ERROR  # noqa: E402
+from tests.ml.tiny_hf import cpu_args, tiny_bert, tokenizer_for  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "annotate", "fixtures")
-
-
-def _tokenizer(texts: list[str]):
-    """A byte-level BPE trained on the export's own text: every character, "\\n" included, encodes."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<pad>", "<s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tokenizer.train_from_iterator(texts, trainer=trainer)
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>", bos_token="<s>")
 
 
 @pytest.mark.django_db
@@ -62,32 +49,9 @@ def test_trl_export_loads_with_datasets_and_trains_prm_trainer(tmp_path):
     assert {"prompt": "What is $2+2$?", "completions": ["a", "b", "c"], "labels": [True, False, False]} in rows
     assert {"prompt": "What is $2+2$?", "completions": ["a", "b", "c2"], "labels": [True, False, True]} in rows
 
-    tokenizer = _tokenizer([row["prompt"] for row in rows] + [text for row in rows for text in row["completions"]])
-    config = transformers.BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        num_labels=2,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    model = transformers.BertForTokenClassification(config)
-    args = trl_prm.PRMConfig(
-        output_dir=str(tmp_path / "out"),
-        max_steps=3,
-        per_device_train_batch_size=4,
-        learning_rate=1e-3,
-        max_length=512,
-        bf16=False,
-        use_cpu=True,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        disable_tqdm=True,
-        dataloader_num_workers=0,
-    )
+    tokenizer = tokenizer_for([row["prompt"] for row in rows] + [text for row in rows for text in row["completions"]])
+    model = tiny_bert(transformers.BertForTokenClassification, tokenizer, num_labels=2)
+    args = cpu_args(trl_prm.PRMConfig, str(tmp_path / "out"), max_steps=3, per_device_train_batch_size=4)
     trainer = trl_prm.PRMTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
     # Every exported step label reached a token: the separator after each step carries it.
     first = trainer.train_dataset[0]

@@ -20,7 +20,7 @@ from django.core.management import call_command  # noqa: E402
 from annotate.models import Project, Role  # noqa: E402
 from tests.api_clients import member_client  # noqa: E402
 from tests.labeling_api.test_compare_api import LINES  # noqa: E402
-from tests.ml.test_trl_consumer import _tokenizer  # noqa: E402
+from tests.ml.tiny_hf import cpu_args, tiny_bert, tokenizer_for  # noqa: E402
 
 
 @pytest.mark.django_db
@@ -48,33 +48,10 @@ def test_preference_export_trains_trls_reward_trainer_as_it_is(tmp_path):
     dataset = datasets.load_dataset("json", data_files=str(export), split="train", cache_dir=str(tmp_path / "c"))
     rows = dataset.to_list()
     assert len(rows) == 3 and sorted(row["margin"] for row in rows) == [1.0, 2.0, 3.0]
-    tokenizer = _tokenizer([row[k] for row in rows for k in ("prompt", "chosen", "rejected")])
+    tokenizer = tokenizer_for([row[k] for row in rows for k in ("prompt", "chosen", "rejected")])
     tokenizer.eos_token = "<s>"
-    config = transformers.BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        num_labels=1,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    model = transformers.BertForSequenceClassification(config)
-    args = trl.RewardConfig(
-        output_dir=str(tmp_path / "out"),
-        max_steps=2,
-        per_device_train_batch_size=2,
-        learning_rate=1e-3,
-        max_length=512,
-        bf16=False,
-        use_cpu=True,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        disable_tqdm=True,
-        dataloader_num_workers=0,
-    )
+    model = tiny_bert(transformers.BertForSequenceClassification, tokenizer, num_labels=1)
+    args = cpu_args(trl.RewardConfig, str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=2)
     trainer = trl.RewardTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
     first, prepared = rows[0], trainer.train_dataset[0]
     # The explicit prompt goes in front of both sides, then an end token.
