@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='project',
             name='selection_strategy',
-            field=models.CharField(choices=[('value', 'Value per label (default: where the first error is, per expected label)'), ('uncertainty', 'Uncertainty'), ('convincing_wrong', 'Convincing wrong answer'), ('random', 'Random'), ('mix', 'Mix (80% convincing wrong, 20% most convincing)'), ('answer_stratified', 'Answer-stratified (half the labels on graded-wrong answers)')], default='value', max_length=32),
+            field=models.CharField(choices=[('value', 'Value per label (where the first error is, per expected label)'), ('uncertainty', 'Uncertainty'), ('convincing_wrong', 'Convincing wrong answer'), ('random', 'Random'), ('mix', 'Mix (80% convincing wrong, 20% most convincing)'), ('answer_stratified', 'Answer-stratified (default: half the labels on graded-wrong answers)')], default='answer_stratified', max_length=32),
         ),
     ]
