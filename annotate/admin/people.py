@@ -23,7 +23,8 @@ def _is_last_lead(membership: Membership | None) -> bool:
 class MembershipForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
-        moved = data.get("role") != Role.LEAD or data.get("project") != self.instance.project
+        # project_id, not project: a membership being added has none yet
+        moved = data.get("role") != Role.LEAD or getattr(data.get("project"), "pk", None) != self.instance.project_id
         if self.instance.pk and moved and _is_last_lead(self.instance):
             raise ValidationError(NEEDS_A_LEAD)
         return data

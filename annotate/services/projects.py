@@ -59,7 +59,8 @@ def create_project(*, user: AbstractBaseUser, slug: str, **fields: Any) -> Proje
 @transaction.atomic
 def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) -> dict[str, list[Any]]:
     """Save changed settings; returns {field: [before, after]} (also what the audit row keeps)."""
-    locked = Project.objects.select_for_update().get(pk=project.pk)
+    # no_key: a settings change must not block (or deadlock) submits' foreign-key checks on the project
+    locked = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     changes = {
         name: [getattr(locked, name), value]
         for name, value in fields.items()

@@ -119,7 +119,10 @@ def auto_label_examples(*, project: Project, skip_solution_ids: set[int] = froze
 
 
 def _lock_project(project_id: int) -> Project:
-    return Project.objects.select_for_update().get(pk=project_id)
+    # FOR NO KEY UPDATE, not FOR UPDATE: it still serialises the run bookkeeping (it conflicts with
+    # itself), but not the FOR KEY SHARE that every submit's deferred foreign-key checks take on the
+    # project row at commit; FOR UPDATE deadlocked a submit against a run claim under 50 annotators.
+    return Project.objects.select_for_update(no_key=True).get(pk=project_id)
 
 
 def _enqueue(run_id: int) -> None:
