@@ -3,9 +3,11 @@ the per-process cache that keeps rows by step key (a step is featurized once).""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from ml.prm.examples import step_key
@@ -63,6 +65,15 @@ class Rows:
         src = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1], dtype=np.int64)
         return Rows(dim=self.dim, indptr=indptr, indices=self.indices[src], values=self.values[src])
 
+    def training_inputs(self, idx, device: str = "cpu") -> dict:
+        """Head inputs for a training batch of rows `idx`: sparse rows go as a CSR matrix with its
+        transpose, so the backward pass is one sparse-dense matmul (X^T @ grad). EmbeddingBag's CPU
+        backward sorts every index of the batch and ran ~6x slower than this whole forward+backward."""
+        if not self.sparse:
+            return self.take(idx).torch_inputs(device)
+        x = sp.csr_matrix((self.values, self.indices, self.indptr), shape=(len(self), self.dim))[np.asarray(idx)]
+        return {"csr": _torch_csr(x, device), "csr_t": _torch_csr(x.T.tocsr(), device)}
+
     def torch_inputs(self, device: str = "cpu") -> dict:
         """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
         if self.sparse:
@@ -72,6 +83,19 @@ class Rows:
                 "weights": torch.from_numpy(self.values).to(device),
             }
         return {"dense": torch.from_numpy(self.dense).to(device)}
+
+
+def _torch_csr(x: sp.csr_matrix, device: str) -> torch.Tensor:
+    with warnings.catch_warnings():
+        # torch calls CSR tensors beta; the one op used here (CSR @ dense) has been stable for years
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+        return torch.sparse_csr_tensor(
+            torch.from_numpy(x.indptr.astype(np.int64)),
+            torch.from_numpy(x.indices.astype(np.int64)),
+            torch.from_numpy(np.asarray(x.data, dtype=np.float32)),
+            size=x.shape,
+            check_invariants=False,  # built by scipy from valid CSR rows
+        ).to(device)
 
 
 def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:

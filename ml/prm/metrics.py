@@ -52,14 +52,36 @@ def ece(y_class, probs, n_bins: int = 15) -> float | None:
     return float(np.abs(s_conf[nz] - s_corr[nz]).sum() / len(y))
 
 
+class _Paths:
+    """P(-1) sequences of many solutions flattened once, so each threshold is a few vector ops."""
+
+    def __init__(self, p_negative_per_solution: Sequence[Sequence[float]]):
+        lens = np.fromiter(
+            (len(p) for p in p_negative_per_solution), dtype=np.int64, count=len(p_negative_per_solution)
+        )
+        self.n = len(lens)
+        self.flat = (
+            np.concatenate([np.asarray(p, dtype=np.float64) for p in p_negative_per_solution])
+            if lens.sum()
+            else np.zeros(0)
+        )
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]) if self.n else np.zeros(0, np.int64)
+        self.pos = np.arange(len(self.flat)) - np.repeat(starts, lens)  # step index within its solution
+        self.nonempty = lens > 0
+        self.starts = starts[self.nonempty]
+
+    def first_above(self, threshold: float) -> np.ndarray:
+        out = np.full(self.n, -1, dtype=np.int64)
+        if len(self.starts):
+            big = np.iinfo(np.int64).max
+            first = np.minimum.reduceat(np.where(self.flat > threshold, self.pos, big), self.starts)
+            out[self.nonempty] = np.where(first == big, -1, first)
+        return out
+
+
 def first_error_predictions(p_negative_per_solution: Sequence[Sequence[float]], threshold: float) -> np.ndarray:
     """Index of the first step with P(-1) > threshold, or -1 when there is none."""
-    out = np.full(len(p_negative_per_solution), -1, dtype=np.int64)
-    for i, p in enumerate(p_negative_per_solution):
-        hit = np.flatnonzero(np.asarray(p) > threshold)
-        if len(hit):
-            out[i] = hit[0]
-    return out
+    return _Paths(p_negative_per_solution).first_above(threshold)
 
 
 def first_error_f1(predicted, true) -> dict:
@@ -96,8 +118,16 @@ def first_error_f1_interval(predicted, true, *, n_boot: int = 1000, seed: int = 
         return None
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(true), size=(n_boot, len(true)))
-    values = [first_error_f1(pred[d], true[d])["first_error_f1"] for d in draws]
-    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    # first_error_f1 on every resample at once: counts of the two groups and of their hits per draw
+    err = true >= 0
+    n_err, n_ok = err[draws].sum(1), (~err)[draws].sum(1)
+    hit_err, hit_ok = (err & (pred == true))[draws].sum(1), (~err & (pred == -1))[draws].sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_err = np.where(n_err > 0, hit_err / np.maximum(n_err, 1), np.nan)
+        acc_ok = np.where(n_ok > 0, hit_ok / np.maximum(n_ok, 1), np.nan)
+        both = np.where(acc_err + acc_ok == 0, 0.0, 2 * acc_err * acc_ok / (acc_err + acc_ok))
+    values = np.where(np.isnan(acc_err), acc_ok, np.where(np.isnan(acc_ok), acc_err, both))
+    values = values[~np.isnan(values)]
     if len(values) == 0:
         return None
     return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
@@ -108,8 +138,9 @@ def choose_threshold(p_negative_per_solution, true, grid=None) -> float:
     if grid is None:
         grid = np.linspace(0.05, 0.95, 19)
     best, best_t = -1.0, 0.5
+    paths = _Paths(p_negative_per_solution)
     for t in grid:
-        f = first_error_f1(first_error_predictions(p_negative_per_solution, t), true)["first_error_f1"] or 0.0
+        f = first_error_f1(paths.first_above(t), true)["first_error_f1"] or 0.0
         if f > best + 1e-12:
             best, best_t = f, float(t)
     return best_t

@@ -19,6 +19,19 @@ RATINGS = (-1, 0, 1)
 NEG, NEU, POS = 0, 1, 2
 
 
+class _SparseLinear(torch.autograd.Function):
+    """x @ weight for a CSR batch x, with the weight's gradient as x^T @ grad (x^T given, CSR)."""
+
+    @staticmethod
+    def forward(ctx, weight: torch.Tensor, x: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+        ctx.x_t = x_t
+        return x @ weight
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return ctx.x_t @ grad, None, None
+
+
 class EnsembleHead(nn.Module):
     def __init__(self, input_dim: int, *, hidden: int, k: int, sparse: bool, dropout: float = 0.0):
         super().__init__()
@@ -38,9 +51,12 @@ class EnsembleHead(nn.Module):
         self.w2 = nn.Parameter(torch.randn(k, hidden, 3) / hidden**0.5)
         self.b2 = nn.Parameter(torch.zeros(k, 1, 3))
 
-    def forward(self, *, indices=None, offsets=None, weights=None, dense=None) -> torch.Tensor:
-        """Logits of shape (K, batch, 3)."""
-        if self.sparse:
+    def forward(self, *, indices=None, offsets=None, weights=None, dense=None, csr=None, csr_t=None) -> torch.Tensor:
+        """Logits of shape (K, batch, 3). Sparse rows come as EmbeddingBag inputs (scoring) or as a
+        CSR batch with its transpose (training: see `Rows.training_inputs`)."""
+        if csr is not None:
+            h = _SparseLinear.apply(self.first.weight, csr, csr_t)
+        elif self.sparse:
             h = self.first(indices, offsets, per_sample_weights=weights)
         else:
             h = self.first(dense)

@@ -147,7 +147,7 @@ def train_prm(
         total = 0.0
         for i in range(0, n, bs):
             b = perm[i : i + bs]
-            logits = head(**x_tr.take(b).torch_inputs(dev))  # (K, B, 3)
+            logits = head(**x_tr.training_inputs(b, dev))  # (K, B, 3)
             yb = y_tr[b].to(dev)
             ce = F.cross_entropy(logits.reshape(-1, 3), yb.repeat(k), reduction="none").view(k, -1)
             loss = (ce * boot[:, b].to(dev)).sum() / len(b)  # summed over heads: each gets a full gradient

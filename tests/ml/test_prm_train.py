@@ -102,3 +102,24 @@ def test_oracle_examples_without_neutral_and_tiny_sets_train():
     assert ckpt["n_heldout"] == 0 and "heldout" not in ckpt["metrics"]
     with pytest.raises(ValueError):
         train_prm([], PRMConfig())
+
+
+def test_training_feed_gives_the_same_logits_and_gradients_as_the_scoring_feed(planted):
+    """Training feeds sparse rows as CSR with its transpose (a fast backward); scoring feeds them to
+    EmbeddingBag. Both must be the same function with the same gradient."""
+    from ml.prm.model import EnsembleHead
+
+    examples, cache, _ckpt = planted
+    rows = cache.get(examples[:300])
+    batch = np.arange(7, 300, 3)
+    torch.manual_seed(0)
+    head = EnsembleHead(rows.dim, hidden=8, k=2, sparse=True, dropout=0.0)
+    grads, outs = [], []
+    for inputs in (rows.take(batch).torch_inputs(), rows.training_inputs(batch)):
+        head.zero_grad(set_to_none=True)
+        out = head(**inputs)
+        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        outs.append(out.detach())
+        grads.append(head.first.weight.grad.to_dense())
+    assert torch.allclose(outs[0], outs[1], atol=1e-5)
+    assert grads[0].abs().sum() > 0 and torch.allclose(grads[0], grads[1], atol=1e-5)
