@@ -1,10 +1,19 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from labeling_api import views, views_autolabel, views_export, views_health, views_ml, views_queue, views_stats
+from labeling_api import (
+    views,
+    views_autolabel,
+    views_export,
+    views_health,
+    views_ml,
+    views_queue,
+    views_schema,
+    views_stats,
+)
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", views_schema.SchemaView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file: no inline script, so the CSP holds.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("projects/", views.ProjectListView.as_view(), name="project-list"),
