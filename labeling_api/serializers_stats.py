@@ -41,6 +41,18 @@ class PaceSerializer(serializers.Serializer):
     labels_per_hour = F(help_text="labels / active_hours: the team's pace while it labels.")
 
 
+class PairProgressSerializer(serializers.Serializer):
+    pairs_total = I(help_text="Ordinary pairs (not gold).")
+    pairs_answered = I(help_text="Pairs with at least one preference.")
+    pairs_open = I(help_text="Pairs still needing preferences.")
+    pairs_complete = I()
+    preferences = I(help_text="Every preference, answers on gold pairs included.")
+    preferences_remaining = I(help_text="Preferences still needed by open pairs (overlap minus answers so far).")
+    pace = PaceSerializer(help_text="The pace in queue preferences (its `labels` are preferences, gold pairs not).")
+    eta_hours = _nullable(F, help_text="preferences_remaining / preferences per active hour; null when none lately.")
+    eta_at = _nullable(serializers.DateTimeField, help_text="Now + eta_hours.")
+
+
 class ProgressSerializer(serializers.Serializer):
     solutions_total = I(help_text="Ordinary solutions (not gold, not screening).")
     solutions_labeled = I()
@@ -58,6 +70,10 @@ class ProgressSerializer(serializers.Serializer):
         F, help_text="labels_remaining / labels_per_hour: hours of labeling left; null when nothing was labeled lately."
     )
     eta_at = _nullable(serializers.DateTimeField, help_text="Now + eta_hours, if the team labeled without a break.")
+    pairs = PairProgressSerializer(
+        required=False,
+        help_text="Compare projects only: their queue serves pairs, so progress and ETA count pairs and preferences.",
+    )
 
 
 class AnnotatorSeriesSerializer(serializers.Serializer):

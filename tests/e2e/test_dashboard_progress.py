@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotate.models import Annotation, Problem, Project, Role, Solution, Step
+from annotate.models import Annotation, Comparison, Problem, Project, Role, Solution, Step
 from ml import services
 from ml.models import TrainingRun
 from prm800k.labels import label_counters
@@ -161,8 +161,9 @@ def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_
     screenshot(page, "dashboard-curve-empty-reason")
 
 
-def test_a_compare_projects_queue_figure_points_to_its_pairs(pages):
-    # Solutions arrived labeled, but the pairs made of them are open: the figure must not say "empty".
+def test_a_compare_projects_progress_counts_its_pairs(pages):
+    # Solutions arrived labeled, and no problem has two different ones: no pairs. Progress counts
+    # pairs and preferences (annotate.selectors.stats.pairs), not the labeled solutions.
     fixture = Path(__file__).resolve().parents[1] / "annotate" / "fixtures" / "edge_cases.jsonl"
     call_command("import_prm800k", str(fixture), project="duel", task="compare", no_progress=True, stdout=io.StringIO())
     make_user("lena", Project.objects.get(slug="duel"), Role.LEAD)
@@ -170,5 +171,9 @@ def test_a_compare_projects_queue_figure_points_to_its_pairs(pages):
     login(page, "lena", "/dashboard/duel/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     figures = page.locator('[data-slot="progress-figures"]')
-    expect(figures).to_contain_text("pairsqueuea compare project serves pairs of solutions")
+    assert not Comparison.objects.filter(project__slug="duel").exists()
+    expect(figures).to_contain_text("0 / 0pairs answered")
+    expect(figures).to_contain_text("0pairs open0 preferences to go")
+    expect(figures).to_contain_text("emptyqueueno pairs yet: import solutions to pair")
+    expect(figures).not_to_contain_text("solutions labeled")
     expect(figures).not_to_contain_text("arrived labeled")

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotate.models import Annotation, Project
 from annotate.selectors.stats.common import _iso, _Names, _Windows
+from annotate.selectors.stats.pairs import pair_progress
 from annotate.selectors.stats.progress import _label_breakdown, _progress
 from annotate.selectors.stats.quality import _annotator_table, _quality
 from annotate.selectors.stats.snapshot import _label_aggregates
@@ -39,6 +40,10 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
     label_summary, per_annotator = _label_breakdown(rollup=scan["rollup"], progress=progress)
     throughput = _throughput(scan=scan, windows=windows, labels=labels, names=names, per_annotator=per_annotator)
     quality = _quality(project=project, labels=labels, per_annotator=per_annotator, names=names)
+    shown_progress = {k: v for k, v in progress.items() if not k.startswith("_")}
+    pairs = pair_progress(project=project, now=now)
+    if pairs is not None:  # a compare project: its queue serves pairs (annotate.selectors.stats.pairs)
+        shown_progress["pairs"] = pairs
     return {
         "project": {
             "slug": project.slug,
@@ -53,7 +58,7 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
         "generated_at": now.isoformat(),
         "snapshot_at": _iso(scan.get("at")) or now.isoformat(),
         "solutions_at": _iso(scan.get("solutions_at") or scan.get("at")) or now.isoformat(),
-        "progress": {k: v for k, v in progress.items() if not k.startswith("_")},
+        "progress": shown_progress,
         "throughput": throughput,
         "labels": label_summary,
         "quality": quality,

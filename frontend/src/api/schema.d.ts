@@ -746,6 +746,31 @@ export interface components {
        */
       labels_per_hour: number;
     };
+    PairProgress: {
+      /** @description Ordinary pairs (not gold). */
+      pairs_total: number;
+      /** @description Pairs with at least one preference. */
+      pairs_answered: number;
+      /** @description Pairs still needing preferences. */
+      pairs_open: number;
+      pairs_complete: number;
+      /** @description Every preference, answers on gold pairs included. */
+      preferences: number;
+      /** @description Preferences still needed by open pairs (overlap minus answers so far). */
+      preferences_remaining: number;
+      /** @description The pace in queue preferences (its `labels` are preferences, gold pairs not). */
+      pace: components["schemas"]["Pace"];
+      /**
+       * Format: double
+       * @description preferences_remaining / preferences per active hour; null when none lately.
+       */
+      eta_hours: number | null;
+      /**
+       * Format: date-time
+       * @description Now + eta_hours.
+       */
+      eta_at: string | null;
+    };
     Progress: {
       /** @description Ordinary solutions (not gold, not screening). */
       solutions_total: number;
@@ -774,6 +799,8 @@ export interface components {
        * @description Now + eta_hours, if the team labeled without a break.
        */
       eta_at: string | null;
+      /** @description Compare projects only: their queue serves pairs, so progress and ETA count pairs and preferences. */
+      pairs?: components["schemas"]["PairProgress"];
     };
     Project: {
       slug: string;

@@ -23,6 +23,7 @@ export type Savings = Schemas["Savings"];
 export type GenerationProgress = Schemas["GenerationProgress"];
 export type Progress = Schemas["Progress"];
 export type Pace = Schemas["Pace"];
+export type PairProgress = Schemas["PairProgress"];
 export type TrainingRun = Schemas["TrainingRun"];
 export type CompareStats = Schemas["CompareStats"];
 export type Share = Schemas["Share"];

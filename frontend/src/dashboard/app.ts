@@ -17,7 +17,7 @@ import {
   stepsNote,
   toUnixSeconds,
 } from "./format";
-import { compareCurveNote, compareFigures } from "./compare";
+import { compareCurveNote, compareFigures, pairProgressFigures } from "./compare";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
 import type { AnnotatorRow, CompareStats, HeldOut, ProjectStats as Stats, Run, Savings, Series, TrainingRun } from "../api/types";
@@ -158,17 +158,25 @@ export class Dashboard {
 
   private progress(s: Stats): void {
     const p = s.progress;
-    const queue = queueFigure(p, this.isCompare);
-    this.slot("progress-figures").replaceChildren(
-      figure(
-        "solutions labeled",
-        `${fmtInt(p.solutions_labeled)} / ${fmtInt(p.solutions_total)}`,
-        fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
-      ),
-      figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
-      figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
-      figure(queue.label, queue.value, queue.note),
-    );
+    if (p.pairs) {
+      // A compare project serves pairs, never a solution alone: its progress counts pairs and preferences.
+      this.slot("progress-figures").replaceChildren(
+        ...pairProgressFigures(p.pairs).map((f) => figure(f.label, f.value, f.note)),
+        figure("steps labeled", fmtInt(p.steps_labeled), "from first-wrong marks and imported labels"),
+      );
+    } else {
+      const queue = queueFigure(p);
+      this.slot("progress-figures").replaceChildren(
+        figure(
+          "solutions labeled",
+          `${fmtInt(p.solutions_labeled)} / ${fmtInt(p.solutions_total)}`,
+          fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
+        ),
+        figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
+        figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
+        figure(queue.label, queue.value, queue.note),
+      );
+    }
     // Generations with queue solutions (gold and screening answers carry no generation).
     const gens = p.by_generation.filter((g) => g.solutions > 0);
     const gensEl = this.chart("generations");

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 
-import { compareCurveNote, compareFigures, fmtShare, latestPairwise, positionBiased } from "./compare";
-import type { CompareStats, CurvePoint } from "../api/types";
+import {
+  compareCurveNote,
+  compareFigures,
+  fmtShare,
+  latestPairwise,
+  pairProgressFigures,
+  pairQueueFigure,
+  positionBiased,
+} from "./compare";
+import type { CompareStats, CurvePoint, PairProgress } from "../api/types";
 
 const none = { share: null, n: 0, ci95: null };
 
@@ -42,5 +50,48 @@ describe("compare dashboard figures", () => {
     const note = compareCurveNote({ run: 3, label_count: 20, pairwise_accuracy: 0.5, n_pairs: 4 } as CurvePoint);
     expect(note.tooSmall).toBe(true);
     expect(note.text).toContain("on 4 held-out pairs: too few");
+  });
+});
+
+describe("compare project progress", () => {
+  const pace = { window_hours: 168, active_hours: 3, labels: 3, labels_per_hour: 1 };
+  const base: PairProgress = {
+    pairs_total: 3,
+    pairs_answered: 2,
+    pairs_open: 2,
+    pairs_complete: 1,
+    preferences: 4,
+    preferences_remaining: 3,
+    pace,
+    eta_hours: 3,
+    eta_at: null,
+  };
+
+  it("counts pairs and preferences, not solutions", () => {
+    expect(pairProgressFigures(base)).toEqual([
+      { label: "pairs answered", value: "2 / 3", note: "66.7%" },
+      { label: "pairs open", value: "2", note: "3 preferences to go" },
+      { label: "preferences", value: "4", note: "answers on pairs, gold pairs included" },
+      {
+        label: "queue done in",
+        value: "about 3.0 h",
+        note: "of labeling at 1.0 preferences per active hour (3 in 3 active hours, last 7 days)",
+      },
+    ]);
+  });
+
+  it("says why there is no estimate, and when the queue is empty or done", () => {
+    const quiet = { ...base, eta_hours: null, pace: { ...pace, active_hours: 0, labels: 0, labels_per_hour: 0 } };
+    expect(pairQueueFigure(quiet)).toEqual({
+      label: "queue done in",
+      value: "no preferences in the last 7 days",
+      note: "no queue preferences in the last 7 days",
+    });
+    expect(pairQueueFigure({ ...quiet, preferences: 0, pairs_answered: 0 }).value).toBe("—");
+    const none = { ...base, pairs_total: 0, pairs_answered: 0, pairs_open: 0, preferences_remaining: 0 };
+    expect(pairQueueFigure(none)).toEqual({ label: "queue", value: "empty", note: "no pairs yet: import solutions to pair" });
+    const done = { ...base, pairs_open: 0, pairs_complete: 3, preferences_remaining: 0 };
+    expect(pairQueueFigure(done)).toEqual({ label: "queue", value: "done", note: "every pair has the preferences it needs" });
+    expect(pairProgressFigures({ ...base, preferences_remaining: 1 })[1]!.note).toBe("1 preference to go");
   });
 });

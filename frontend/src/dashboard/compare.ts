@@ -3,8 +3,9 @@
  * GET …/compare-stats/ and the reward model's held-out pairwise accuracy (the latest point of the
  * learning curve, whose runs train a Bradley-Terry model on the preferences).
  */
-import { fmtInt, fmtPct, fmtScore } from "./format";
-import type { CompareStats, CurvePoint, Share } from "../api/types";
+import { DASH, fmtEta, fmtInt, fmtPace, fmtPct, fmtScore } from "./format";
+import type { Figure } from "./format";
+import type { CompareStats, CurvePoint, PairProgress, Share } from "../api/types";
 
 export interface CompareFigure {
   key: string;
@@ -87,4 +88,38 @@ export function compareCurveNote(p: CurvePoint): { text: string; tooSmall: boole
       (tooSmall ? ": too few to mean much (30+ pairs)." : "."),
     tooSmall,
   };
+}
+
+function plural(n: number, noun: string): string {
+  return `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** When the open pairs will have their preferences at the team's pace, or why nothing is queued. */
+export function pairQueueFigure(p: PairProgress): Figure {
+  if (p.preferences_remaining > 0) {
+    if ((p.eta_hours === null || p.eta_hours === undefined) && p.preferences === 0) {
+      return { label: "queue done in", value: DASH, note: "no preferences yet: the estimate starts with the team's first ones" };
+    }
+    return {
+      label: "queue done in",
+      value: fmtEta(p.eta_hours, p.preferences_remaining, "preferences"),
+      note: fmtPace(p.pace, "preferences"),
+    };
+  }
+  if (p.pairs_total === 0) return { label: "queue", value: "empty", note: "no pairs yet: import solutions to pair" };
+  return { label: "queue", value: "done", note: "every pair has the preferences it needs" };
+}
+
+/** A compare project's progress: its queue serves pairs, so the figures count pairs and preferences. */
+export function pairProgressFigures(p: PairProgress): Figure[] {
+  return [
+    {
+      label: "pairs answered",
+      value: `${fmtInt(p.pairs_answered)} / ${fmtInt(p.pairs_total)}`,
+      note: fmtPct(p.pairs_total ? p.pairs_answered / p.pairs_total : null),
+    },
+    { label: "pairs open", value: fmtInt(p.pairs_open), note: `${plural(p.preferences_remaining, "preference")} to go` },
+    { label: "preferences", value: fmtInt(p.preferences), note: "answers on pairs, gold pairs included" },
+    pairQueueFigure(p),
+  ];
 }

@@ -143,12 +143,6 @@ describe("format", () => {
         note: "no queue labels in the last 7 days",
       });
       expect(stepsNote(open)).toBe("in 15 labels · 40 of 243 solution steps still queued");
-      // A compare project serves pairs: its solution counts say nothing about its queue.
-      expect(queueFigure(base, true)).toEqual({
-        label: "queue",
-        value: "pairs",
-        note: "a compare project serves pairs of solutions: see the pair section",
-      });
       // Nothing labeled here yet (a fresh import): no estimate, said once, not twice.
       const fresh = { ...open, labels: 0, labels_imported: 0, steps_labeled: 0 };
       expect(queueFigure(fresh)).toEqual({

@@ -26,9 +26,9 @@ export function fmtSeconds(s: number | null | undefined): string {
 }
 
 /** The queue's ETA: hours of labeling at the team's pace; null when nothing was labeled lately. */
-export function fmtEta(hours: number | null | undefined, remaining: number): string {
+export function fmtEta(hours: number | null | undefined, remaining: number, noun = "labels"): string {
   if (remaining === 0) return "queue done";
-  if (hours === null || hours === undefined) return "no labels in the last 7 days";
+  if (hours === null || hours === undefined) return `no ${noun} in the last 7 days`;
   if (hours < 1) return `about ${Math.max(1, Math.round(hours * 60))} min`;
   if (hours < 48) return `about ${hours.toFixed(hours < 10 ? 1 : 0)} h`;
   return `about ${(hours / 24).toFixed(hours < 240 ? 1 : 0)} days`;
@@ -42,14 +42,10 @@ export interface Figure {
 
 /**
  * The queue figure: when the open solutions will have their labels at the team's pace, or why
- * nothing is queued (no solutions yet; every solution arrived labeled in an import; all labeled;
- * a compare project, which serves pairs).
+ * nothing is queued (no solutions yet; every solution arrived labeled in an import; all labeled).
+ * A compare project's queue serves pairs: its figure is pairQueueFigure (compare.ts).
  */
-export function queueFigure(p: Progress, compare = false): Figure {
-  if (compare) {
-    // Its queue is pairs: no solution is served alone, so "empty" or an ETA would be false here.
-    return { label: "queue", value: "pairs", note: "a compare project serves pairs of solutions: see the pair section" };
-  }
+export function queueFigure(p: Progress): Figure {
   if (p.labels_remaining > 0) {
     if ((p.eta_hours === null || p.eta_hours === undefined) && p.labels === p.labels_imported) {
       return { label: "queue done in", value: DASH, note: "no labels here yet: the estimate starts with the team's first ones" };
@@ -70,11 +66,11 @@ export function stepsNote(p: Progress): string {
   return `${labels} · ${fmtInt(p.steps_open)} of ${fmtInt(p.steps_total)} solution steps still queued`;
 }
 
-/** What the ETA rests on: labels per hour in which the team labeled, and how many such hours. */
-export function fmtPace(p: Pace): string {
-  if (!p.labels) return "no queue labels in the last 7 days";
+/** What the ETA rests on: labels (or a compare project's preferences) per hour in which the team labeled. */
+export function fmtPace(p: Pace, noun = "labels"): string {
+  if (!p.labels) return `no queue ${noun} in the last 7 days`;
   const hours = p.active_hours === 1 ? "1 active hour" : `${fmtInt(p.active_hours)} active hours`;
-  return `of labeling at ${fmtNum(p.labels_per_hour, 1)} labels per active hour (${fmtInt(p.labels)} in ${hours}, last ${Math.round(p.window_hours / 24)} days)`;
+  return `of labeling at ${fmtNum(p.labels_per_hour, 1)} ${noun} per active hour (${fmtInt(p.labels)} in ${hours}, last ${Math.round(p.window_hours / 24)} days)`;
 }
 
 /**
