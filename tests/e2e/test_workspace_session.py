@@ -1,0 +1,167 @@
+"""The workspace keeps the work safe in real Chromium: a reload or another browser resumes the draft,
+a submit survives network errors with one key and one annotation, heartbeats keep the lease,
+skip releases the solution, and two annotators never get the same one.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, Assignment, AssignmentStatus
+from tests.e2e.helpers import (
+    STEPS,
+    annotation_for,
+    current_step,
+    expect_empty_queue,
+    expect_rated,
+    label_steps,
+    main_ratings,
+    make_project,
+    make_solution,
+    make_user,
+    open_workspace,
+    wait_ready,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_reload_and_new_browser_resume_with_ratings_kept(pages):
+    project = make_project()
+    user = make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    ctx = pages.context()
+    page = pages.page(ctx)
+    open_workspace(page, "ann")
+
+    page.keyboard.press("3")
+    page.keyboard.press("f")  # flags step 1, just rated
+    page.keyboard.press("2")
+    expect_rated(page, 2)
+    expect(page.locator(".sl-save")).to_have_text("Saved")  # on the server too
+
+    # Reload: the same solution comes back with both ratings and the flag (localStorage + server).
+    page.reload()
+    wait_ready(page)
+    expect_rated(page, 2)
+    expect(current_step(page)).to_contain_text("Step 3")
+    expect(page.locator(".sl-step").nth(0).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".sl-notice")).to_contain_text("Resumed")
+
+    # A fresh browser (no localStorage) resumes from the server's draft.
+    page.close()
+    other = pages.page()
+    open_workspace(other, "ann")
+    expect_rated(other, 2)
+    expect(current_step(other)).to_contain_text("Step 3")
+    other.keyboard.press("Backspace")  # undo survives the move too
+    expect_rated(other, 1)
+    other.keyboard.press("2")
+    other.keyboard.press("3")
+    other.keyboard.press("Enter")
+    expect_empty_queue(other)
+
+    assert Assignment.objects.filter(annotator=user).count() == 1
+    annotation = annotation_for(solution)
+    assert main_ratings(annotation) == [1, 0, 1]
+    assert [s["completions"][0]["flagged"] for s in label_steps(annotation)] == [True, False, False]
+
+
+def test_submit_survives_network_errors_with_one_key_and_one_annotation(pages):
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS[:2])
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+
+    sent: list[dict] = []
+
+    def flaky(route, request):
+        sent.append(request.post_data_json)
+        if len(sent) == 1:
+            route.abort("connectionreset")  # the network drops the first try
+        elif len(sent) == 2:
+            route.fulfill(status=503, body="")  # a proxy answers 503 to the second
+        else:
+            route.continue_()
+
+    page.route("**/api/v1/assignments/*/submit/*", flaky)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # a double press while the first is in flight
+    expect(page.locator(".sl-notice")).to_contain_text("retrying")
+    expect_empty_queue(page)
+
+    assert len(sent) == 3
+    assert len({body["idempotency_key"] for body in sent}) == 1
+    assert Annotation.objects.filter(solution=solution).count() == 1
+    annotation = annotation_for(solution)
+    assert annotation.idempotency_key == sent[0]["idempotency_key"]
+    assert main_ratings(annotation) == [1, 1]
+
+
+def test_heartbeats_keep_the_lease_alive(pages, settings):
+    settings.WORKSPACE_HEARTBEAT_SECONDS = 0.5
+    project = make_project(lease_minutes=30)
+    user = make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    assignment = Assignment.objects.get(annotator=user)
+    soon = timezone.now() + timedelta(seconds=20)
+    Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=soon)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        assignment.refresh_from_db()
+        if assignment.lease_expires_at > soon + timedelta(minutes=10):
+            break
+        time.sleep(0.2)
+    assert assignment.lease_expires_at > timezone.now() + timedelta(minutes=29)
+    assert assignment.status == AssignmentStatus.ACTIVE
+
+
+def test_skip_releases_and_shows_the_next_solution(pages):
+    project = make_project()
+    user = make_user("ann", project)
+    first = make_solution(project, ["Alpha step."], problem="Alpha problem", priority=2)
+    second = make_solution(project, ["Beta step."], problem="Beta problem", priority=1)
+    page = pages.page()
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-problem-text")).to_have_text("Alpha problem")
+    page.keyboard.press("3")  # work on a skipped solution is dropped with it
+    page.get_by_role("button", name="Skip").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-problem-text")).to_have_text("Beta problem")
+    expect_rated(page, 0)
+    assert Assignment.objects.get(annotator=user, solution=first).status == AssignmentStatus.SKIPPED
+    assert Assignment.objects.get(annotator=user, solution=second).status == AssignmentStatus.ACTIVE
+
+
+def test_two_annotators_never_get_the_same_solution(pages):
+    project = make_project(overlap=1)
+    make_user("ann", project)
+    make_user("bob", project)
+    first = make_solution(project, ["Alpha step one.", "Alpha step two."], problem="Alpha problem", priority=2)
+    second = make_solution(project, ["Beta step one.", "Beta step two."], problem="Beta problem", priority=1)
+    ann, bob = pages.page(), pages.page()  # two contexts: separate sessions
+    open_workspace(ann, "ann")
+    open_workspace(bob, "bob")
+    ann_problem = ann.locator(".sl-problem-text").inner_text()
+    bob_problem = bob.locator(".sl-problem-text").inner_text()
+    assert {ann_problem.strip(), bob_problem.strip()} == {"Alpha problem", "Beta problem"}
+
+    for page in (ann, bob):
+        page.keyboard.press("3")
+        page.keyboard.press("3")
+        page.keyboard.press("Enter")
+        expect_empty_queue(page)  # overlap 1: nothing left for either of them
+    claims = list(Assignment.objects.values_list("solution_id", "annotator__username"))
+    assert sorted(s for s, _ in claims) == sorted([first.pk, second.pk])
+    assert Annotation.objects.filter(solution=first).count() == 1
+    assert Annotation.objects.filter(solution=second).count() == 1
