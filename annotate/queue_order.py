@@ -7,7 +7,9 @@ Cold start: before any model has scored a project, the queue still uses what is 
 graded on import, and a graded-wrong answer means the solution has at least one wrong step, so it
 is what the labels are most needed for (and, since annotators stop at the first -1, the cheapest
 solution to label). Graded-wrong solutions come first, then ungraded, then graded-right ones, in
-random order within each tier (never file order). The `random` strategy is random throughout.
+random order within each tier (never file order). The `random` strategy is random throughout, and
+`answer_stratified` (model-free) uses its own order from the first claim, so a project's first
+labels, and the first model's threshold, are not all from wrong answers.
 
 Control share: a random `share` of solutions is queued as a control. Each control takes the
 priority found at a uniformly random rank of the queue, so controls reach the head of the queue
@@ -21,7 +23,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import numpy as np
+
 from annotate.models import QueueOrigin, Strategy
+from prm800k.stratified import answer_stratified_priority
 
 
 def cold_start_priority(answer_correct: bool | None, strategy: str, rng: random.Random) -> float:
@@ -46,11 +51,22 @@ def route_controls(priorities: Sequence[float], share: float, rng: random.Random
 
 
 def cold_start_queue(
-    answers: Sequence[bool | None], *, strategy: str, control_share: float, rng: random.Random | None = None
+    answers: Sequence[bool | None],
+    *,
+    strategy: str,
+    control_share: float,
+    lengths: Sequence[int] | None = None,
+    rng: random.Random | None = None,
 ) -> list[tuple[float, str]]:
-    """(priority, Solution.strategy) for newly imported solutions of a project with no model yet."""
+    """(priority, Solution.strategy) for newly imported solutions of a project with no model yet
+    (`lengths`: their step counts, which the answer-stratified order weighs by)."""
     rng = rng or random.SystemRandom()
-    pri = [cold_start_priority(a, strategy, rng) for a in answers]
+    if strategy == Strategy.ANSWER_STRATIFIED:
+        steps = lengths if lengths is not None else [1] * len(answers)
+        generator = np.random.default_rng(rng.getrandbits(64))
+        pri = [float(p) for p in answer_stratified_priority(list(answers), steps, generator)]
+    else:
+        pri = [cold_start_priority(a, strategy, rng) for a in answers]
     share = 0.0 if strategy == Strategy.RANDOM else control_share
     pri, ctrl = route_controls(pri, share, rng)
     return [(p, QueueOrigin.CONTROL if c else QueueOrigin.COLD_START) for p, c in zip(pri, ctrl, strict=True)]

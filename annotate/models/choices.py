@@ -42,7 +42,7 @@ class QueueOrigin(models.TextChoices):
     """What put a solution in the queue when no selection strategy did (Solution.strategy holds a
     Strategy value after a model has scored it)."""
 
-    COLD_START = "cold_start", "Cold start (before any model: graded wrong answers first)"
+    COLD_START = "cold_start", "Cold start (before any model: ordered by the graded answers)"
     CONTROL = "control", "Control (random, to measure the strategy against)"
 
 

@@ -230,26 +230,3 @@ def diverse_top(
         picked.append(int(i))
         spent += float(spend[i])
     return picked
-
-
-def stratified_order(wrong: np.ndarray, costs: np.ndarray, budget: float, share: float, rng) -> list[int]:
-    """Random picks from two strata (graded-wrong answers, the rest) until `budget` labels, keeping the
-    wrong stratum's part of the labels spent at `share`. A graded-wrong solution always holds an error
-    and costs about half the labels of a right one (the pass stops at the first -1); drawing at random
-    *within* each stratum keeps both classes representative, so the first-error threshold, chosen on
-    per-class accuracies, is not biased by the choice."""
-    wrong = np.asarray(wrong, dtype=bool)
-    perm = rng.permutation(len(wrong))
-    a = [int(j) for j in perm if wrong[j]][::-1]
-    b = [int(j) for j in perm if not wrong[j]][::-1]
-    out: list[int] = []
-    sa = sb = 0.0
-    while sa + sb < budget and (a or b):
-        take_a = bool(a) and (not b or sa <= share * (sa + sb))
-        j = a.pop() if take_a else b.pop()
-        out.append(j)
-        if take_a:
-            sa += float(costs[j])
-        else:
-            sb += float(costs[j])
-    return out

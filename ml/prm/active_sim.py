@@ -24,6 +24,7 @@ from ml.prm.head import HeadConfig, StepHead, WeakSet
 from ml.prm.metrics import auroc, choose_threshold, first_error_f1, first_error_predictions
 from ml.prm.selection import convincing_wrong_priority
 from ml.prm.step_features import step_rows
+from prm800k.stratified import stratified_order
 
 STRATEGIES = ("random", "uncertainty", "bald", "convincing_wrong", "value", "answer_stratified")
 # answer_stratified: the share of each round's labels spent on graded-wrong solutions
@@ -187,6 +188,19 @@ def weak_head(P: Prepared, pool: Sequence[int], cfg: HeadConfig) -> StepHead | N
     return StepHead(replace(cfg, steps=cfg.steps * 2)).fit(np.zeros((0, P.X.shape[1]), np.float32), [], [], weak=ws)
 
 
+def transfer_head(P: Prepared, rows: Sequence[int], cfg: HeadConfig) -> StepHead | None:
+    """A head fitted on another data set's labels (`rows`: its items in P), used as every round's
+    starting point and L2 centre: the way PRM800K's phase 2 began from a PRM trained on phase 1,
+    so acquisition has a model that knows something from the first round."""
+    rows = list(rows)
+    if not rows:
+        return None
+    lab = np.concatenate([P.lab_rows[i] for i in rows])
+    y = np.concatenate([P.lab_y[i] for i in rows])
+    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in rows])
+    return StepHead(replace(cfg, steps=cfg.steps * 2)).fit(P.X[lab], y, groups)
+
+
 def select(
     strategy: str,
     P: Prepared,
@@ -212,7 +226,7 @@ def select(
         return fill(rng.permutation(len(cand))), True
     if strategy == "answer_stratified":
         wrong = np.asarray([P.answer[i] is False for i in cand])
-        return [cand[j] for j in acq.stratified_order(wrong, costs_true, budget, WRONG_SHARE, rng)], False
+        return [cand[j] for j in stratified_order(wrong, costs_true, budget, WRONG_SHARE, rng)], False
     rows, lengths = _own_rows(P, cand)
     hp = head.head_probs(P.X[rows])
     if strategy == "uncertainty":
@@ -247,13 +261,18 @@ def simulate(
     head: HeadConfig | None = None,
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "all",
+    prior_items: Sequence = (),
     log: Callable[[str], None] | None = None,
 ) -> dict:
-    """Curves per strategy and seed; budgets are shares of the pool's total step labels."""
+    """Curves per strategy and seed; budgets are shares of the pool's total step labels.
+
+    `prior_items`: labeled solutions of *another* data set; a head fitted on them starts every
+    round (`transfer_head`). They are never in the pool or the evaluation set."""
     t0 = time.perf_counter()
     cfg = head or HeadConfig()
-    P = prepare(items, store, blocks=blocks)
     n = len(items)
+    P = prepare(list(items) + list(prior_items), store, blocks=blocks)
+    transfer = transfer_head(P, range(n, n + len(prior_items)), cfg)
     is_vault = np.asarray([in_vault(p) for p in P.problem_ids])
     per_seed: dict[str, list[list[dict]]] = {s: [] for s in strategies}
     for seed in seeds:
@@ -276,7 +295,7 @@ def simulate(
                 break
             start.append(pool[j])
             spent += P.n_labels[pool[j]]
-        prior = weak_head(P, pool, replace(cfg, seed=seed))
+        prior = transfer or weak_head(P, pool, replace(cfg, seed=seed))
         for s in strategies:
             srng = np.random.default_rng([seed, 17])
             labeled = list(start)
@@ -332,6 +351,7 @@ def simulate(
             "control_share": control_share,
             "blocks": list(blocks),
             "calibration": calibration,
+            "prior_solutions": len(prior_items),
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),
         },

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ml.prm.acquisition import stratified_order
+from prm800k.stratified import answer_stratified_priority
 
 STRATEGIES = ("uncertainty", "convincing_wrong", "random", "mix", "answer_stratified")
 
@@ -77,22 +77,6 @@ def mix_priority(scores, answer_correct, *, wrong_share: float = 0.8) -> np.ndar
             ti = pos + 1
     pri = np.empty(n, dtype=np.float64)
     pri[np.asarray(queue, dtype=np.int64)] = np.arange(n, 0, -1, dtype=np.float64) / max(n, 1)
-    return pri
-
-
-def answer_stratified_priority(answer_correct, lengths, rng: np.random.Generator, *, wrong_share: float = 0.5):
-    """Random order within two strata, graded-wrong answers and the rest, interleaved so that the
-    wrong stratum takes `wrong_share` of the *expected step labels* of any head of the queue. A pass
-    over a wrong answer stops at its first error, about half-way on average, so its expected cost
-    is (steps + 1) / 2; a right or ungraded one costs all its steps. Model-free by design: the
-    simulation found no model-ranked order that beat random within a stratum."""
-    wrong, _ = _wrong_mask(answer_correct)
-    steps = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
-    costs = np.where(wrong, (steps + 1) / 2, steps)
-    order = stratified_order(wrong, costs, math.inf, wrong_share, rng)
-    n = len(order)
-    pri = np.empty(n, dtype=np.float64)
-    pri[np.asarray(order, dtype=np.int64)] = np.arange(n, 0, -1, dtype=np.float64) / max(n, 1)
     return pri
 
 

@@ -1,5 +1,6 @@
-"""Before any model: the queue serves graded-wrong answers first (random within a tier, never file
-order), the `random` strategy stays random, and a control share is routed at random ranks."""
+"""Before any model: model-based strategies serve graded-wrong answers first (random within a tier,
+never file order), the default `answer_stratified` uses its own interleaved order from the first
+claim, `random` stays random, and a control share is routed at random ranks."""
 
 from __future__ import annotations
 
@@ -35,8 +36,7 @@ def _queue(project):
 
 @pytest.mark.django_db
 def test_before_any_model_graded_wrong_answers_come_first_in_random_order(tmp_path):
-    project = Project.objects.create(slug="cold", control_share=0.0)
-    assert project.selection_strategy == Strategy.ANSWER_STRATIFIED  # the default
+    project = Project.objects.create(slug="cold", selection_strategy=Strategy.VALUE, control_share=0.0)
     imports.import_file(project=project, path=_write(tmp_path))
     order = _queue(project)
     assert {s.strategy for s in order} == {QueueOrigin.COLD_START}
@@ -49,6 +49,26 @@ def test_before_any_model_graded_wrong_answers_come_first_in_random_order(tmp_pa
     annotator = make_user(project=project, role=Role.ANNOTATOR)
     first = queue.claim_next(project=project, user=annotator)
     assert first.solution.answer_correct is False and first.strategy == QueueOrigin.COLD_START
+
+
+@pytest.mark.django_db
+def test_the_default_answer_stratified_order_holds_from_the_first_claim(tmp_path):
+    """Wrong answers take half the expected step labels of every head of the queue (a wrong pass
+    stops half-way: (steps + 1) / 2), in random order within each stratum, before any model."""
+    project = Project.objects.create(slug="colds", control_share=0.0)
+    assert project.selection_strategy == Strategy.ANSWER_STRATIFIED  # the default
+    imports.import_file(project=project, path=_write(tmp_path, 90))
+    order = _queue(project)
+    assert {s.strategy for s in order} == {QueueOrigin.COLD_START}
+    cost = [(s.n_steps + 1) / 2 if s.answer_correct is False else s.n_steps for s in order]
+    for head in (4, 10, 30):
+        wrong = sum(c for c, s in zip(cost[:head], order, strict=False) if s.answer_correct is False)
+        assert abs(wrong - 0.5 * sum(cost[:head])) <= max(cost), (head, wrong, sum(cost[:head]))
+    assert order[0].answer_correct is False or order[1].answer_correct is False
+    kinds = {s.answer_correct for s in order[:6]}
+    assert False in kinds and len(kinds) > 1, "interleaved, not wrong-first"
+    wrong_ids = [s.pk for s in order if s.answer_correct is False]
+    assert wrong_ids != sorted(wrong_ids), "within a stratum the order is random, not file order"
 
 
 @pytest.mark.django_db

@@ -182,3 +182,32 @@ def test_simulation_spends_label_budgets_and_reports_with_intervals(tmp_path):
     assert "| planted | value |" in text and "95% CI" in text
     png = Path(tmp_path / "results" / "simulation_planted.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_transfer_prior_from_another_set_starts_every_round_and_never_enters_the_pool(tmp_path):
+    """Labels of another data set (as PRM800K's phase 2 began from a phase-1 PRM) fit the head every
+    round starts from: the first model already knows the planted pattern, at the same label count."""
+    items = _planted_items(120)
+    prior = []
+    for k, (pid, problem, steps, fe, correct) in enumerate(planted_solutions(400, seed=9, p_error=0.2)):
+        exs = examples_from_steps(problem, steps, fe, solution_id=f"o{k}", problem_id=f"other-{pid}")
+        prior.append(SimItem(f"o{k}", f"other-{pid}", problem, steps, correct, fe, exs))
+    runs = {
+        name: simulate(
+            items,
+            EmbeddingStore(tmp_path / "none"),
+            strategies=("random",),
+            seeds=(0,),
+            rounds=1,
+            round_share=0.1,
+            seed_share=0.05,
+            blocks=("hashed",),
+            head=HeadConfig(k=3, steps=40),
+            prior_items=prior_items,
+        )
+        for name, prior_items in (("cold", ()), ("warm", prior))
+    }
+    cold, warm = (runs[n]["per_seed"]["random"][0] for n in ("cold", "warm"))
+    assert [p["labels"] for p in cold] == [p["labels"] for p in warm]  # the prior's labels are not spent
+    assert runs["warm"]["meta"]["prior_solutions"] == 400 and runs["cold"]["meta"]["prior_solutions"] == 0
+    assert warm[0]["auroc_negative"] > cold[0]["auroc_negative"] + 0.05, (warm[0], cold[0])

@@ -252,9 +252,12 @@ def _ensure_solutions(
                 "verifier_score": parsed.annotation.verifier_score if parsed.annotation else None,
             }
         )
-    # before any model the queue uses the graded answers (wrong first) and routes a control share
+    # before any model the queue uses the graded answers (see annotate.queue_order) and routes a control share
     queue = cold_start_queue(
-        [row["answer_correct"] for row in new], strategy=project.selection_strategy, control_share=project.control_share
+        [row["answer_correct"] for row in new],
+        strategy=project.selection_strategy,
+        control_share=project.control_share,
+        lengths=[row["n_steps"] for row in new],
     )
     for row, (priority, origin) in zip(new, queue, strict=True):
         row["priority"] = priority

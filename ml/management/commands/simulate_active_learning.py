@@ -35,6 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("--head", default="{}", help="Head overrides as JSON, e.g. '{\"k\": 4}'.")
         parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="Where the per-set JSON goes.")
         parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="Where simulation.md goes.")
+        parser.add_argument(
+            "--prior",
+            default="",
+            help="Warm start: a head fitted on this other data set's labels (e.g. stepwise) starts every round.",
+        )
+        parser.add_argument("--prior-limit", type=int, default=4000, help="Solutions drawn from --prior (seeded).")
         parser.add_argument("--quiet", action="store_true", help="No progress lines.")
 
     def handle(self, *args, **o) -> None:
@@ -66,6 +72,15 @@ class Command(BaseCommand):
                 raise CommandError(f"--datasets: unknown {unknown}; choose from {', '.join(DATASETS)}.")
             sets = {s: (lambda s=s: load_dataset(s)) for s in wanted}
         blocks = [b.strip() for b in o["blocks"].split(",") if b.strip()]
+        prior_items: list = []
+        if o["prior"]:
+            if o["prior"] not in DATASETS:
+                raise CommandError(f"--prior: unknown {o['prior']!r}; choose from {', '.join(DATASETS)}.")
+            import numpy as np
+
+            pool = load_dataset(o["prior"])
+            keep = np.random.default_rng(0).permutation(len(pool))[: o["prior_limit"]]
+            prior_items = [pool[i] for i in sorted(keep)]
         store = EmbeddingStore(Path(os.environ.get("ML_EMBEDDING_DIR", "var/embeddings/minilm")))
         log = None if o["quiet"] else (lambda line: self.stderr.write(line))
         o["out_dir"].mkdir(parents=True, exist_ok=True)
@@ -75,6 +90,8 @@ class Command(BaseCommand):
                 items = items[: o["limit"]]
             if not items:
                 raise CommandError(f"{name}: no labeled solutions.")
+            if o["prior"] == name:
+                raise CommandError("--prior must be another data set than the one simulated.")
             if "minilm" in blocks:
                 from ml.prm.embeddings import MiniLMEncoder
                 from ml.prm.step_features import texts_for
@@ -92,6 +109,7 @@ class Command(BaseCommand):
                 vault=o["vault"],
                 blocks=blocks,
                 head=head,
+                prior_items=prior_items,
                 log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
             res["meta"]["data"] = name
