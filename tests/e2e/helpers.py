@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
@@ -121,3 +123,20 @@ def label_steps(annotation: Annotation) -> list[dict]:
 
 def main_ratings(annotation: Annotation) -> list[int | None]:
     return [s["completions"][0]["rating"] for s in label_steps(annotation)]
+
+
+# Test runs write to test-results/ (ignored); the copies we looked at are in bench/results/screenshots/.
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR", Path(__file__).resolve().parents[2] / "test-results" / "screenshots"))
+
+# Pixels of one colour (#rrggbb, within 6 per channel) in the canvas inside an element: a chart drew that series.
+COUNT_COLOR_PIXELS = """([el, hex]) => {
+  const canvas = el.querySelector("canvas");
+  if (!canvas || !canvas.width || !canvas.height) return 0;
+  const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (data[i + 3] > 200 && want.every((v, k) => Math.abs(data[i + k] - v) <= 6)) n++;
+  }
+  return n;
+}"""

@@ -9,7 +9,6 @@ Screenshots at 1440x900 go to test-results/screenshots/dashboard*.png.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import re
 from datetime import timedelta
@@ -33,11 +32,9 @@ from annotate.models import (
 from ml.models import TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
-from tests.e2e.helpers import login, make_user
+from tests.e2e.helpers import COUNT_COLOR_PIXELS, SHOTS, login, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
-# Test runs write to test-results/ (ignored); the copies we looked at are in bench/results/screenshots/.
-SHOTS = Path(os.environ.get("SCREENSHOT_DIR", Path(__file__).resolve().parents[2] / "test-results" / "screenshots"))
 
 # chart -> series colours that must appear in its canvas (see frontend/src/dashboard/)
 CHART_COLORS = {
@@ -49,18 +46,6 @@ CHART_COLORS = {
     "curve": ["#1f6feb", "#d97706"],
     "strategies": ["#059669"],
 }
-
-COUNT_COLOR_PIXELS = """([el, hex]) => {
-  const canvas = el.querySelector("canvas");
-  if (!canvas || !canvas.width || !canvas.height) return 0;
-  const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
-  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-  let n = 0;
-  for (let i = 0; i < data.length; i += 4) {
-    if (data[i + 3] > 200 && want.every((v, k) => Math.abs(data[i + k] - v) <= 6)) n++;
-  }
-  return n;
-}"""
 
 
 def _hash(*parts) -> str:

@@ -16,8 +16,7 @@ from playwright.sync_api import expect
 from annotate.models import Comparison, Preference, Role
 from annotate.services.imports import import_file
 from ml.models import TrainingRun
-from tests.e2e.helpers import login, make_project, make_user
-from tests.e2e.test_dashboard import COUNT_COLOR_PIXELS, SHOTS
+from tests.e2e.helpers import COUNT_COLOR_PIXELS, SHOTS, login, make_project, make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -15,22 +15,9 @@ from django.utils import timezone
 from annotate.models import Annotation, Assignment, Comparison, PairReason, Preference, Project, Role
 from annotate.services.compare.pairs import choose_pairs
 from tests.api_clients import member_client
+from tests.compare_lines import LINES
 
 pytestmark = pytest.mark.django_db
-
-
-def _solution(problem: str, answer: str, steps: list[str], truth: str = "4") -> dict:
-    return {"problem": problem, "ground_truth_answer": truth, "steps": steps, "answer": answer}
-
-
-LINES = [
-    _solution("What is 2+2?", "4", ["2+2 is 4.", "# Answer\n\n4"]),
-    _solution("What is 2+2?", "5", ["2+2 is 5.", "# Answer\n\n5"]),
-    _solution("What is 2+2?", "4", ["Two and two make four.", "# Answer\n\n4"]),
-    _solution("What is $3 \\cdot 3$?", "9", ["$3 \\cdot 3 = 9$.", "# Answer\n\n9"], truth="9"),
-    _solution("What is $3 \\cdot 3$?", "6", ["$3 \\cdot 3 = 6$.", "# Answer\n\n6"], truth="9"),
-    _solution("Lonely problem", "1", ["One step."], truth="1"),
-]
 
 
 @pytest.fixture

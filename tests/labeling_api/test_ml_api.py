@@ -266,9 +266,9 @@ def test_score_ranks_candidates_by_product_or_min_and_refuses_reward_here(client
 
 
 def test_score_ranks_by_a_compare_projects_reward_model(db, media):
-    from tests.ml.test_reward_model import _compare_project
+    from tests.ml.reward_helpers import planted_compare_project
 
-    compare = _compare_project("rm", 60, labeled=50)
+    compare = planted_compare_project("rm", 60, labeled=50)
     client = member_client(compare, "rm-ml", Role.ML_ENGINEER)
     body = {"project": "rm", "problem": "Problem q0: x", "solutions": [["a b"], ["c d"], ["e"]], "rank_by": "reward"}
     assert client.post("/api/v1/prm/score/", body, format="json").status_code == 409  # no model yet

@@ -14,11 +14,11 @@ from core.models import JobStatus
 from ml import services
 from ml.models import StepScore
 from tests.ml.loop_helpers import TINY
-from tests.ml.test_prm_simulate_kinds import _trace_record
+from tests.ml.trace_records import trace_record
 
 
 def _plain_trace(n: int) -> dict:
-    record = _trace_record(n, wrong=n % 2 == 0)
+    record = trace_record(n, wrong=n % 2 == 0)
     question = record["question"]
     steps = [
         {"type": t, "text": s} for t, s in zip(question["step_types"], question["pre_generated_steps"], strict=True)
@@ -38,7 +38,7 @@ def test_retrain_on_traces_scores_open_traces_and_masks_unrated_observations(tmp
         slug="traces", selection_strategy=Strategy.UNCERTAINTY, rate_observations=rate_observations
     )
     path = tmp_path / "traces.jsonl"
-    lines = [_trace_record(n, wrong=n % 3 == 0) for n in range(40)] + [_plain_trace(n) for n in range(40, 52)]
+    lines = [trace_record(n, wrong=n % 3 == 0) for n in range(40)] + [_plain_trace(n) for n in range(40, 52)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = import_file(project=project, path=path)
     assert (result.annotations_created, result.solutions_created) == (40, 52)

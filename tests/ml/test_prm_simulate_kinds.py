@@ -6,44 +6,9 @@ from pathlib import Path
 
 from ml.prm.sim_data import load_items
 from ml.prm.simulate import simulate, simulation_config
+from tests.ml.trace_records import trace_record
 
 CODE = Path(__file__).resolve().parents[1] / "annotate" / "fixtures" / "code_steps.jsonl"
-
-
-def _trace_record(n: int, wrong: bool) -> dict:
-    types = ["thought", "tool_call", "observation", "answer"]
-    steps = [
-        f"Task {n}: I need the sum of {n} and {n + 1}; I will use the calculator.",
-        f'calc({{"expression": "{n} + {n + 1}"}})',
-        f'{{"result": {2 * n + 1}}}',
-        f"The sum is {2 * n + (2 if wrong else 1)}.",
-    ]
-    ratings = [1, 1, None, -1 if wrong else 1]
-    label_steps = [
-        {"completions": [{"text": t, "rating": r, "flagged": False}], "human_completion": None, "chosen_completion": 0}
-        for t, r in zip(steps, ratings, strict=True)
-    ]
-    if wrong:
-        label_steps[-1]["chosen_completion"] = None
-        label_steps[-1]["completions"][0]["critique"] = "The tool returned a different sum."
-    return {
-        "labeler": "sim",
-        "timestamp": f"2024-01-01T00:00:{n:02d}",
-        "generation": None,
-        "is_quality_control_question": False,
-        "is_initial_screening_question": False,
-        "question": {
-            "problem": f"What is {n} + {n + 1}? Use the calculator tool.",
-            "ground_truth_solution": None,
-            "ground_truth_answer": str(2 * n + 1),
-            "pre_generated_steps": steps,
-            "pre_generated_answer": steps[-1],
-            "pre_generated_verifier_score": None,
-            "kind": "trace",
-            "step_types": types,
-        },
-        "label": {"steps": label_steps, "total_time": 1000, "finish_reason": "found_error" if wrong else "solution"},
-    }
 
 
 def _run(items):
@@ -73,7 +38,7 @@ def test_simulation_runs_on_the_code_file():
 
 def test_simulation_runs_on_a_trace_file_with_unrated_observations(tmp_path):
     path = tmp_path / "traces.jsonl"
-    path.write_text("".join(json.dumps(_trace_record(n, wrong=n % 3 == 0)) + "\n" for n in range(18)))
+    path.write_text("".join(json.dumps(trace_record(n, wrong=n % 3 == 0)) + "\n" for n in range(18)))
     items = load_items(path)
     assert len(items) == 18
     wrong = items[0]

@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token  # noqa: E402
 
 from annotate.models import Project, Role  # noqa: E402
 from tests.api_clients import member_client  # noqa: E402
-from tests.labeling_api.exports.test_export_trl import NEUTRAL_THEN_ERROR  # noqa: E402
+from tests.labeling_api.exports.helpers import NEUTRAL_THEN_ERROR  # noqa: E402
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 FIXTURES = Path(__file__).resolve().parents[1] / "annotate" / "fixtures"

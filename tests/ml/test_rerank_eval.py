@@ -15,7 +15,7 @@ from ml.prm.config import PRMConfig
 from ml.prm.reward import RewardConfig, save_reward_checkpoint, train_reward_model
 from ml.prm.synthetic import planted_examples
 from ml.prm.train import save_checkpoint, train_prm
-from tests.ml.test_reward_model import _examples
+from tests.ml.reward_helpers import planted_pair_examples
 
 
 def _file(tmp_path: Path) -> Path:
@@ -39,7 +39,9 @@ def _file(tmp_path: Path) -> Path:
 def test_rerank_eval_reports_each_method_as_n_grows(tmp_path):
     prm = train_prm(planted_examples(400), PRMConfig(ensemble_size=2, max_epochs=3, step_hash_dim=2048))
     save_checkpoint(prm, tmp_path / "prm.pt")
-    save_reward_checkpoint(train_reward_model(_examples(60, seed=2), RewardConfig(max_epochs=5)), tmp_path / "rm.pt")
+    save_reward_checkpoint(
+        train_reward_model(planted_pair_examples(60, seed=2), RewardConfig(max_epochs=5)), tmp_path / "rm.pt"
+    )
     out = tmp_path / "results" / "rerank"
     call_command(
         "rerank_eval",

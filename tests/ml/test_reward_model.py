@@ -4,30 +4,17 @@ accuracy above chance, activates, and reorders the open pairs by the model's unc
 
 from __future__ import annotations
 
-import random
-import uuid
-
 import pytest
 from django.test import override_settings
 
-from annotate.models import Comparison, Preference, Problem, Project, Solution, Step
+from annotate.models import Comparison, Preference, Project
 from core.models import JobStatus
 from ml import selectors, services
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError
-from ml.prm.reward import PairExample, RewardConfig, load_reward_model, train_reward_model
-from ml.prm.synthetic import planted_pairs
+from ml.prm.reward import RewardConfig, load_reward_model, train_reward_model
 from tests.factories import make_user
-
-
-def _examples(n: int, seed: int) -> list[PairExample]:
-    rng = random.Random(seed)
-    out = []
-    for problem, good, bad, prefers_good in planted_pairs(n, seed=seed, n_steps=2):
-        good_first = rng.random() < 0.5
-        a, b = (good, bad) if good_first else (bad, good)
-        out.append(PairExample(problem, a, b, "A" if good_first == prefers_good else "B"))
-    return out
+from tests.ml.reward_helpers import planted_compare_project, planted_pair_examples
 
 
 def test_config_is_validated_at_construction():
@@ -40,52 +27,17 @@ def test_config_is_validated_at_construction():
 
 
 def test_the_pure_loop_learns_a_planted_preference():
-    checkpoint = train_reward_model(_examples(300, seed=1), RewardConfig())
+    checkpoint = train_reward_model(planted_pair_examples(300, seed=1), RewardConfig())
     heldout = checkpoint["metrics"]["heldout"]
     assert heldout["n_pairs"] == 60
     assert heldout["pairwise_accuracy"] > 0.6, heldout
-
-
-def _compare_project(slug: str, n_pairs: int, *, labeled: int) -> Project:
-    """A compare project with `n_pairs` planted pairs; the first `labeled` carry one annotator's preference."""
-    project = Project.objects.create(slug=slug, task_kind="compare")
-    user = make_user(f"{slug}-ann")
-    rng = random.Random(7)
-    for i, (problem_text, good, bad, prefers_good) in enumerate(planted_pairs(n_pairs, seed=3, n_steps=2)):
-        problem = Problem.objects.create(project=project, text=problem_text, content_hash=uuid.uuid4().hex)
-        ids = []
-        for steps in (good, bad):
-            solution = Solution.objects.create(
-                project=project, problem=problem, content_hash=uuid.uuid4().hex, n_steps=len(steps)
-            )
-            Step.objects.bulk_create(Step(solution=solution, index=j, text=t) for j, t in enumerate(steps))
-            ids.append(solution.pk)
-        comparison = Comparison.objects.create(
-            project=project, problem=problem, solution_a_id=ids[0], solution_b_id=ids[1], is_open=i >= labeled
-        )
-        if i < labeled:
-            swapped = rng.random() < 0.5
-            shown = "A" if prefers_good != swapped else "B"
-            Preference.objects.create(
-                project=project,
-                comparison=comparison,
-                annotator=user,
-                labeler_uuid="x",
-                preferred="A" if prefers_good else "B",
-                shown=shown,
-                swapped=swapped,
-                strength=2,
-                idempotency_key=f"k{i}",
-                submitted_at=comparison.created_at,
-            )
-    return project
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_reward_model_trains_through_the_worker_beats_chance_and_reorders_pairs(tmp_path):
     from tests.celery_worker import celery_worker, purge_broker, wait_for
 
-    project = _compare_project("bt", 330, labeled=300)
+    project = planted_compare_project("bt", 330, labeled=300)
     purge_broker()
     with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml"):
         run = services.request_retrain(project=project)
@@ -122,7 +74,7 @@ def test_a_reward_model_trains_through_the_worker_beats_chance_and_reorders_pair
 
 @pytest.mark.django_db(transaction=True)
 def test_preferences_trigger_an_automatic_retrain_after_retrain_every(tmp_path):
-    project = _compare_project("auto", 12, labeled=10)
+    project = planted_compare_project("auto", 12, labeled=10)
     Project.objects.filter(pk=project.pk).update(retrain_every=3)
     user = Preference.objects.filter(project=project).first().annotator
     pairs = list(Comparison.objects.filter(project=project, is_open=True))

@@ -29,7 +29,7 @@ from ml.prm.synthetic import planted_examples
 from ml.prm.train import save_checkpoint, train_prm
 from ml.services.reward import score_with_reward
 from tests.factories import make_user
-from tests.ml.test_reward_model import _examples
+from tests.ml.reward_helpers import planted_pair_examples
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -122,7 +122,7 @@ def test_prm_features_read_the_named_steps_projects_prm_in_training_and_scoring(
             artifact_path="models/prm-source/run-1.pt",
             metrics={"model": "prm"},
         )
-        compare = _project_of_pairs("uses-prm", _examples(200, seed=5))
+        compare = _project_of_pairs("uses-prm", planted_pair_examples(200, seed=5))
         refused = services.request_retrain(project=compare, config={"features": ["prm"]}, enqueue=False)
         failed = services.run_training(run_id=refused.pk)
         assert failed.status == JobStatus.FAILED and "prm_project" in failed.error
@@ -134,7 +134,7 @@ def test_prm_features_read_the_named_steps_projects_prm_in_training_and_scoring(
         )
         # best-of-N scoring loads the same PRM: unseen error-free solutions mostly get the higher reward
         wins = 0
-        for pair in _examples(30, seed=11):
+        for pair in planted_pair_examples(30, seed=11):
             good, bad = (pair.steps_a, pair.steps_b) if pair.preferred == "A" else (pair.steps_b, pair.steps_a)
             scored = score_with_reward(project=compare, problem=pair.problem, solutions=[list(good), list(bad)])
             assert scored["model"]["training_run"] == run.pk

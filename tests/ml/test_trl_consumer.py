@@ -22,7 +22,7 @@ from trl.experimental import prm as trl_prm  # noqa: E402
 
 from annotate.models import Project, Role  # noqa: E402
 from tests.api_clients import member_client  # noqa: E402
-from tests.labeling_api.exports.test_export_trl import NEUTRAL_THEN_ERROR  # noqa: E402
+from tests.labeling_api.exports.helpers import NEUTRAL_THEN_ERROR  # noqa: E402
 from tests.ml.tiny_hf import cpu_args, tiny_bert, tokenizer_for  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "annotate", "fixtures")

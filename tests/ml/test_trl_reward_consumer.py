@@ -19,7 +19,7 @@ from django.core.management import call_command  # noqa: E402
 
 from annotate.models import Project, Role  # noqa: E402
 from tests.api_clients import member_client  # noqa: E402
-from tests.labeling_api.test_compare_api import LINES  # noqa: E402
+from tests.compare_lines import LINES  # noqa: E402
 from tests.ml.tiny_hf import cpu_args, tiny_bert, tokenizer_for  # noqa: E402
 
 

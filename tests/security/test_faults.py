@@ -25,18 +25,10 @@ from annotate.tasks import run_export
 from core import jobs
 from core.models import JobStatus
 from tests.celery_worker import celery_worker, database_url, purge_broker, wait_for
+from tests.security.payloads import submit_payload
 from tests.security.world import build_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def submit_payload(key: str, n_steps: int = 3) -> dict:
-    return {
-        "idempotency_key": key,
-        "finish_reason": "solution",
-        "total_time_ms": 1234,
-        "steps": [{"index": i, "rating": 1, "flagged": False} for i in range(n_steps)],
-    }
 
 
 def _waiting_backend(admin: psycopg.Connection, *, exclude: set[int]) -> int | None:

@@ -23,7 +23,7 @@ from core.models import JobStatus
 from ml.models import TrainingRun
 from tests.celery_worker import celery_worker, purge_broker, wait_for
 from tests.redis_server import PrivateRedis, private_redis
-from tests.security.test_faults import submit_payload
+from tests.security.payloads import submit_payload
 from tests.security.world import build_world
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

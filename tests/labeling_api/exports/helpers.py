@@ -42,3 +42,34 @@ def label_in_app(project: Project, user, ratings: list[int], finish: str) -> Ann
         "steps": [{"index": i, "rating": r, "flagged": False, "alternatives": []} for i, r in enumerate(ratings)],
     }
     return submit.submit(assignment=assignment, user=user, payload=payload).annotation
+
+
+def _rated(text: str, rating: int) -> dict:
+    return {"text": text, "rating": rating, "flagged": False}
+
+
+# A record rated a(+1) b(0) c(-1) with an alternative c2(+1): the TRL export and its consumers read it.
+NEUTRAL_THEN_ERROR = {
+    "labeler": "44444444-4444-4444-8444-444444444444",
+    "timestamp": "2023-01-02T03:04:05",
+    "generation": 1,
+    "is_quality_control_question": False,
+    "is_initial_screening_question": False,
+    "question": {
+        "problem": "What is $2+2$?",
+        "ground_truth_solution": "$2+2=\\boxed{4}$",
+        "ground_truth_answer": "4",
+        "pre_generated_steps": ["a", "b", "c", "# Answer\n\n5"],
+        "pre_generated_answer": "5",
+        "pre_generated_verifier_score": 0.4,
+    },
+    "label": {
+        "steps": [
+            {"completions": [_rated("a", 1)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("b", 0)], "human_completion": None, "chosen_completion": 0},
+            {"completions": [_rated("c", -1), _rated("c2", 1)], "human_completion": None, "chosen_completion": None},
+        ],
+        "total_time": 1000,
+        "finish_reason": "found_error",
+    },
+}

@@ -10,7 +10,7 @@ from annotate.models import Project, Role
 from prm800k.records import RecordParts, build_record
 from prm800k.trl import trl_rows
 from tests.api_clients import member_client
-from tests.labeling_api.exports.helpers import lines_of
+from tests.labeling_api.exports.helpers import NEUTRAL_THEN_ERROR, lines_of
 
 # --- TRL -------------------------------------------------------------------------------------------
 
@@ -100,36 +100,6 @@ def test_trl_stream_through_api(clients):
     assert first["prompt"] == "Compute $\\sqrt{16}$." and first["labels"] == [True, True]
     # The screening record's first step is neutral (False with neutral=negative); the row goes on.
     assert {"prompt": "Compute $\\sqrt{16}$.", "completions": first["completions"], "labels": [False, True]} in rows
-
-
-def _rated(text: str, rating: int) -> dict:
-    return {"text": text, "rating": rating, "flagged": False}
-
-
-NEUTRAL_THEN_ERROR = {
-    "labeler": "44444444-4444-4444-8444-444444444444",
-    "timestamp": "2023-01-02T03:04:05",
-    "generation": 1,
-    "is_quality_control_question": False,
-    "is_initial_screening_question": False,
-    "question": {
-        "problem": "What is $2+2$?",
-        "ground_truth_solution": "$2+2=\\boxed{4}$",
-        "ground_truth_answer": "4",
-        "pre_generated_steps": ["a", "b", "c", "# Answer\n\n5"],
-        "pre_generated_answer": "5",
-        "pre_generated_verifier_score": 0.4,
-    },
-    "label": {
-        "steps": [
-            {"completions": [_rated("a", 1)], "human_completion": None, "chosen_completion": 0},
-            {"completions": [_rated("b", 0)], "human_completion": None, "chosen_completion": 0},
-            {"completions": [_rated("c", -1), _rated("c2", 1)], "human_completion": None, "chosen_completion": None},
-        ],
-        "total_time": 1000,
-        "finish_reason": "found_error",
-    },
-}
 
 
 @pytest.mark.django_db
