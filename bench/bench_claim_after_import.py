@@ -57,7 +57,7 @@ def write_file(path: Path, size: int) -> None:
 
 def claims(*, project, users, count: int, offset: int) -> dict:
     from annotate.services.queue import claim_next
-    from annotate.services.submit import submit
+    from labeling_api.serializers_submit import submit_payload as submit
 
     timings = []
     for i in range(count):

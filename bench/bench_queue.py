@@ -445,7 +445,7 @@ def direct_claims(*, slug: str, users: list[tuple[int, str]], count: int) -> dic
 
     from annotate.models import Project
     from annotate.services.queue import claim_next
-    from annotate.services.submit import submit
+    from labeling_api.serializers_submit import submit_payload as submit
 
     project = Project.objects.get(slug=slug)
     people = list(get_user_model().objects.filter(pk__in=[pk for pk, _ in users]))

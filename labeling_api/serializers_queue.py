@@ -1,13 +1,11 @@
-"""Serializers of the work-queue endpoints: the task an annotator is served and the submit payload.
+"""Serializers of the work-queue endpoints: the task an annotator is served and the answers.
 
-The submit serializers document the payload in the OpenAPI schema; the rules themselves (with
-error paths such as `steps[2].rating`) live in annotate.services.submission so the service checks
-every caller the same way.
+A step task's submit body is parsed by labeling_api.serializers_submit.
 """
 
 from rest_framework import serializers
 
-from annotate.models import Assignment, ContentKind, FinishReason, LabelingMode, ScreeningStatus
+from annotate.models import Assignment, ContentKind, LabelingMode, ScreeningStatus
 from prm800k.kinds import is_rated
 
 
@@ -132,40 +130,6 @@ def task_data(assignment: Assignment) -> dict:
         "steps": steps,
         "draft": assignment.draft,
     }
-
-
-class CompletionInSerializer(serializers.Serializer):
-    text = serializers.CharField(help_text="Non-empty.")
-    rating = serializers.IntegerField(allow_null=True, help_text="-1, 0 or 1.")
-    flagged = serializers.BooleanField(default=False)
-
-
-class StepInSerializer(serializers.Serializer):
-    index = serializers.IntegerField(help_text="Position in the solution; steps are sent in order from 0.")
-    rating = serializers.IntegerField(
-        allow_null=True, help_text="-1, 0 or 1; null only on the last step of give_up / bad_problem."
-    )
-    flagged = serializers.BooleanField(default=False)
-    alternatives = CompletionInSerializer(many=True, required=False)
-    human_completion = serializers.CharField(
-        allow_null=True, required=False, help_text="A written step (text, or an object with `text`)."
-    )
-    critique = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text="Why the step is rated so, in plain text (at most 4000 characters; rated steps only). "
-        "Required on every -1 step where the project's critique_required is set.",
-    )
-
-
-class SubmitInSerializer(serializers.Serializer):
-    idempotency_key = serializers.CharField(
-        max_length=100, help_text="A repeat with the same key returns the first result."
-    )
-    finish_reason = serializers.ChoiceField(choices=FinishReason.choices)
-    total_time_ms = serializers.IntegerField(min_value=0)
-    reason = serializers.CharField(required=False, allow_blank=True, help_text="Required for give_up and bad_problem.")
-    steps = StepInSerializer(many=True)
 
 
 class SubmitOutSerializer(serializers.Serializer):

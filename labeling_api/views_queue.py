@@ -25,11 +25,11 @@ from labeling_api.serializers_queue import (
     LeaseSerializer,
     MyProgressSerializer,
     SkipOutSerializer,
-    SubmitInSerializer,
     SubmitOutSerializer,
     TaskSerializer,
     task_data,
 )
+from labeling_api.serializers_submit import SubmitInSerializer, submit_payload
 
 ASSIGNMENT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Assignment id.")
 NEXT = OpenApiParameter(
@@ -173,7 +173,7 @@ class SubmitView(APIView):
             )
             data = {"preference_id": preference.pk, "assignment_id": assignment.pk, "created": created, "next": None}
         else:
-            result = submit.submit(assignment=assignment, user=request.user, payload=request.data)
+            result = submit_payload(assignment=assignment, user=request.user, payload=request.data)
             created = result.created
             data = {
                 "annotation_id": result.annotation.pk,

@@ -1,8 +1,9 @@
-"""Submitting an assignment: storage in PRM800K form (the payload is checked by
-annotate.services.submission), idempotency and the late-submit rule.
+"""Submitting an assignment: storage in PRM800K form, idempotency and the late-submit rule.
 
-A repeat with the same idempotency key returns the first result; a late submit (lease expired)
-is accepted while the solution still has room, otherwise refused and kept as the draft.
+The payload arrives parsed and checked against the solution (labeling_api.serializers_submit, with
+the context from annotate.services.submission.submission_context). A repeat with the same
+idempotency key returns the first result; a late submit (lease expired) is accepted while the
+solution still has room, otherwise refused and kept as the draft.
 """
 
 from __future__ import annotations
@@ -21,15 +22,13 @@ from annotate.models import (
     AssignmentStatus,
     Project,
     Solution,
-    Step,
 )
 from annotate.services import quality
 from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
 from annotate.services.queue import claim_next, lock_annotator_status
-from annotate.services.submission import CleanSubmission, build_label_steps, idempotency_key_of, validate_submission
-from core.errors import Forbidden, Invalid, NotFound
-from prm800k.kinds import is_rated
+from annotate.services.submission import CleanSubmission, SubmissionContext, build_label_steps
+from core.errors import Forbidden, NotFound
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
@@ -44,42 +43,37 @@ def _replay(*, user: AbstractBaseUser, key: str, assignment: Assignment) -> Anno
     return find_replay(results=Annotation, user=user, key=key, assignment=assignment)
 
 
-def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> SubmitResult:
-    """Store the annotator's labels for `assignment` as an Annotation (see module doc).
+def replayed(*, assignment: Assignment, user: AbstractBaseUser, key: str) -> SubmitResult | None:
+    """The first result of a retried submit (same key), also when the retry no longer validates;
+    the key used on another assignment is Invalid."""
+    first = _replay(user=user, key=key, assignment=assignment)
+    return None if first is None else SubmitResult(first, created=False)
+
+
+def submit(
+    *, assignment: Assignment, user: AbstractBaseUser, submission: CleanSubmission, context: SubmissionContext
+) -> SubmitResult:
+    """Store the annotator's checked labels for `assignment` as an Annotation (see module doc);
+    `context` is the one submission was checked against.
 
     A repeat with the same idempotency key, sequential or concurrent, returns the first result:
     the assignment row lock serializes duplicates, and the unique (annotator, key) constraint
     backs it. A late submit (lease expired) is accepted while the solution still has room;
-    otherwise 409, and the payload is kept in the assignment's draft under "refused_submit".
+    otherwise 409, and the payload as sent is kept in the assignment's draft under "refused_submit".
     """
     if assignment.annotator_id != user.pk:
         raise NotFound()
     project = assignment.project
-    step_rows = list(
-        Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", "step_type")
+    label_steps = build_label_steps(
+        sub=submission, mode=context.mode, step_texts=context.step_texts, rated=context.rated
     )
-    step_texts = [text for text, _ in step_rows]
-    rated = [is_rated(step_type, rate_observations=project.rate_observations) for _, step_type in step_rows]
-    try:
-        sub = validate_submission(
-            payload=payload,
-            mode=project.labeling_mode,
-            n_steps=len(step_texts),
-            rated=rated,
-            critique_required=project.critique_required,
-        )
-    except Invalid:
-        # A retry of a submit that went through returns the first result even if it no longer validates.
-        first = _replay(user=user, key=idempotency_key_of(payload), assignment=assignment)
-        if first is not None:
-            return SubmitResult(first, created=False)
-        raise
-    label_steps = build_label_steps(sub=sub, mode=project.labeling_mode, step_texts=step_texts, rated=rated)
     labeler_uuid = labeler_uuid_for(user=user)
     try:
-        return _store(assignment=assignment, user=user, sub=sub, label_steps=label_steps, labeler_uuid=labeler_uuid)
+        return _store(
+            assignment=assignment, user=user, sub=submission, label_steps=label_steps, labeler_uuid=labeler_uuid
+        )
     except LateRefused:
-        keep_refused(assignment=assignment, user=user, payload=payload)
+        keep_refused(assignment=assignment, user=user, payload=submission.sent)
         raise LeaseConflict(
             "Your lease expired and another annotator took this solution, so this submit was not recorded. "
             "Your ratings are kept: they are listed under refused_submits in your progress "
@@ -88,7 +82,7 @@ def submit(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> S
     except IntegrityError:
         # The key was used before (another assignment: a ValidationError from _replay), or a
         # duplicate got past the locks: the first result wins.
-        first = _replay(user=user, key=sub.idempotency_key, assignment=assignment)
+        first = _replay(user=user, key=submission.idempotency_key, assignment=assignment)
         if first is None:
             raise
         return SubmitResult(first, created=False)

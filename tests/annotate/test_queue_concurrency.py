@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, Solution
 from annotate.services.queue import claim_next
-from annotate.services.submit import submit
+from labeling_api.serializers_submit import submit_payload
 from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +47,7 @@ def label_until_empty(project, user):
         assignment = claim_next(project=project, user=user)
         if assignment is None:
             return done
-        result = submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key=f"a{assignment.pk}"))
+        result = submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key=f"a{assignment.pk}"))
         assert result.created
         done.append(assignment.solution_id)
 
@@ -82,7 +82,7 @@ def test_concurrent_duplicate_submits_store_one_annotation():
     connection.close()
 
     results = run_threads(
-        lambda: submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same")), [()] * 20
+        lambda: submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same")), [()] * 20
     )
 
     assert Annotation.objects.filter(project=project).count() == 1

@@ -8,7 +8,8 @@ from annotate.selectors.stats import project_stats
 from annotate.services.leases import LeaseConflict, skip
 from annotate.services.quality import gold_agreement
 from annotate.services.queue import ScreeningFailed, claim_next
-from annotate.services.submit import claim_after_submit, submit
+from annotate.services.submit import claim_after_submit
+from labeling_api.serializers_submit import submit_payload
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal
 from tests.factories import (
     gold_label_steps,
@@ -63,7 +64,9 @@ def test_gold_agreement_pools_an_annotators_qc_answers():
     for i in range(2):
         assignment = claim_next(project=project, user=user)
         assert assignment.solution_id in answers  # qc_rate 1.0: gold first
-        result = submit(assignment=assignment, user=user, payload=payload(answers[assignment.solution_id], key=str(i)))
+        result = submit_payload(
+            assignment=assignment, user=user, payload=payload(answers[assignment.solution_id], key=str(i))
+        )
         assert result.annotation.is_quality_control
 
     summary = gold_agreement(project=project, user=user)
@@ -136,7 +139,7 @@ def test_screening_first_then_regular_work_after_passing(screening_project):
         assert assignment.solution.is_screening
         with pytest.raises(LeaseConflict):
             skip(assignment=assignment, user=user)
-        annotation = submit(
+        annotation = submit_payload(
             assignment=assignment, user=user, payload=payload([1, 1, 0 if i else 1], key=str(i))
         ).annotation
         assert annotation.is_screening and not annotation.is_quality_control
@@ -152,9 +155,9 @@ def test_failing_screening_blocks_further_work(screening_project):
     project = screening_project
     user = make_user(project=project)
     assignment = claim_next(project=project, user=user)
-    submit(assignment=assignment, user=user, payload=payload([1, 0, 0], key="a"))
+    submit_payload(assignment=assignment, user=user, payload=payload([1, 0, 0], key="a"))
     assignment = claim_next(project=project, user=user)
-    submit(assignment=assignment, user=user, payload=payload([0, 0, 1], key="b"))
+    submit_payload(assignment=assignment, user=user, payload=payload([0, 0, 1], key="b"))
 
     status = AnnotatorStatus.objects.get(project=project, user=user)
     assert status.screening_status == ScreeningStatus.FAILED and status.screening_agreement == pytest.approx(2 / 6)
@@ -174,7 +177,9 @@ def test_screening_pool_exhausted_serves_nothing(screening_project):
     project.save()
     user = make_user(project=project)
     for i in range(3):
-        submit(assignment=claim_next(project=project, user=user), user=user, payload=payload([1, 1, 1], key=str(i)))
+        submit_payload(
+            assignment=claim_next(project=project, user=user), user=user, payload=payload([1, 1, 1], key=str(i))
+        )
     assert claim_next(project=project, user=user) is None
 
 
@@ -214,7 +219,7 @@ def test_dashboard_agreement_over_overlapping_labels():
         for n in range(2):
             assignment = claim_next(project=project, user=user)
             ratings = answers[user.pk][solutions.index(next(s for s in solutions if s.pk == assignment.solution_id))]
-            submit(assignment=assignment, user=user, payload=payload(ratings, key=f"{user.pk}-{n}", reason="x"))
+            submit_payload(assignment=assignment, user=user, payload=payload(ratings, key=f"{user.pk}-{n}", reason="x"))
 
     quality = project_stats(project=project, now=timezone.now())["quality"]
     stats = quality["agreement"]

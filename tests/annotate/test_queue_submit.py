@@ -9,8 +9,8 @@ from django.utils import timezone
 from annotate.models import Annotation, Assignment, AssignmentStatus, LabelerProfile, Solution
 from annotate.services.leases import LeaseConflict, heartbeat, save_draft, skip
 from annotate.services.queue import claim_next
-from annotate.services.submit import submit
 from core.errors import Invalid
+from labeling_api.serializers_submit import submit_payload
 from tests.factories import make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def body(steps, finish_reason, key="k1", **extra):
 def errors_of(project_user_assignment, data) -> dict:
     _, user, assignment = project_user_assignment
     with pytest.raises(Invalid) as caught:
-        submit(assignment=assignment, user=user, payload=data)
+        submit_payload(assignment=assignment, user=user, payload=data)
     assert not Annotation.objects.exists()
     return caught.value.errors
 
@@ -56,7 +56,7 @@ def test_phase2_found_error_is_stored_as_prm800k_label_steps():
         "found_error",
     )
 
-    result = submit(assignment=assignment, user=user, payload=data)
+    result = submit_payload(assignment=assignment, user=user, payload=data)
 
     annotation = result.annotation
     assert result.created
@@ -109,7 +109,7 @@ def test_phase1_chosen_alternative_and_human_completion():
         "solution",
     )
 
-    steps = json.loads(submit(assignment=assignment, user=user, payload=data).annotation.label_steps)
+    steps = json.loads(submit_payload(assignment=assignment, user=user, payload=data).annotation.label_steps)
 
     assert steps[0]["chosen_completion"] == 2  # the positive alternative
     assert steps[1]["chosen_completion"] is None
@@ -121,7 +121,7 @@ def test_give_up_keeps_reason_and_allows_an_unrated_last_step():
     _, user, assignment = claimed()
     data = body([step(0, 1), step(1, None)], "give_up", reason="  Too long for me.  ")
 
-    annotation = submit(assignment=assignment, user=user, payload=data).annotation
+    annotation = submit_payload(assignment=assignment, user=user, payload=data).annotation
 
     assert annotation.finish_note == "Too long for me."
     assert json.loads(annotation.label_steps)[1]["chosen_completion"] is None
@@ -130,7 +130,9 @@ def test_give_up_keeps_reason_and_allows_an_unrated_last_step():
 
 def test_bad_problem_with_no_steps():
     _, user, assignment = claimed()
-    annotation = submit(assignment=assignment, user=user, payload=body([], "bad_problem", reason="Typo")).annotation
+    annotation = submit_payload(
+        assignment=assignment, user=user, payload=body([], "bad_problem", reason="Typo")
+    ).annotation
     assert annotation.n_label_steps == 0 and annotation.finish_reason == "bad_problem"
 
 
@@ -162,7 +164,7 @@ def test_found_error_nothing_rated_after_the_negative_step():
 def test_found_error_drops_unrated_entries_after_the_negative_step():
     _, user, assignment = claimed()
     data = body([step(0, 1), step(1, -1), step(2, None)], "found_error")
-    annotation = submit(assignment=assignment, user=user, payload=data).annotation
+    annotation = submit_payload(assignment=assignment, user=user, payload=data).annotation
     assert annotation.n_label_steps == 2
 
 
@@ -216,25 +218,25 @@ def test_top_level_fields_are_checked():
 
 def test_repeat_with_same_key_returns_first_result():
     _, user, assignment = claimed()
-    first = submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same"))
-    again = submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same"))
+    first = submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same"))
+    again = submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="same"))
     assert first.created and not again.created and again.annotation.pk == first.annotation.pk
     assert Annotation.objects.count() == 1
 
 
 def test_other_key_on_a_submitted_assignment_is_a_conflict():
     _, user, assignment = claimed()
-    submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="one"))
+    submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="one"))
     with pytest.raises(LeaseConflict):
-        submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="two"))
+        submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="two"))
 
 
 def test_key_reused_for_another_assignment_is_refused():
     project, user, assignment = claimed()
-    submit(assignment=assignment, user=user, payload=payload([1, 1, 1], key="one"))
+    submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1], key="one"))
     following = claim_next(project=project, user=user)
     with pytest.raises(Invalid) as caught:
-        submit(assignment=following, user=user, payload=payload([1, 1, 1], key="one"))
+        submit_payload(assignment=following, user=user, payload=payload([1, 1, 1], key="one"))
     assert "idempotency_key" in caught.value.errors
 
 
@@ -243,7 +245,7 @@ def test_only_the_owner_can_submit():
 
     project, _, assignment = claimed()
     with pytest.raises(NotFound):
-        submit(assignment=assignment, user=make_user(project=project), payload=payload([1, 1, 1]))
+        submit_payload(assignment=assignment, user=make_user(project=project), payload=payload([1, 1, 1]))
 
 
 # --- leases -------------------------------------------------------------------------------------
@@ -257,7 +259,7 @@ def expire(assignment):
 def test_late_submit_accepted_when_nobody_took_the_solution():
     _, user, assignment = claimed()
     expire(assignment)
-    result = submit(assignment=assignment, user=user, payload=payload([1, 1, 1]))
+    result = submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1]))
     assert result.created
     assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.SUBMITTED
 
@@ -271,7 +273,7 @@ def test_late_submit_refused_when_another_annotator_took_it_and_work_is_kept():
     assert taken.solution_id == assignment.solution_id  # the expired lease freed it
 
     with pytest.raises(LeaseConflict) as caught:
-        submit(assignment=assignment, user=user, payload=payload([1, 1, 1]))
+        submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1]))
 
     assert "another annotator" in str(caught.value.detail)
     assert not Annotation.objects.exists()
@@ -279,7 +281,7 @@ def test_late_submit_refused_when_another_annotator_took_it_and_work_is_kept():
     assert assignment.status == AssignmentStatus.EXPIRED
     assert assignment.draft["refused_submit"]["steps"][0]["rating"] == 1
     # The other annotator's work goes through.
-    assert submit(assignment=taken, user=other, payload=payload([1, 1, 1], key="x")).created
+    assert submit_payload(assignment=taken, user=other, payload=payload([1, 1, 1], key="x")).created
 
 
 def test_late_submit_with_overlap_two_is_accepted_while_room_remains():
@@ -288,7 +290,7 @@ def test_late_submit_with_overlap_two_is_accepted_while_room_remains():
     expire(assignment)
     other = make_user(project=project)
     assert claim_next(project=project, user=other).solution_id == assignment.solution_id
-    assert submit(assignment=assignment, user=user, payload=payload([1, 1, 1])).created
+    assert submit_payload(assignment=assignment, user=user, payload=payload([1, 1, 1])).created
 
 
 def test_heartbeat_extends_and_renews_expired_lease_when_free():

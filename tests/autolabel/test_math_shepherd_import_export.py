@@ -152,14 +152,14 @@ def test_api_exports_auto_and_human_labels_and_refuses_auto_for_other_formats(tm
     assert lead.get("/api/v1/projects/api/export/?format=math_shepherd&labels=both").status_code == 400
 
     # A human labels the second solution in the app: steps before the first -1 `+`, it and later `-`.
-    from annotate.services import submit
+    from labeling_api.serializers_submit import submit_payload
 
     solution = Solution.objects.get(problem__text="What is 2*3?")
     assignment = queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR})
     while assignment.solution_id != solution.pk:
         leases.skip(assignment=assignment, user=annotator.user)
         assignment = queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR})
-    submit.submit(
+    submit_payload(
         assignment=assignment,
         user=annotator.user,
         payload={

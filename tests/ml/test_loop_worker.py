@@ -18,9 +18,10 @@ from django.db import connection
 from django.test import override_settings
 
 from annotate.models import Role, Strategy
-from annotate.services import queue, submit
+from annotate.services import queue
 from core.models import JobStatus
 from core.tasks import sweep_jobs
+from labeling_api.serializers_submit import submit_payload
 from ml import services
 from ml.models import TrainingRun
 from ml.services import runs
@@ -172,7 +173,7 @@ def test_auto_retrain_after_n_new_step_labels():
             "total_time_ms": 1000,
             "steps": [{"index": i, "rating": 1, "flagged": False, "alternatives": []} for i in range(n)],
         }
-        submit.submit(assignment=assignment, user=annotator, payload=payload)
+        submit_payload(assignment=assignment, user=annotator, payload=payload)
 
     purge_broker()
     label_one()

@@ -354,6 +354,7 @@ export interface components {
       /** @description Of answers on gold pairs, the share equal to the lead's answer. */
       gold_accuracy: components["schemas"]["Share"];
     };
+    /** @description An alternative to a step, written and rated by the annotator. */
     CompletionIn: {
       /** @description Non-empty. */
       text: string;
@@ -1052,6 +1053,7 @@ export interface components {
       current_generation: number;
       retrain_every: number;
     };
+    /** @description One step of the labeled prefix, in order from 0. */
     StepIn: {
       /** @description Position in the solution; steps are sent in order from 0. */
       index: number;
@@ -1091,6 +1093,10 @@ export interface components {
       strategy: string;
       open: number;
     };
+    /**
+     * @description A step task's submit body, checked against the solution's steps and the project's labeling mode:
+     * errors by field path, e.g. `steps[2].rating`.
+     */
     SubmitIn: {
       /** @description A repeat with the same key returns the first result. */
       idempotency_key: string;

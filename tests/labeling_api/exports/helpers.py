@@ -6,7 +6,8 @@ import uuid
 from pathlib import Path
 
 from annotate.models import Annotation, Problem, Project, Solution, Step
-from annotate.services import queue, submit
+from annotate.services import queue
+from labeling_api.serializers_submit import submit_payload
 
 FIXTURES = Path(__file__).resolve().parents[2] / "annotate" / "fixtures"
 
@@ -41,7 +42,7 @@ def label_in_app(project: Project, user, ratings: list[int], finish: str) -> Ann
         "total_time_ms": 4200,
         "steps": [{"index": i, "rating": r, "flagged": False, "alternatives": []} for i, r in enumerate(ratings)],
     }
-    return submit.submit(assignment=assignment, user=user, payload=payload).annotation
+    return submit_payload(assignment=assignment, user=user, payload=payload).annotation
 
 
 def _rated(text: str, rating: int) -> dict:

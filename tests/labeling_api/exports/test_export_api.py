@@ -16,7 +16,8 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from annotate.models import Export, Membership, Role
-from annotate.services import queue, submit
+from annotate.services import queue
+from labeling_api.serializers_submit import submit_payload
 from tests.json_helpers import same_json
 from tests.labeling_api.exports.helpers import FIXTURES, add_solution, label_in_app, lines_of
 
@@ -177,7 +178,7 @@ def test_min_agreement_keeps_agreeing_solutions(project, clients):
                     {"index": k, "rating": r, "flagged": False, "alternatives": []} for k, r in enumerate(ratings)
                 ],
             }
-            submit.submit(assignment=assignment, user=user, payload=payload)
+            submit_payload(assignment=assignment, user=user, payload=payload)
     lines = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?min_agreement=0.9"))
     problems = [line["question"]["problem"] for line in lines]
     assert problems.count("agree") == 2 and "disagree" not in problems
