@@ -1,5 +1,7 @@
-"""OpenAPI pieces shared by the views: the slug parameter and the access-denied answers."""
+"""OpenAPI pieces shared by the views: the slug parameter, the access-denied answers and a schema for
+bodies that are one of several shapes."""
 
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 
@@ -13,3 +15,14 @@ def denied(*, forbidden: str, not_found: str = "No such project, or not a member
         403: OpenApiResponse(description=forbidden),
         404: OpenApiResponse(description=not_found),
     }
+
+
+class RequiredBodySchema(AutoSchema):
+    """A view whose request body is required although its schema is a oneOf (drf-spectacular marks
+    a body required only when one serializer has required fields)."""
+
+    def _get_request_body(self, direction="request"):
+        body = super()._get_request_body(direction)
+        if body:
+            body["required"] = True
+        return body

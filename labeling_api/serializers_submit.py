@@ -48,7 +48,7 @@ from prm800k.schema import MAX_CRITIQUE
 NON_FIELD = api_settings.NON_FIELD_ERRORS_KEY
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -63,7 +63,7 @@ def _text(value: Any, *, limit: int = MAX_TEXT) -> str:
 # --- fields: the JSON value as sent ------------------------------------------------------------
 
 
-class _AsSent:
+class AsSent:
     """A field that reads the JSON value as it was sent: absent is null, no coercion, no DRF defaults
     or messages (to_internal_value decides). The DRF base class only describes it in the schema."""
 
@@ -71,28 +71,28 @@ class _AsSent:
         return self.to_internal_value(None if data is empty else data)
 
 
-class KeyField(_AsSent, serializers.CharField):
+class KeyField(AsSent, serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or not data.strip() or len(data) > MAX_KEY:
             raise ValidationError(f"Required: non-empty text of at most {MAX_KEY}.")
         return data
 
 
-class FinishReasonField(_AsSent, serializers.ChoiceField):
+class FinishReasonField(AsSent, serializers.ChoiceField):
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or data not in FinishReason.values:
             raise ValidationError(f"Must be one of {', '.join(FinishReason.values)}.")
         return data
 
 
-class TimeField(_AsSent, serializers.IntegerField):
+class TimeField(AsSent, serializers.IntegerField):
     def to_internal_value(self, data: Any) -> int:
-        if not _is_int(data) or not 0 <= data < MAX_TIME_MS:
+        if not is_int(data) or not 0 <= data < MAX_TIME_MS:
             raise ValidationError("Must be a non-negative integer (milliseconds).")
         return data
 
 
-class ReasonField(_AsSent, serializers.CharField):
+class ReasonField(AsSent, serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         if data is None:
             return ""
@@ -101,21 +101,21 @@ class ReasonField(_AsSent, serializers.CharField):
         return data.strip()
 
 
-class IndexField(_AsSent, serializers.IntegerField):
+class IndexField(AsSent, serializers.IntegerField):
     """Checked against its position by StepInSerializer.validate_index."""
 
     def to_internal_value(self, data: Any) -> Any:
         return data
 
 
-class RatingField(_AsSent, serializers.IntegerField):
+class RatingField(AsSent, serializers.IntegerField):
     def to_internal_value(self, data: Any) -> int | None:
-        if data is None or (_is_int(data) and data in RATINGS):
+        if data is None or (is_int(data) and data in RATINGS):
             return data
         raise ValidationError("Must be -1, 0, 1 or null.")
 
 
-class FlagField(_AsSent, serializers.BooleanField):
+class FlagField(AsSent, serializers.BooleanField):
     def to_internal_value(self, data: Any) -> bool:
         if data is None:
             return False
@@ -124,12 +124,12 @@ class FlagField(_AsSent, serializers.BooleanField):
         return data
 
 
-class TextField(_AsSent, serializers.CharField):
+class TextField(AsSent, serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         return _text(data)
 
 
-class HumanCompletionField(_AsSent, serializers.CharField):
+class HumanCompletionField(AsSent, serializers.CharField):
     def to_internal_value(self, data: Any) -> str | None:
         if isinstance(data, dict):
             try:
@@ -139,7 +139,7 @@ class HumanCompletionField(_AsSent, serializers.CharField):
         return None if data is None else _text(data)
 
 
-class CritiqueField(_AsSent, serializers.CharField):
+class CritiqueField(AsSent, serializers.CharField):
     """Plain text of bounded length; absent, null or blank is no critique."""
 
     def to_internal_value(self, data: Any) -> str | None:
@@ -201,7 +201,7 @@ class _StepList(_List):
             raise ValidationError("Must be a list.")
         n_steps = self.context["solution"].n_steps
         if len(data) > n_steps:
-            errors[NON_FIELD] = [f"The solution has {n_steps} steps; {len(data)} were sent."]
+            errors[None] = [f"The solution has {n_steps} steps; {len(data)} were sent."]  # at "steps" itself
             return data[: n_steps + 1]
         return data
 
@@ -238,7 +238,7 @@ class StepInSerializer(_Object):
 
     def validate_index(self, index: Any) -> int:
         i, n_steps = self.position, self.context["solution"].n_steps
-        if not _is_int(index) or index != i:
+        if not is_int(index) or index != i:
             raise ValidationError(f"Must be {i}: steps are the labeled prefix, in order from 0.")
         if index >= n_steps:
             raise ValidationError(f"Out of range: the solution has {n_steps} steps.")
@@ -290,22 +290,22 @@ def _raise(errors: dict[str, list[str]]) -> None:
 # --- errors and the entry ----------------------------------------------------------------------
 
 
-def flat_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
-    """Nested serializer errors as messages by field path: {"steps": {2: {"rating": [...]}}} ->
-    {"steps[2].rating": [...]}; a list's or an object's own errors (non_field_errors) sit at its path."""
+def flat_errors(detail: Any, path: str | None = None) -> dict[str, list[str]]:
+    """Nested serializer errors as messages by field path, in their order: {"steps": {2: {"rating":
+    [...]}}} -> {"steps[2].rating": [...]}. Key None holds a list's own errors (at its path); a later
+    path equal to an earlier one replaces its messages in place, as a dict assignment does."""
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
-            if key == NON_FIELD:
-                sub = path or NON_FIELD
+            if key is None:
+                sub = path
             elif isinstance(key, int):
                 sub = f"{path}[{key}]"
             else:
-                sub = f"{path}.{key}" if path else key
-            for at, messages in flat_errors(value, sub).items():
-                out.setdefault(at, []).extend(messages)
+                sub = key if path is None else f"{path}.{key}"
+            out.update(flat_errors(value, sub))
     else:
-        out[path or NON_FIELD] = [str(message) for message in detail]
+        out[NON_FIELD if path is None else path] = [str(message) for message in detail]
     return out
 
 

@@ -7,7 +7,7 @@ longer a member of its project (a removed member cannot submit, skip or be hande
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,9 +16,9 @@ from rest_framework.views import APIView
 from annotate.models import Assignment
 from annotate.selectors import progress
 from annotate.services import leases, queue, submit
-from annotate.services.compare import submit as compare_submit
 from labeling_api.access import assignment_for_request, project_and_roles_for_action
-from labeling_api.openapi import SLUG
+from labeling_api.openapi import SLUG, RequiredBodySchema
+from labeling_api.serializers_preference import PreferenceInSerializer, submit_preference_payload
 from labeling_api.serializers_queue import (
     DetailSerializer,
     DraftOutSerializer,
@@ -142,6 +142,8 @@ class DraftView(APIView):
 
 
 class SubmitView(APIView):
+    schema = RequiredBodySchema()  # a step task's body or a pair's
+
     @extend_schema(
         operation_id="assignments_submit",
         summary="Submit the labels",
@@ -155,7 +157,11 @@ class SubmitView(APIView):
             "is kept: `GET /projects/{slug}/me/` lists it under `refused_submits`. The response carries the next "
             "task, already claimed. 404 when the caller is not (or no longer) a member of the assignment's project."
         ),
-        request=SubmitInSerializer,
+        request=PolymorphicProxySerializer(
+            component_name="SubmitBody",
+            serializers=[SubmitInSerializer, PreferenceInSerializer],
+            resource_type_field_name=None,
+        ),
         parameters=[ASSIGNMENT_ID, NEXT],
         responses={
             201: SubmitOutSerializer,
@@ -168,7 +174,7 @@ class SubmitView(APIView):
     def post(self, request: Request, id: int) -> Response:
         assignment, roles = assignment_for_request(request, id)
         if assignment.comparison_id is not None:  # a compare project's pair
-            preference, created = compare_submit.submit_preference(
+            preference, created = submit_preference_payload(
                 assignment=assignment, user=request.user, payload=request.data
             )
             data = {"preference_id": preference.pk, "assignment_id": assignment.pk, "created": created, "next": None}

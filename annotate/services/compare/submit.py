@@ -1,6 +1,7 @@
-"""Submitting a pair: {idempotency_key, preference: A|B|tie, strength: 1|2|3, total_time_ms, note?,
-first_wrong?: {A: index|null, B: index|null}}; A and B as the annotator saw them (the served
-candidate order). Stored as a Preference in terms of the pair (A = solution_a).
+"""Submitting a pair: the payload arrives parsed (labeling_api.serializers_preference: {idempotency_key,
+preference: A|B|tie, strength: 1|2|3, total_time_ms, note?, first_wrong?: {A: index|null, B:
+index|null}}; A and B as the annotator saw them, the served candidate order), checked against
+preference_context. Stored as a Preference in terms of the pair (A = solution_a).
 
 Idempotency, leases and late submits follow annotate.services.submit: the assignment row lock
 serializes duplicates, the unique (annotator, key) constraint backs it, a late submit is accepted
@@ -20,8 +21,7 @@ from annotate.models import Assignment, AssignmentStatus, Comparison, Preference
 from annotate.services.compare.marks import record_marks
 from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
-from annotate.services.submission import MAX_KEY, MAX_REASON, MAX_TIME_MS
-from core.errors import Invalid, NotFound
+from core.errors import NotFound
 
 PREFERENCES = ("A", "B", "tie")
 STRENGTHS = (1, 2, 3)
@@ -36,59 +36,16 @@ class CleanPreference:
     total_time_ms: int
     note: str
     first_wrong: dict[str, int | None]
-
-
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def validate_preference(*, payload: Any, n_steps: dict[str, int]) -> CleanPreference:
-    """Check the payload; errors by field path (core.errors.Invalid). n_steps: steps per shown side."""
-    if not isinstance(payload, dict):
-        raise Invalid({"non_field_errors": ["Expected a JSON object."]})
-    errors: dict[str, list[str]] = {}
-    key = payload.get("idempotency_key")
-    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY:
-        errors["idempotency_key"] = [f"Required: non-empty text of at most {MAX_KEY}."]
-    preference = payload.get("preference")
-    if preference not in PREFERENCES:
-        errors["preference"] = ["Required: one of A, B, tie."]
-    strength = payload.get("strength", 1 if preference == "tie" else None)
-    if not _int(strength) or strength not in STRENGTHS:
-        errors["strength"] = ["Required: 1 (slightly), 2 (clearly) or 3 (much better)."]
-    total = payload.get("total_time_ms")
-    if not _int(total) or not 0 <= total <= MAX_TIME_MS:
-        errors["total_time_ms"] = [f"Required: an integer from 0 to {MAX_TIME_MS}."]
-    note = payload.get("note") or ""
-    if not isinstance(note, str) or len(note) > MAX_REASON:
-        errors["note"] = [f"Must be text of at most {MAX_REASON} characters."]
-        note = ""
-    first_wrong: dict[str, int | None] = {"A": None, "B": None}
-    marks = payload.get("first_wrong") or {}
-    if not isinstance(marks, dict):
-        errors["first_wrong"] = ["Must be an object {A: step index or null, B: ...}."]
-    else:
-        for side, value in marks.items():
-            if side not in ("A", "B"):
-                errors[f"first_wrong.{side}"] = ["Unknown side: use A or B."]
-            elif value is not None and (not _int(value) or not 0 <= value < n_steps[side]):
-                errors[f"first_wrong.{side}"] = [f"Must be a step index from 0 to {n_steps[side] - 1}, or null."]
-            else:
-                first_wrong[side] = value
-    unknown = set(payload) - {"idempotency_key", "preference", "strength", "total_time_ms", "note", "first_wrong"}
-    for name in sorted(unknown):
-        errors[name] = ["Unknown field in a compare submit."]
-    if errors:
-        raise Invalid(errors)
-    return CleanPreference(key, preference, strength, total, note.strip(), first_wrong)
+    sent: Any = None  # the body as it was sent: kept when a late submit is refused
 
 
 def _replay(*, user: AbstractBaseUser, key: Any, assignment: Assignment) -> Preference | None:
     return find_replay(results=Preference, user=user, key=key, assignment=assignment)
 
 
-def submit_preference(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> tuple[Preference, bool]:
-    """Store the preference; returns (preference, created). See the module doc."""
+def preference_context(*, assignment: Assignment, user: AbstractBaseUser) -> dict[str, int]:
+    """The step count of each side as shown (A, B), which first_wrong marks are checked against; 404
+    to anyone but the assignment's annotator."""
     if assignment.annotator_id != user.pk:
         raise NotFound()
     comparison = assignment.comparison
@@ -100,19 +57,26 @@ def submit_preference(*, assignment: Assignment, user: AbstractBaseUser, payload
     left, right = comparison.solution_a_id, comparison.solution_b_id
     if assignment.swapped:
         left, right = right, left
-    try:
-        clean = validate_preference(payload=payload, n_steps={"A": counts.get(left, 0), "B": counts.get(right, 0)})
-    except Invalid:
-        key = payload.get("idempotency_key") if isinstance(payload, dict) else None
-        first = _replay(user=user, key=key, assignment=assignment)
-        if first is not None:
-            return first, False
-        raise
+    return {"A": counts.get(left, 0), "B": counts.get(right, 0)}
+
+
+def replayed(*, assignment: Assignment, user: AbstractBaseUser, key: str) -> Preference | None:
+    """The first result of a retried submit (same key), also when the retry no longer validates;
+    the key used on another assignment is Invalid."""
+    return _replay(user=user, key=key, assignment=assignment)
+
+
+def submit_preference(
+    *, assignment: Assignment, user: AbstractBaseUser, clean: CleanPreference
+) -> tuple[Preference, bool]:
+    """Store the checked preference; returns (preference, created). See the module doc."""
+    if assignment.annotator_id != user.pk:
+        raise NotFound()
     labeler = labeler_uuid_for(user=user)
     try:
         return _store(assignment=assignment, user=user, clean=clean, labeler=labeler)
     except LateRefused:
-        keep_refused(assignment=assignment, user=user, payload=payload)
+        keep_refused(assignment=assignment, user=user, payload=clean.sent)
         raise LeaseConflict(
             "Your lease expired and another annotator took this pair, so this submit was not recorded. "
             "Your answer is kept under refused_submits in your progress."

@@ -772,6 +772,34 @@ export interface components {
        */
       eta_at: string | null;
     };
+    /**
+     * @description * `A` - A
+     * * `B` - B
+     * * `tie` - tie
+     * @enum {string}
+     */
+    PreferenceEnum: "A" | "B" | "tie";
+    /** @description A compare task's submit body: which of the pair is better, A and B as served. */
+    PreferenceIn: {
+      /** @description A repeat with the same key returns the first result. */
+      idempotency_key: string;
+      preference: components["schemas"]["PreferenceEnum"];
+      /**
+       * @description 1 slightly, 2 clearly, 3 much better; a tie defaults to 1.
+       *
+       * * `1` - 1
+       * * `2` - 2
+       * * `3` - 3
+       */
+      strength?: components["schemas"]["StrengthEnum"];
+      /** Format: int64 */
+      total_time_ms: number;
+      note?: string;
+      /** @description The first wrong step of each shown side: {A: index or null, B: index or null}. */
+      first_wrong?: {
+        [key: string]: number | null;
+      };
+    };
     Progress: {
       /** @description Ordinary solutions (not gold, not screening). */
       solutions_total: number;
@@ -1094,6 +1122,14 @@ export interface components {
       open: number;
     };
     /**
+     * @description * `1` - 1
+     * * `2` - 2
+     * * `3` - 3
+     * @enum {integer}
+     */
+    StrengthEnum: 1 | 2 | 3;
+    SubmitBody: components["schemas"]["SubmitIn"] | components["schemas"]["PreferenceIn"];
+    /**
      * @description A step task's submit body, checked against the solution's steps and the project's labeling mode:
      * errors by field path, e.g. `steps[2].rating`.
      */
@@ -1403,9 +1439,9 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["SubmitIn"];
-        "application/x-www-form-urlencoded": components["schemas"]["SubmitIn"];
-        "multipart/form-data": components["schemas"]["SubmitIn"];
+        "application/json": components["schemas"]["SubmitBody"];
+        "application/x-www-form-urlencoded": components["schemas"]["SubmitBody"];
+        "multipart/form-data": components["schemas"]["SubmitBody"];
       };
     };
     responses: {
