@@ -6,8 +6,9 @@ from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.services import CONFIG_KEYS, validate_config
 
-# Not over HTTP: which model directory the server loads is the deployment's choice (settings / command).
-API_CONFIG_KEYS = CONFIG_KEYS - {"hf_model_path"}
+# Not over HTTP: which model directory or base checkpoint the server reads is the deployment's
+# choice (settings / command).
+API_CONFIG_KEYS = CONFIG_KEYS - {"hf_model_path", "base_checkpoint"}
 # A compare project's reward model settings (ml.prm.reward.RewardConfig) that PRMConfig lacks; checked
 # by the service, which knows the project's task kind.
 REWARD_ONLY_KEYS = frozenset({"features", "prm_project", "dense_lr"})

@@ -124,6 +124,7 @@ def train_head(
     init: StepHead | None = None,
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "all",
+    pooled: Sequence[int] = (),
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -132,9 +133,10 @@ def train_head(
     actively chosen sample is not representative, so the threshold is chosen on the random ones
     when there are at least 20 of them."""
     labeled = list(labeled)
-    rows = np.concatenate([P.lab_rows[i] for i in labeled])
-    y = np.concatenate([P.lab_y[i] for i in labeled])
-    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in labeled])
+    fit_on = labeled + list(pooled)  # pooled: another set's labels trained on like this set's (train only)
+    rows = np.concatenate([P.lab_rows[i] for i in fit_on])
+    y = np.concatenate([P.lab_y[i] for i in fit_on])
+    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in fit_on])
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
     calib = [i for i in (calibrate_on or []) if i in set(labeled)]
     ref = calib if calibration == "random" and len(calib) >= 20 else labeled
@@ -262,17 +264,21 @@ def simulate(
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "all",
     prior_items: Sequence = (),
+    prior_mode: str = "init",
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Curves per strategy and seed; budgets are shares of the pool's total step labels.
 
-    `prior_items`: labeled solutions of *another* data set; a head fitted on them starts every
-    round (`transfer_head`). They are never in the pool or the evaluation set."""
+    `prior_items`: labeled solutions of *another* data set, never in the pool or the evaluation set.
+    prior_mode "init": a head fitted on them starts every round (`transfer_head`); "pool": they are
+    trained on with this set's labels every round (what the app does with base labels)."""
     t0 = time.perf_counter()
     cfg = head or HeadConfig()
     n = len(items)
     P = prepare(list(items) + list(prior_items), store, blocks=blocks)
-    transfer = transfer_head(P, range(n, n + len(prior_items)), cfg)
+    prior_rows = list(range(n, n + len(prior_items)))
+    transfer = transfer_head(P, prior_rows, cfg) if prior_mode == "init" else None
+    pooled = prior_rows if prior_mode == "pool" else []
     is_vault = np.asarray([in_vault(p) for p in P.problem_ids])
     per_seed: dict[str, list[list[dict]]] = {s: [] for s in strategies}
     for seed in seeds:
@@ -309,6 +315,7 @@ def simulate(
                     init=prior,
                     calibrate_on=randomly,
                     calibration=calibration,
+                    pooled=pooled,
                 )
                 m = evaluate(P, h, ev)
                 m["labels"] = int(P.n_labels[labeled].sum())
@@ -352,6 +359,7 @@ def simulate(
             "blocks": list(blocks),
             "calibration": calibration,
             "prior_solutions": len(prior_items),
+            "prior_mode": prior_mode,
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),
         },

@@ -58,6 +58,10 @@ class PRMConfig:
     # Automatic step labels (autolabel app): "off", or "add" to train also on the automatic labels of
     # solutions no human has labeled yet (a warm start before the first human labels; train only).
     auto_labels: str = "off"
+    # Warm start: a checkpoint to fine-tune from, e.g. one trained on public PRM800K labels with
+    # `manage.py train_base_prm` (same featurizer and head shape). A server path, so it is set by
+    # the deployment (ML_TRAINING_CONFIG) or the shell, never over HTTP.
+    base_checkpoint: str = ""
     extra: dict = field(default_factory=dict)  # free-form notes carried into the checkpoint
 
     def __post_init__(self) -> None:

@@ -8,6 +8,7 @@ prm = load_checkpoint("var/models/run-12.pt")  # -> PRM; prm.score_solution(prob
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import tempfile
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ml.prm.config import PRMConfig
+from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows
 from ml.prm.featurizers import make_featurizer
@@ -133,6 +134,9 @@ def train_prm(
     head = EnsembleHead(
         featurizer.dim, hidden=cfg.hidden_size, k=cfg.ensemble_size, sparse=featurizer.sparse, dropout=cfg.dropout
     ).to(dev)
+    base = _load_base(cfg, featurizer) if cfg.base_checkpoint else None
+    if base is not None:
+        head.load_state_dict(base["state_dict"])
     opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(cfg.seed)
     n = len(train_ex)
@@ -141,6 +145,11 @@ def train_prm(
     bs = max(32, min(cfg.batch_size, math.ceil(n / max(1, cfg.min_batches_per_epoch))))
     best_loss, best_state, best_epoch, bad = math.inf, None, -1, 0
     history = []
+    if base is not None and x_he is not None:
+        # the base model itself is the first candidate: fine-tuning is kept only where it helps
+        best_loss = _mean_nll(_logits(head, x_he, dev), y_he)
+        best_state = copy.deepcopy(head.state_dict())
+        history.append({"epoch": -1, "heldout_nll": best_loss})
     for epoch in range(cfg.max_epochs):
         head.train()
         perm = torch.randperm(n, generator=gen).numpy()
@@ -170,7 +179,7 @@ def train_prm(
     if best_state is not None:
         head.load_state_dict(best_state)
     else:
-        best_epoch = len(history) - 1
+        best_epoch = history[-1]["epoch"]
 
     temperature = 1.0
     metrics: dict = {}
@@ -205,8 +214,34 @@ def train_prm(
         "n_train": len(train_ex),
         "n_heldout": len(held_ex),
         "n_problems": len({e.problem_id for e in examples}),
+        "base": None if base is None else {"path": cfg.base_checkpoint, "label_count": base.get("label_count")},
         "seconds": {"features": round(t_feat, 3), "total": round(time.perf_counter() - t0, 3)},
     }
+
+
+def _load_base(cfg: PRMConfig, featurizer) -> dict:
+    """The base checkpoint to fine-tune from; ConfigError("base_checkpoint") unless it exists and
+    has this config's featurizer and head shape."""
+    if not os.path.isfile(cfg.base_checkpoint):
+        raise ConfigError("base_checkpoint", f"no such file: {cfg.base_checkpoint}")
+    base = read_checkpoint(cfg.base_checkpoint)
+    base_cfg = base.get("config", {})
+    differs = [
+        name
+        for name, mine, theirs in (
+            (
+                "featurizer",
+                json.dumps(featurizer.spec(), sort_keys=True),
+                json.dumps(base.get("featurizer"), sort_keys=True),
+            ),
+            ("hidden_size", cfg.hidden_size, base_cfg.get("hidden_size")),
+            ("ensemble_size", cfg.ensemble_size, base_cfg.get("ensemble_size")),
+        )
+        if mine != theirs
+    ]
+    if differs:
+        raise ConfigError("base_checkpoint", f"trained with another {', '.join(differs)} than this config")
+    return base
 
 
 def build_prm(checkpoint: dict, *, featurizer=None, cache: FeatureCache | None = None) -> PRM:

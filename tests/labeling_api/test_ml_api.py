@@ -107,7 +107,8 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"] == {"trigger": "api"}
     bad = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"lr": 1, "nope": 2}}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.data["config"])
-    for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, {"hf_model_path": "/etc"}, {"extra": {}}):
+    server_paths = ({"hf_model_path": "/etc"}, {"base_checkpoint": "/etc/x"})  # the deployment's, not the caller's
+    for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, *server_paths, {"extra": {}}):
         response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
         assert response.status_code == 400, config
     for config, field in (({"featurizer": "x"}, "featurizer"), ({"dropout": 5}, "dropout")):  # PRMConfig refuses

@@ -73,3 +73,36 @@ def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
         call_command("simulate_active_learning", data=PROCESSBENCH, strategies="best", out_dir=tmp_path)
     with pytest.raises(CommandError, match="--datasets: unknown"):
         call_command("simulate_active_learning", datasets="nope", out_dir=tmp_path)
+
+
+@pytest.mark.django_db
+def test_train_base_prm_writes_a_checkpoint_that_a_project_run_fine_tunes_from(tmp_path):
+    """PRM800K records in, a base checkpoint out; a deployment that names it warm-starts every run."""
+    from ml.prm.synthetic import planted_solutions
+
+    lines = []
+    for pid, problem, steps, first_error, _correct in planted_solutions(300, seed=7):
+        stop = len(steps) if first_error < 0 else first_error + 1
+        rated = [
+            {
+                "completions": [{"text": s, "rating": -1 if i == first_error else 1, "flagged": False}],
+                "chosen_completion": None if i == first_error else 0,
+            }
+            for i, s in enumerate(steps[:stop])
+        ]
+        lines.append(json.dumps({"question": {"problem": f"{pid}: {problem}"}, "label": {"steps": rated}}))
+    data = tmp_path / "base.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    out = io.StringIO()
+    base = tmp_path / "models" / "base.pt"
+    call_command("train_base_prm", data=[data], out=base, config=json.dumps(TINY), stdout=out, stderr=io.StringIO())
+    assert base.is_file() and "held-out AUROC(-1)" in out.getvalue()
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("train_base_prm", data=[tmp_path / "none.jsonl"], out=base)
+
+    project = planted_project("warm", labeled=30, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG={**TINY, "base_checkpoint": str(base)}):
+        call_command("retrain", project="warm", wait=True, stdout=io.StringIO())
+    run = TrainingRun.objects.get(project=project)
+    assert run.status == JobStatus.SUCCEEDED and run.is_active, run.error
+    assert run.config["base_checkpoint"] == str(base)

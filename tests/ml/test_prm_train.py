@@ -123,3 +123,25 @@ def test_training_feed_gives_the_same_logits_and_gradients_as_the_scoring_feed(p
         grads.append(head.first.weight.grad.to_dense())
     assert torch.allclose(outs[0], outs[1], atol=1e-5)
     assert grads[0].abs().sum() > 0 and torch.allclose(grads[0], grads[1], atol=1e-5)
+
+
+def test_a_base_checkpoint_warm_starts_training_and_a_mismatched_one_is_refused(tmp_path):
+    """Fine-tuning from a base trained on other labels of the same pattern beats training from
+    scratch on a few labels; the base itself is the first early-stopping candidate."""
+    from ml.prm.config import ConfigError
+
+    small = dict(step_hash_dim=2048, context_hash_dim=512, ensemble_size=2, hidden_size=8, max_epochs=8)
+    base = train_prm(planted_examples(4000, seed=21, noise=0.02), PRMConfig(seed=1, **small))
+    path = save_checkpoint(base, tmp_path / "base.pt")
+    few = planted_examples(160, seed=5, noise=0.02)
+    cold = train_prm(few, PRMConfig(seed=2, **small))
+    warm = train_prm(few, PRMConfig(seed=2, base_checkpoint=path, **small))
+    assert warm["base"] == {"path": path, "label_count": base["label_count"]} and cold["base"] is None
+    assert warm["history"][0]["epoch"] == -1  # the base was evaluated before any fine-tuning
+    auroc = lambda c: c["metrics"]["heldout"]["auroc_negative"]  # noqa: E731
+    assert auroc(warm) > max(auroc(cold) + 0.05, 0.85), (auroc(warm), auroc(cold))
+
+    with pytest.raises(ConfigError, match="base_checkpoint: trained with another featurizer, hidden_size"):
+        train_prm(few, PRMConfig(seed=2, base_checkpoint=path, **{**small, "step_hash_dim": 4096, "hidden_size": 4}))
+    with pytest.raises(ConfigError, match="base_checkpoint: no such file"):
+        train_prm(few, PRMConfig(base_checkpoint=str(tmp_path / "none.pt"), **small))

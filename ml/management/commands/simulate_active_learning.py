@@ -38,7 +38,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--prior",
             default="",
-            help="Warm start: a head fitted on this other data set's labels (e.g. stepwise) starts every round.",
+            help="Warm start: a head fitted on other sets' labels (comma-separated, e.g. stepwise) starts each round.",
+        )
+        parser.add_argument(
+            "--prior-mode",
+            choices=("init", "pool"),
+            default="init",
+            help="init: start from its head; pool: train on it.",
         )
         parser.add_argument("--prior-limit", type=int, default=4000, help="Solutions drawn from --prior (seeded).")
         parser.add_argument("--quiet", action="store_true", help="No progress lines.")
@@ -73,12 +79,14 @@ class Command(BaseCommand):
             sets = {s: (lambda s=s: load_dataset(s)) for s in wanted}
         blocks = [b.strip() for b in o["blocks"].split(",") if b.strip()]
         prior_items: list = []
-        if o["prior"]:
-            if o["prior"] not in DATASETS:
-                raise CommandError(f"--prior: unknown {o['prior']!r}; choose from {', '.join(DATASETS)}.")
+        priors = [p.strip() for p in o["prior"].split(",") if p.strip()]
+        if priors:
+            unknown = [p for p in priors if p not in DATASETS]
+            if unknown:
+                raise CommandError(f"--prior: unknown {unknown}; choose from {', '.join(DATASETS)}.")
             import numpy as np
 
-            pool = load_dataset(o["prior"])
+            pool = [it for p in priors for it in load_dataset(p)]
             keep = np.random.default_rng(0).permutation(len(pool))[: o["prior_limit"]]
             prior_items = [pool[i] for i in sorted(keep)]
         store = EmbeddingStore(Path(os.environ.get("ML_EMBEDDING_DIR", "var/embeddings/minilm")))
@@ -90,8 +98,8 @@ class Command(BaseCommand):
                 items = items[: o["limit"]]
             if not items:
                 raise CommandError(f"{name}: no labeled solutions.")
-            if o["prior"] == name:
-                raise CommandError("--prior must be another data set than the one simulated.")
+            if name in priors:
+                raise CommandError("--prior must name other data sets than the one simulated.")
             if "minilm" in blocks:
                 from ml.prm.embeddings import MiniLMEncoder
                 from ml.prm.step_features import texts_for
@@ -110,6 +118,7 @@ class Command(BaseCommand):
                 blocks=blocks,
                 head=head,
                 prior_items=prior_items,
+                prior_mode=o["prior_mode"],
                 log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
             res["meta"]["data"] = name
