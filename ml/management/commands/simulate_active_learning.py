@@ -122,6 +122,7 @@ class Command(BaseCommand):
                 log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
             res["meta"]["data"] = name
+            res["meta"]["prior_data"] = ",".join(priors)
             path = o["out_dir"] / f"{name}{'_vault' if o['vault'] else ''}.json"
             tmp = path.with_suffix(".partial")
             tmp.write_text(json.dumps(res))
