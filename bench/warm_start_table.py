@@ -9,6 +9,8 @@ seeds, splits and budgets. Writes bench/results/warm_start.md.
         --out-dir out/warm/dev                                       # and --vault -> out/warm/vault
     (stepwise: --round-share 0.03 --seed-share 0.02 --prior gsm8k,math,olympiadbench)
     python bench/warm_start_table.py --cold out/cold --warm out/warm
+
+The runs behind bench/results/warm_start.md are in bench/results/warm_start_runs/.
 """
 
 from __future__ import annotations

@@ -85,7 +85,9 @@ def write_report(sim_dir: Path, results: Path, *, tag: str = "") -> str:
     """Write results/simulation.md (+ PNGs, summary JSON) from sim_dir/*.json; returns the markdown."""
     sim_dir, results = Path(sim_dir), Path(results)
     results.mkdir(parents=True, exist_ok=True)
-    names = ORDER + sorted(p.stem for p in sim_dir.glob("*.json") if p.stem not in ORDER and "_vault" not in p.stem)
+    # the summary this writes is JSON too, and may sit in the same folder: not a run
+    runs = [p.stem for p in sim_dir.glob("*.json") if p.stem != "simulation_summary"]
+    names = ORDER + sorted(n for n in runs if n not in ORDER and "_vault" not in n)
     dev = [sim_dir / f"{n}{tag}.json" for n in names if (sim_dir / f"{n}{tag}.json").exists()]
     vault = [sim_dir / f"{n}_vault{tag}.json" for n in names if (sim_dir / f"{n}_vault{tag}.json").exists()]
     out = [
