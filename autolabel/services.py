@@ -82,8 +82,9 @@ def run_job(*, job_id: int) -> AutolabelJob | None:
     """Claim a created job and run it to the end; return it, or None when it was not ours to run."""
     now = timezone.now()
     token = uuid.uuid4().hex
-    claimed = AutolabelJob.objects.filter(pk=job_id, status=JobStatus.CREATED).update(
-        status=JobStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now, error="", claim=token
+    # a restarted job resumes from its stored results, so it keeps its first start
+    claimed = jobs.claim(
+        AutolabelJob, job_id, started_at=Coalesce(F("started_at"), now), heartbeat_at=now, error="", claim=token
     )
     if not claimed:
         return None

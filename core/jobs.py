@@ -45,10 +45,11 @@ def enqueue_on_commit(task, pk: int) -> None:
 
 
 def claim(model: type[Model], pk: int, **fields: Any) -> bool:
-    """created -> running with started_at now (plus `fields`); False when gone or already taken."""
+    """created -> running with started_at now (plus `fields`, which may replace started_at, e.g. a
+    resumable job keeps its first start); False when gone or already taken."""
     return bool(
         model.objects.filter(pk=pk, status=JobStatus.CREATED).update(
-            status=JobStatus.RUNNING, started_at=timezone.now(), **fields
+            **{"status": JobStatus.RUNNING, "started_at": timezone.now(), **fields}
         )
     )
 
