@@ -1,0 +1,93 @@
+"""The queue's own cost, in this process: EXPLAIN ANALYZE of the claim query, claim_next() timed
+one call at a time, and the integrity check after a run (no solution labeled twice)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+from queue_bench.loading import STEPS_PER_SOLUTION
+from queue_bench.timing import percentiles
+
+
+def explain_claim(*, slug: str, user_pk: int, repeat: int = 5) -> dict:
+    """EXPLAIN ANALYZE of the claim's candidate query as the ORM builds it (rolled back); the
+    median of `repeat` runs, so one cold-cache run after the bulk load does not decide it."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from annotate.models import Project
+    from annotate.services import queue
+
+    project = Project.objects.get(slug=slug)
+    user = get_user_model().objects.get(pk=user_pk)
+    plans = []
+    for _ in range(repeat):
+        qs = queue.claim_candidates(project=project, user=user, now=timezone.now(), rejected=[])[:1]
+        with transaction.atomic(), connection.cursor() as cur:
+            sql, params = qs.query.sql_with_params()
+            cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
+            plan = cur.fetchone()[0]
+            transaction.set_rollback(True)
+        plans.append((json.loads(plan) if isinstance(plan, str) else plan)[0])
+    index_names = []
+    stack = [plans[0]["Plan"]]
+    while stack:
+        current = stack.pop()
+        if "Index Name" in current:
+            index_names.append(current["Index Name"])
+        stack.extend(current.get("Plans", []))
+    connection.close()
+    return {
+        "execution_ms": round(statistics.median(p["Execution Time"] for p in plans), 3),
+        "planning_ms": round(statistics.median(p["Planning Time"] for p in plans), 3),
+        "first_run_ms": round(plans[0]["Execution Time"], 3),
+        "indexes": sorted(set(index_names)),
+    }
+
+
+def direct_claims(*, slug: str, users: list[tuple[int, str]], count: int) -> dict:
+    """claim_next() called in this process, one at a time (no HTTP, no concurrency): the queue's own
+    cost at this size. Each claim is submitted so the next one walks past it as in real use."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from annotate.models import Project
+    from annotate.services.queue import claim_next
+    from labeling_api.serializers_submit import submit_payload as submit
+
+    project = Project.objects.get(slug=slug)
+    people = list(get_user_model().objects.filter(pk__in=[pk for pk, _ in users]))
+    timings = []
+    for i in range(count):
+        user = people[i % len(people)]
+        started = time.perf_counter()
+        assignment = claim_next(project=project, user=user)
+        timings.append((time.perf_counter() - started) * 1000)
+        steps = [
+            {"index": k, "rating": 1, "flagged": False, "alternatives": [], "human_completion": None}
+            for k in range(STEPS_PER_SOLUTION)
+        ]
+        body = {"idempotency_key": f"direct-{assignment.pk}", "finish_reason": "solution", "total_time_ms": 1}
+        submit(assignment=assignment, user=user, payload={**body, "steps": steps})
+    connection.close()
+    return percentiles(timings)
+
+
+def check_counts(slug: str) -> dict:
+    """After the run: no solution labeled twice (overlap 1), every submit stored once."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT count(*), count(DISTINCT a.solution_id)
+            FROM annotate_annotation a JOIN annotate_project p ON p.id = a.project_id WHERE p.slug = %s
+            """,
+            [slug],
+        )
+        annotations, distinct_solutions = cur.fetchone()
+    connection.close()
+    return {"annotations": annotations, "distinct_solutions": distinct_solutions}
