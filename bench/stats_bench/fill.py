@@ -79,9 +79,9 @@ def fill_project(*, solutions: int, labels: int) -> dict[str, float]:
         cur.execute(
             """
             INSERT INTO annotate_problem (id, project_id, text, ground_truth_answer, subject, level, source_id,
-                content_hash, text_hash, is_math500, created_at)
+                content_hash, text_hash, is_math500, kind, language, created_at)
             SELECT g, %(p)s, 'Problem ' || g || ': compute $1 + ' || g || '$.', (g + 1)::text, 'Algebra',
-                'Level ' || (g %% 5 + 1), '', md5('p' || g), md5('t' || g), false, now()
+                'Level ' || (g %% 5 + 1), '', md5('p' || g), md5('t' || g), false, 'math', '', now()
             FROM generate_series(1, %(n)s) g
             """,
             params,
@@ -90,7 +90,7 @@ def fill_project(*, solutions: int, labels: int) -> dict[str, float]:
             """
             INSERT INTO annotate_solution (id, project_id, problem_id, final_answer, answer_correct, is_pregenerated,
                 is_quality_control, is_screening, is_gold, content_hash, n_steps, priority, is_open, annotation_count,
-                generation, strategy, verifier_score, created_at)
+                generation, strategy, verifier_score, extra_labels, created_at)
             SELECT g, %(p)s, g, g::text,
                 CASE WHEN g %% 10 < 3 THEN true WHEN g %% 10 = 9 THEN NULL ELSE false END,
                 true, g >= %(gold_from)s, false, g >= %(gold_from)s, md5('s' || g), 10,
@@ -101,7 +101,7 @@ def fill_project(*, solutions: int, labels: int) -> dict[str, float]:
                 CASE WHEN g >= %(gold_from)s THEN NULL ELSE g %% 4 END,
                 CASE WHEN g >= %(gold_from)s THEN '' ELSE
                     (ARRAY['random', 'uncertainty', 'convincing_wrong', 'mix'])[g %% 4 + 1] END,
-                (g::bigint * 104729 %% 1000) / 1000.0, now()
+                (g::bigint * 104729 %% 1000) / 1000.0, 0, now()
             FROM generate_series(1, %(n)s) g
             """,
             params,
@@ -110,8 +110,9 @@ def fill_project(*, solutions: int, labels: int) -> dict[str, float]:
         t1 = time.perf_counter()
         cur.execute(
             f"""
-            INSERT INTO annotate_step (id, solution_id, index, text)
-            SELECT (s - 1) * {STEPS_PER_SOLUTION} + i + 1, s, i, 'Step ' || i || ' of solution ' || s || ': $x + 1$.'
+            INSERT INTO annotate_step (id, solution_id, index, text, step_type)
+            SELECT (s - 1) * {STEPS_PER_SOLUTION} + i + 1, s, i,
+                'Step ' || i || ' of solution ' || s || ': $x + 1$.', ''
             FROM generate_series(1, %(n)s) s, generate_series(0, {STEPS_PER_SOLUTION - 1}) i
             """,
             params,
