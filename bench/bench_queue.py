@@ -37,6 +37,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--client-procs", type=int, default=2, help="processes the client threads are split over")
     parser.add_argument("--seconds", type=float, default=25.0, help="measured seconds per size and mode")
     parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--paced-factor", type=float, default=3.0, help="the paced run is measured this much longer")
     parser.add_argument("--direct-claims", type=int, default=300, help="in-process claim_next calls per size")
     parser.add_argument(
         "--think-ms",
@@ -94,8 +95,9 @@ def main() -> None:
             server = start_server(args)
             try:
                 for mode, think_s in modes.items():
-                    print(f"  {mode}: {args.clients} clients for {args.warmup + args.seconds:.0f} s ...", flush=True)
-                    run["modes"][mode] = run_load(args, slug, tokens, think_s)
+                    measured = args.seconds * (args.paced_factor if think_s else 1)
+                    print(f"  {mode}: {args.clients} clients for {args.warmup + measured:.0f} s ...", flush=True)
+                    run["modes"][mode] = run_load(args, slug, tokens, think_s, server_pid=server.pid)
                     print("   ", json.dumps(run["modes"][mode]), flush=True)
                     if run["modes"][mode]["errors"]:
                         print(f"    server errors: see {SERVER_LOG}", flush=True)
@@ -126,6 +128,7 @@ def main() -> None:
         "worker_class": args.worker_class,
         "threads": args.threads,
         "seconds": args.seconds,
+        "paced_factor": args.paced_factor,
         "warmup": args.warmup,
         "direct_claims": args.direct_claims,
         "think_ms": args.think_ms,

@@ -11,6 +11,7 @@ import random
 import threading
 import time
 
+from queue_bench.cpu import WindowSampler
 from queue_bench.timing import percentiles
 
 
@@ -91,10 +92,12 @@ def client_process(port, slug, tokens, start_at, measure_from, stop_at, think_s,
     queue.put(results)
 
 
-def run_load(args: argparse.Namespace, slug: str, tokens: list[str], think_s: float) -> dict:
+def run_load(args: argparse.Namespace, slug: str, tokens: list[str], think_s: float, *, server_pid: int) -> dict:
     start_at = time.time() + 2.0
     measure_from = start_at + args.warmup
-    stop_at = measure_from + args.seconds
+    # a paced run serves ~10 requests/s: measure it longer, so its p99 is not the 3rd-worst of ~250
+    seconds = args.seconds * (args.paced_factor if think_s else 1)
+    stop_at = measure_from + seconds
     queue: mp.Queue = mp.Queue()
     chunks = [tokens[i :: args.client_procs] for i in range(args.client_procs)]
     procs = [
@@ -106,7 +109,12 @@ def run_load(args: argparse.Namespace, slug: str, tokens: list[str], think_s: fl
     ]
     for proc in procs:
         proc.start()
+    sampler = WindowSampler(
+        start=measure_from, stop=stop_at, server_pid=server_pid, client_pids={p.pid for p in procs if p.pid}
+    )
+    sampler.start()
     results = [r for _ in procs for r in queue.get()]
+    sampler.join()
     for proc in procs:
         proc.join()
     next_ms = [x for r in results for x in r["next_ms"]]
@@ -116,7 +124,12 @@ def run_load(args: argparse.Namespace, slug: str, tokens: list[str], think_s: fl
         "next": percentiles(next_ms),
         "submit": percentiles(submit_ms),
         "submits": len(submit_ms),
-        "submits_per_s": round(len(submit_ms) / args.seconds, 1),
+        "seconds": seconds,
+        "submits_per_s": round(len(submit_ms) / seconds, 1),
+        # CPU ms per submit (a claim + a submit) by role, measured over the same window
+        "cpu_ms_per_submit": {
+            role: round(1000 * cpu / max(len(submit_ms), 1), 2) for role, cpu in sampler.used.items()
+        },
         "errors": len(errors),
         "error_samples": errors[:5],
         "empty_responses": sum(r["empty"] for r in results),
