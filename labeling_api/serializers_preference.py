@@ -23,7 +23,7 @@ from annotate.services.compare import submit as compare_submit
 from annotate.services.compare.submit import PREFERENCES, STRENGTHS, CleanPreference
 from annotate.services.submission import MAX_KEY, MAX_REASON, MAX_TIME_MS
 from core.errors import Invalid
-from labeling_api.serializers_submit import NON_FIELD, AsSent, KeyField, flat_errors, is_int
+from labeling_api.serializers_submit import AsSent, KeyField, flat_errors, is_int, json_object
 
 SIDES = ("A", "B")
 
@@ -99,11 +99,7 @@ class PreferenceInSerializer(serializers.Serializer):
     valid_key: str | None = None  # the idempotency key once it has passed
 
     def run_validation(self, data: Any = empty) -> CleanPreference:
-        if hasattr(data, "getlist"):  # a form body: each key's last value, as a dict lookup reads it
-            data = dict(data.items())
-        if not isinstance(data, dict):
-            raise ValidationError({NON_FIELD: ["Expected a JSON object."]})
-        return super().run_validation(data)
+        return super().run_validation(json_object(data))
 
     def to_internal_value(self, data: dict) -> dict:
         errors: dict[str, Any] = {}

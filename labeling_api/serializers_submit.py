@@ -48,6 +48,16 @@ from prm800k.schema import MAX_CRITIQUE
 NON_FIELD = api_settings.NON_FIELD_ERRORS_KEY
 
 
+def json_object(data: Any) -> dict:
+    """A submit body as a dict: a form body's last value per key (as a dict lookup reads it); any
+    other non-object is refused before a field is read."""
+    if hasattr(data, "getlist"):
+        data = dict(data.items())
+    if not isinstance(data, dict):
+        raise ValidationError({NON_FIELD: ["Expected a JSON object."]})
+    return data
+
+
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -263,10 +273,7 @@ class SubmitInSerializer(serializers.Serializer):
     valid_key: str | None = None  # the idempotency key once it has passed
 
     def run_validation(self, data: Any = empty) -> CleanSubmission:
-        if hasattr(data, "getlist"):  # a form body: each key's last value, as a dict lookup reads it
-            data = dict(data.items())
-        if not isinstance(data, dict):
-            raise ValidationError({NON_FIELD: ["Expected a JSON object."]})
+        data = json_object(data)
         key = self.fields["idempotency_key"]
         try:
             self.valid_key = key.run_validation(key.get_value(data))
