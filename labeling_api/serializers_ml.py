@@ -57,6 +57,10 @@ class TrainingRunRequestSerializer(serializers.Serializer):
     )
 
     def validate_config(self, value: dict) -> dict:
+        server_paths = sorted(set(value) & (CONFIG_KEYS - API_CONFIG_KEYS))
+        if server_paths:  # {"config": {"base_checkpoint": ["..."]}}
+            message = "a server path: set by the deployment (ML_TRAINING_CONFIG) or the shell, not over HTTP"
+            raise serializers.ValidationError({key: [message] for key in server_paths})
         unknown = set(value) - API_CONFIG_KEYS - REWARD_ONLY_KEYS
         if unknown:
             raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")

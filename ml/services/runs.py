@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from annotate.models import Annotation, Preference, Problem, Project, Solution, 
 from core import jobs
 from core.models import JobStatus
 from ml.models import TrainingRun
+from ml.prm.config import ConfigError
 from ml.prm.examples import StepExample, examples_from_record
 from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
 from ml.services.prm_lib import lib
@@ -272,7 +274,8 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         label_count = label_total(project=project, up_to_annotation_id=watermark)
         examples = build_examples(project=project, up_to_annotation_id=watermark, auto_labels=config.auto_labels)
         if log:
-            log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels")
+            base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""
+            log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels{base}")
         cache = feature_cache(config)
         checkpoint = lib.train_prm(examples, config, cache=cache, log=log)
         t_train = time.perf_counter() - t0
@@ -369,9 +372,12 @@ def _finish_run(
 def _fail_run(*, run: TrainingRun, artifact: str | None) -> None:
     """Called from an except block: the run failed with its traceback; a checkpoint it wrote goes,
     unless the run was activated meanwhile."""
-    logger.exception("training run %s failed", run.pk)
+    exc = sys.exc_info()[1]
+    config_error = isinstance(exc, ConfigError)  # the deployment's settings, not a bug: the message says it all
+    logger.error("training run %s failed: %s", run.pk, exc, exc_info=not config_error)
+    error = f"Training config: {exc}" if config_error else traceback.format_exc()
     TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
-        status=JobStatus.FAILED, error=traceback.format_exc(), finished_at=timezone.now()
+        status=JobStatus.FAILED, error=error, finished_at=timezone.now()
     )
     if artifact and not TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
         artifact_abspath(artifact).unlink(missing_ok=True)

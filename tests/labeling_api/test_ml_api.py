@@ -111,6 +111,9 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, *server_paths, {"extra": {}}):
         response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
         assert response.status_code == 400, config
+    for config in server_paths:
+        response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
+        assert "not over HTTP" in str(response.data["config"][next(iter(config))]), response.data
     for config, field in (({"featurizer": "x"}, "featurizer"), ({"dropout": 5}, "dropout")):  # PRMConfig refuses
         response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")
         assert response.status_code == 400 and field in str(response.data["config"]), response.data

@@ -106,3 +106,10 @@ def test_train_base_prm_writes_a_checkpoint_that_a_project_run_fine_tunes_from(t
     run = TrainingRun.objects.get(project=project)
     assert run.status == JobStatus.SUCCEEDED and run.is_active, run.error
     assert run.config["base_checkpoint"] == str(base)
+
+    # a base that does not fit fails the run with the setting's message, not a traceback
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG={**TINY, "base_checkpoint": str(tmp_path / "x.pt")}):
+        with pytest.raises(CommandError, match="failed") as failed:
+            call_command("retrain", project="warm", wait=True, stdout=io.StringIO())
+    message = str(failed.value)
+    assert "Training config: base_checkpoint: no such file" in message and "Traceback" not in message

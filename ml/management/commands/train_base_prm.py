@@ -55,7 +55,8 @@ class Command(BaseCommand):
         o["out"].parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(checkpoint, o["out"])
         held = checkpoint["metrics"].get("heldout", {})
+        score = lambda key: "n/a" if held.get(key) is None else f"{held[key]:.3f}"  # noqa: E731
         self.stdout.write(
-            f"{o['out']}: {checkpoint['label_count']:,} labels, held-out AUROC(-1) {held.get('auroc_negative')}, "
-            f"first-error F1 {held.get('first_error_f1')}"
+            f"{o['out']}: {checkpoint['label_count']:,} labels, held-out AUROC(-1) {score('auroc_negative')}, "
+            f"first-error F1 {score('first_error_f1')} on {held.get('n_solutions', 0)} solutions"
         )
