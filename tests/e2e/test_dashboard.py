@@ -247,6 +247,11 @@ def test_retrain_button_reports_the_outcome(pages):
     if message.inner_text().startswith("Training run"):
         assert TrainingRun.objects.count() == runs_before + 1
         expect(page.locator('[data-slot="runs"] tbody tr')).to_have_count(5)
+        # the run ends in a worker; the page follows it there without a reload
+        run = TrainingRun.objects.latest("id")
+        expect(page.locator('[data-slot="model-figures"]')).to_contain_text("training in progress")
+        TrainingRun.objects.filter(pk=run.pk).update(status="succeeded", finished_at=timezone.now())
+        expect(page.locator('[data-slot="model-figures"]')).to_contain_text(f"#{run.pk} succeeded", timeout=15_000)
     else:
         assert "Retrain failed" in message.inner_text()
         expect(message).to_have_class(re.compile("sl-error"))

@@ -68,10 +68,13 @@ function when(iso: string | null): string {
 const GEN_COLORS = ["#afb8c1", "#1f6feb"] as const;
 const RATING_COLORS = ["#2da44e", "#8c959f", "#cf222e", "#d0d7de"];
 const TOP_ANNOTATORS = 6;
+/** While a training run is queued or running, the page reloads its statistics this often (ms). */
+export const RUN_REFRESH_MS = 4000;
 
 export class Dashboard {
   private stats: Stats | null = null;
   private readonly http: Http;
+  private refreshTimer = 0;
 
   constructor(
     private readonly root: HTMLElement,
@@ -127,6 +130,13 @@ export class Dashboard {
     this.autoLabels(s);
     if (this.isCompare) await this.pairs(s);
     this.root.dataset.loaded = "true";
+    // a run finishes in a worker: follow it until it does, or the page says "running" until reloaded
+    if (s.model.in_progress && !this.refreshTimer) {
+      this.refreshTimer = window.setTimeout(() => {
+        this.refreshTimer = 0;
+        void this.load();
+      }, RUN_REFRESH_MS);
+    }
   }
 
   private get isCompare(): boolean {
