@@ -27,6 +27,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "overlap": "Overlap",
             "qc_rate": "QC rate",
             "selection_strategy": "Selection strategy",
+            "control_share": "Control share",
             "retrain_every": "Auto-retrain threshold",
             "critique_required": "Critique required on -1 steps",
             "rate_observations": "Rate observations (agent traces)",
@@ -39,6 +40,9 @@ class ProjectSettingsForm(forms.ModelForm):
             "Fixed once data is imported.",
             "overlap": "How many different annotators label each solution (1 to 10).",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
+            "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
+            "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
+            "Applies to solutions queued from now on (the next import or retrain).",
             "retrain_every": "Retrain the PRM after this many new step labels.",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",
@@ -53,8 +57,14 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["overlap"].widget.attrs.update(min=1, max=10)
         self.fields["qc_rate"].validators += [MinValueValidator(0.0), MaxValueValidator(1.0)]
         self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
+        self.fields["control_share"].widget.attrs.update(min=0, max=0.5, step=0.01)
+        self.fields["control_share"].required = False  # a form from before the field keeps the current share
         self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
         self.fields["retrain_every"].widget.attrs.update(min=1)
+
+    def clean_control_share(self) -> float:
+        value = self.cleaned_data.get("control_share")
+        return self.instance.control_share if value is None else value
 
     def clean_guidelines(self) -> str:
         # Browsers send a textarea's lines with CRLF; stored guidelines use LF, so an untouched

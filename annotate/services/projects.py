@@ -20,6 +20,7 @@ EDITABLE_FIELDS = (
     "overlap",
     "qc_rate",
     "selection_strategy",
+    "control_share",
     "retrain_every",
     "critique_required",
     "rate_observations",

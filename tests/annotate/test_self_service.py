@@ -98,6 +98,7 @@ def test_only_creators_see_and_use_create_project(client):
         ("slug", "taken", "exists already"),
         ("overlap", "0", "greater than or equal to 1"),
         ("qc_rate", "1.5", "less than or equal to 1"),
+        ("control_share", "0.8", "less than or equal to 0.5"),
         ("retrain_every", "0", "greater than or equal to 1"),
         ("task_kind", "rank", "Select a valid choice"),
         ("name", "", "This field is required"),
@@ -119,14 +120,16 @@ def test_settings_change_is_saved_and_audited_with_before_and_after(client):
     signed_in(client, lead)
     page = client.get("/projects/algebra/settings/")
     assert page.status_code == 200 and "data-markdown-preview" in page.content.decode()
-    data = {**NEW, "name": "Algebra", "overlap": "3", "guidelines": "New rules"}
+    assert 'name="control_share"' in page.content.decode()
+    data = {**NEW, "name": "Algebra", "overlap": "3", "guidelines": "New rules", "control_share": "0.2"}
     data.pop("slug")
     assert client.post("/projects/algebra/settings/", data).status_code == 302
     project.refresh_from_db()
-    assert (project.overlap, project.guidelines) == (3, "New rules")
+    assert (project.overlap, project.guidelines, project.control_share) == (3, "New rules", 0.2)
     event = AuditEvent.objects.get(action="project.settings_changed")
     assert event.actor == lead and event.details["changes"]["overlap"] == [1, 3]
     assert event.details["changes"]["guidelines"] == ["", "New rules"]
+    assert event.details["changes"]["control_share"] == [0.1, 0.2]
 
 
 def test_lead_pages_refuse_other_roles_and_hide_the_project_from_non_members(client):
