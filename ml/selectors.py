@@ -116,9 +116,11 @@ def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> d
     compare = project.task_kind == TaskKind.COMPARE
     labels = "labels" if compare else "step labels"  # compare: preferences, and step labels imported with them
     if project.retrain_every:
+        # imported labels count too, but only a submit checks the threshold
+        due = "; the next submitted label starts one" if project.step_labels_since_run >= project.retrain_every else ""
         when = (
             f"Runs start by themselves after every {project.retrain_every} new {labels} "
-            f"({project.step_labels_since_run} since the last run)"
+            f"({project.step_labels_since_run} since the last run{due})"
         )
     else:
         when = "Automatic retraining is off (retrain every 0 in the project's settings)"

@@ -30,6 +30,12 @@ def test_no_run_yet_says_when_runs_start():
     assert summary["curve_empty"]["reason"] == "no_runs"
     assert summary["curve_empty"]["message"].startswith("No training run yet. Runs start by themselves after every 200")
     assert summary["curve_empty"]["message"].endswith("or press Retrain now.")
+    assert "the next submitted label" not in summary["curve_empty"]["message"]
+    project.retrain_every, project.step_labels_since_run = 5, 12  # imported labels past the threshold
+    assert (
+        "since the last run; the next submitted label starts one)"
+        in selectors.model_summary(project=project)["curve_empty"]["message"]
+    )
     project.retrain_every = 0
     assert "Automatic retraining is off" in selectors.model_summary(project=project)["curve_empty"]["message"]
 
