@@ -246,6 +246,7 @@ export class CompareWorkspace {
     if (!task || this.submitting) return;
     if (this.choice.preference === null) return this.fail("Choose A, B or tie first (← / a, → / b, t).");
     this.submitting = true;
+    window.clearTimeout(this.draftTimer); // a draft saved after the submit would be refused (409): the submit carries it
     const body = {
       idempotency_key: this.key,
       preference: this.choice.preference,
