@@ -135,9 +135,12 @@ def train_prm(
         featurizer.dim, hidden=cfg.hidden_size, k=cfg.ensemble_size, sparse=featurizer.sparse, dropout=cfg.dropout
     ).to(dev)
     base = _load_base(cfg, featurizer) if cfg.base_checkpoint else None
+    anchors: list[tuple[torch.Tensor, torch.Tensor]] = []
     if base is not None:
         head.load_state_dict(base["state_dict"])
-    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        # L2 toward the base, not toward zero: a prior centred on what the base learned
+        anchors = [(p, p.detach().clone()) for p in head.parameters()]
+    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=0.0 if anchors else cfg.weight_decay)
     gen = torch.Generator().manual_seed(cfg.seed)
     n = len(train_ex)
     k = cfg.ensemble_size
@@ -162,6 +165,8 @@ def train_prm(
             loss = (ce * boot[:, b].to(dev)).sum() / len(b)  # summed over heads: each gets a full gradient
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            for p, p0 in anchors:
+                p.grad.add_(p.detach() - p0, alpha=cfg.base_l2)
             opt.step()
             total += float(loss.detach()) * len(b)
         rec = {"epoch": epoch, "train_loss": total / n / k}
