@@ -96,3 +96,33 @@ def _export(project, extra: str = "") -> list[dict]:
     response = client.get(f"/api/v1/projects/{project.slug}/export/?format=preference{extra}")
     assert response.status_code == 200
     return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+
+def test_a_pair_can_be_skipped_and_the_guidelines_read(pages, tmp_path: Path):
+    """Skip releases the pair without an answer (never served to this annotator again) and shows the
+    next one; the project's guidelines open beside the pair."""
+    project = make_project("skipduel", name="Which is better", task_kind="compare")
+    project.guidelines = "Prefer the solution whose **first error** comes later."
+    project.save(update_fields=["guidelines"])
+    user = make_user("ann", project)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES[:4]))
+    import_file(project=project, path=path)
+    page = pages.page()
+    open_workspace(page, "ann", slug="skipduel")
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+
+    page.locator(".sl-compare-guidelines summary").click()
+    expect(page.locator(".sl-compare-guidelines strong")).to_have_text("first error")
+
+    first = Assignment.objects.get(annotator=user)
+    page.get_by_role("button", name="Skip this pair").click()
+    expect(page.locator(".sl-save")).to_have_text("Skipped.")
+    first.refresh_from_db()
+    assert first.status == "skipped"
+    expect(page.locator(".sl-candidate")).to_have_count(2)  # the other pair
+    second = Assignment.objects.filter(annotator=user).exclude(pk=first.pk).get()
+    assert second.comparison_id != first.comparison_id and second.status == "active"
+    page.get_by_role("button", name="Skip this pair").click()
+    expect(page.locator(".sl-empty")).to_be_visible()  # the skipped pair is not served again
+    assert not Preference.objects.filter(annotator=user).exists()

@@ -78,7 +78,12 @@ export class CompareWorkspace {
       this.problem,
       this.columns,
       this.verdict,
-      h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit (Enter)"),
+      h(
+        "div",
+        { class: "sl-actions" },
+        h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit (Enter)"),
+        h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip this pair"),
+      ),
     );
   }
 
@@ -92,6 +97,17 @@ export class CompareWorkspace {
         this.alert,
         this.taskArea,
         this.empty,
+        h(
+          "details",
+          { class: "sl-compare-guidelines" },
+          h("summary", {}, "Guidelines"),
+          setRendered(
+            h("div", { class: "sl-md sl-guidelines" }),
+            this.config.project.guidelines.trim()
+              ? renderMarkdown(this.config.project.guidelines)
+              : "<p>No guidelines yet.</p>",
+          ),
+        ),
         h("section", {}, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
       ),
       this.shortcuts.el,
@@ -264,6 +280,22 @@ export class CompareWorkspace {
     const next = (outcome.data as { next?: TaskOut | null } | null)?.next ?? null;
     this.show(next);
     this.status.textContent = `Submitted (${++this.submitted} this session)`;
+  }
+
+  /** Release the pair without an answer: it is never served to this annotator again. */
+  private async skip(): Promise<void> {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    this.submitting = true;
+    window.clearTimeout(this.draftTimer);
+    const r = await this.api.skip(task.assignment_id).catch(() => null);
+    this.submitting = false;
+    if (!r) return this.fail("Not skipped: the server could not be reached. Try again.");
+    if (r.status !== 200) return this.fail(`Not skipped: ${errorMessage(r.status, r.data)}`);
+    localStorage.removeItem(localKey(task.assignment_id));
+    this.alert.hidden = true;
+    this.show((r.data as { next?: TaskOut | null } | null)?.next ?? null);
+    this.status.textContent = "Skipped.";
   }
 
   private fail(text: string): void {
