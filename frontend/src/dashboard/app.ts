@@ -252,7 +252,7 @@ export class Dashboard {
         fmtPct(l.wrong_answer.share),
         `${fmtInt(l.wrong_answer.wrong)} of ${fmtInt(l.wrong_answer.labeled_solutions)} labeled solutions`,
       ),
-      figure("alternatives written", fmtInt(l.alternatives)),
+      figure("alternatives rated", fmtInt(l.alternatives)), // imported labels' alternatives count too
     );
     const ratingNames = ["positive (+1)", "neutral (0)", "negative (−1)", "unrated"];
     const ratings = [l.ratings.positive, l.ratings.neutral, l.ratings.negative, l.ratings.unrated];

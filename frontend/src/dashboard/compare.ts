@@ -54,7 +54,7 @@ export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): C
       label: "agreement with graded answers",
       value: fmtShare(c.agreement_with_grading),
       note: c.agreement_with_grading.n
-        ? `preferred the right answer, ${fmtInt(c.agreement_with_grading.n)} answers on right-vs-wrong pairs`
+        ? `preferred the right answer, ${fmtInt(c.agreement_with_grading.n)} ${c.agreement_with_grading.n === 1 ? "answer" : "answers"} on right-vs-wrong pairs`
         : "no answer yet on a pair with one right and one wrong answer",
     },
     {
