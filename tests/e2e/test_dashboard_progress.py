@@ -46,8 +46,8 @@ def fresh_project() -> Project:
     # The first 4 minutes of labeling: the claim serves imported solutions in the current generation.
     now = timezone.now()
     start = now - timedelta(minutes=4)
-    if start.hour != now.hour:  # keep the 4 minutes in one clock hour, as the scenario has it
-        start, now = now.replace(minute=0, second=5), now.replace(minute=4, second=5)
+    if start.hour != now.hour:  # keep the 4 minutes in one clock hour, as the scenario has it, and in the past
+        start = now.replace(minute=0, second=0, microsecond=0) - timedelta(minutes=5)
     for i, solution in enumerate(solutions[:6]):
         steps = [
             {
