@@ -117,6 +117,14 @@ def _path(P: Prepared, i: int) -> np.ndarray:
     return np.arange(a, b if fe < 0 else min(b, a + fe + 1))
 
 
+def _label_rows(P: Prepared, items: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The revealed labels of `items`: feature rows, 1 for a -1 step, and the item of each (bootstrap group)."""
+    rows = np.concatenate([P.lab_rows[i] for i in items])
+    y = np.concatenate([P.lab_y[i] for i in items])
+    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in items])
+    return rows, y, groups
+
+
 def train_head(
     P: Prepared,
     labeled: Sequence[int],
@@ -124,7 +132,6 @@ def train_head(
     init: StepHead | None = None,
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "all",
-    pooled: Sequence[int] = (),
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -133,10 +140,7 @@ def train_head(
     actively chosen sample is not representative, so the threshold is chosen on the random ones
     when there are at least 20 of them."""
     labeled = list(labeled)
-    fit_on = labeled + list(pooled)  # pooled: another set's labels trained on like this set's (train only)
-    rows = np.concatenate([P.lab_rows[i] for i in fit_on])
-    y = np.concatenate([P.lab_y[i] for i in fit_on])
-    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in fit_on])
+    rows, y, groups = _label_rows(P, labeled)
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
     calib = [i for i in (calibrate_on or []) if i in set(labeled)]
     ref = calib if calibration == "random" and len(calib) >= 20 else labeled
@@ -197,9 +201,7 @@ def transfer_head(P: Prepared, rows: Sequence[int], cfg: HeadConfig) -> StepHead
     rows = list(rows)
     if not rows:
         return None
-    lab = np.concatenate([P.lab_rows[i] for i in rows])
-    y = np.concatenate([P.lab_y[i] for i in rows])
-    groups = np.concatenate([np.full(len(P.lab_rows[i]), i) for i in rows])
+    lab, y, groups = _label_rows(P, rows)
     return StepHead(replace(cfg, steps=cfg.steps * 2)).fit(P.X[lab], y, groups)
 
 
@@ -264,21 +266,18 @@ def simulate(
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "all",
     prior_items: Sequence = (),
-    prior_mode: str = "init",
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Curves per strategy and seed; budgets are shares of the pool's total step labels.
 
-    `prior_items`: labeled solutions of *another* data set, never in the pool or the evaluation set.
-    prior_mode "init": a head fitted on them starts every round (`transfer_head`); "pool": they are
-    trained on with this set's labels every round (what the app does with base labels)."""
+    `prior_items`: labeled solutions of *another* data set, never in the pool or the evaluation set;
+    a head fitted on them starts every round and is its L2 centre (`transfer_head`), as the app's
+    runs start from a base checkpoint (PRMConfig.base_checkpoint, L2 toward it)."""
     t0 = time.perf_counter()
     cfg = head or HeadConfig()
     n = len(items)
     P = prepare(list(items) + list(prior_items), store, blocks=blocks)
-    prior_rows = list(range(n, n + len(prior_items)))
-    transfer = transfer_head(P, prior_rows, cfg) if prior_mode == "init" else None
-    pooled = prior_rows if prior_mode == "pool" else []
+    transfer = transfer_head(P, range(n, n + len(prior_items)), cfg)
     is_vault = np.asarray([in_vault(p) for p in P.problem_ids])
     per_seed: dict[str, list[list[dict]]] = {s: [] for s in strategies}
     for seed in seeds:
@@ -315,7 +314,6 @@ def simulate(
                     init=prior,
                     calibrate_on=randomly,
                     calibration=calibration,
-                    pooled=pooled,
                 )
                 m = evaluate(P, h, ev)
                 m["labels"] = int(P.n_labels[labeled].sum())
@@ -359,7 +357,6 @@ def simulate(
             "blocks": list(blocks),
             "calibration": calibration,
             "prior_solutions": len(prior_items),
-            "prior_mode": prior_mode,
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),
         },

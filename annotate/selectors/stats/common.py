@@ -34,6 +34,23 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def pace_and_eta(*, labels: int, active_hours: int, remaining: int, now: datetime) -> dict:
+    """The queue's pace (labels of the last PACE_DAYS per active hour, an hour with any) and the
+    ETA of the `remaining` labels at that pace; 0 h when nothing remains, None with no pace yet."""
+    per_hour = labels / active_hours if active_hours else 0.0
+    eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
+    return {
+        "pace": {
+            "window_hours": PACE_DAYS * 24,
+            "active_hours": active_hours,
+            "labels": labels,
+            "labels_per_hour": per_hour,
+        },
+        "eta_hours": eta_hours,
+        "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,
+    }
+
+
 def _gen_key(generation: int | None) -> tuple[int, int]:
     return (0, 0) if generation is None else (1, generation)
 

@@ -16,22 +16,17 @@ from django.db.models import Count, F, IntegerField, Q, Sum, Value
 from django.db.models.functions import Greatest, TruncHour
 
 from annotate.models import Comparison, Preference, Project, TaskKind
-from annotate.selectors.stats.common import PACE_DAYS, _iso
+from annotate.selectors.stats.common import PACE_DAYS, pace_and_eta
 
 
-def _pace(*, project: Project, now: datetime) -> dict:
-    """Queue preferences of the last PACE_DAYS per active hour (an hour with any), as for labels."""
+def _pace_counts(*, project: Project, now: datetime) -> tuple[int, int]:
+    """Queue preferences of the last PACE_DAYS and the active hours they fall in, as for labels."""
     window = Preference.objects.filter(
         project=project, is_gold=False, submitted_at__gt=now - timedelta(days=PACE_DAYS), submitted_at__lte=now
     )
     n = window.count()
     active = window.annotate(hour=TruncHour("submitted_at", tzinfo=UTC)).values("hour").distinct().count() if n else 0
-    return {
-        "window_hours": PACE_DAYS * 24,
-        "active_hours": active,
-        "labels": n,
-        "labels_per_hour": n / active if active else 0.0,
-    }
+    return n, active
 
 
 def pair_progress(*, project: Project, now: datetime) -> dict | None:
@@ -47,10 +42,8 @@ def pair_progress(*, project: Project, now: datetime) -> dict | None:
             filter=Q(is_open=True),
         ),
     )
-    pace = _pace(project=project, now=now)
+    labels, active = _pace_counts(project=project, now=now)
     remaining = pairs["remaining"] or 0
-    per_hour = pace["labels_per_hour"]
-    eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
     return {
         "pairs_total": pairs["total"],
         "pairs_answered": pairs["answered"],
@@ -58,7 +51,5 @@ def pair_progress(*, project: Project, now: datetime) -> dict | None:
         "pairs_complete": pairs["total"] - pairs["open"],
         "preferences": Preference.objects.filter(project=project).count(),
         "preferences_remaining": remaining,
-        "pace": pace,
-        "eta_hours": eta_hours,
-        "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,
+        **pace_and_eta(labels=labels, active_hours=active, remaining=remaining, now=now),
     }

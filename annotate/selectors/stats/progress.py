@@ -12,7 +12,7 @@ from annotate.models import (
     FinishReason,
     Project,
 )
-from annotate.selectors.stats.common import PACE_DAYS, _gen_key, _iso, _ratio
+from annotate.selectors.stats.common import PACE_DAYS, _gen_key, _ratio, pace_and_eta
 from annotate.selectors.stats.snapshot import _COUNTERS
 
 
@@ -68,9 +68,7 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
     # Pace: queue labels of the last 7 days per *active* hour (an hour in which any was submitted),
     # so a team that labeled 6 in its first 4 minutes reads 6/h, not 6 spread over the whole day.
     active = _active_hours(project=project, since=now - timedelta(days=PACE_DAYS), now=now) if week else 0
-    per_hour = week / active if active else 0.0
     remaining = totals["remaining"]
-    eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
     return {
         "solutions_total": totals["total"],
         "solutions_labeled": totals["labeled"],
@@ -83,14 +81,7 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         "labels": labels_total,
         "labels_imported": imported,
         "by_generation": sorted(by_gen.values(), key=lambda g: _gen_key(g["generation"])),
-        "pace": {
-            "window_hours": PACE_DAYS * 24,
-            "active_hours": active,
-            "labels": week,
-            "labels_per_hour": per_hour,
-        },
-        "eta_hours": eta_hours,
-        "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,
+        **pace_and_eta(labels=week, active_hours=active, remaining=remaining, now=now),
         "_open_by_strategy": [
             {"strategy": s, "open": n} for s, n in sorted(by_strategy.items(), key=lambda kv: (-kv[1], kv[0]))
         ],

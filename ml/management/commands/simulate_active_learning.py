@@ -40,12 +40,6 @@ class Command(BaseCommand):
             default="",
             help="Warm start: a head fitted on other sets' labels (comma-separated, e.g. stepwise) starts each round.",
         )
-        parser.add_argument(
-            "--prior-mode",
-            choices=("init", "pool"),
-            default="init",
-            help="init: start from its head; pool: train on it.",
-        )
         parser.add_argument("--prior-limit", type=int, default=4000, help="Solutions drawn from --prior (seeded).")
         parser.add_argument("--quiet", action="store_true", help="No progress lines.")
 
@@ -118,7 +112,6 @@ class Command(BaseCommand):
                 blocks=blocks,
                 head=head,
                 prior_items=prior_items,
-                prior_mode=o["prior_mode"],
                 log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
             res["meta"]["data"] = name
