@@ -33,14 +33,13 @@ from ml.prm.train import build_prm, save_checkpoint, train_prm  # noqa: E402
 SIZES = (100, 300, 800)
 
 
-def evaluate(prm, threshold: float, cache: FeatureCache, items) -> tuple[float, float]:
-    seqs = [
-        prm.score_rows(cache.get([(it.problem, tuple(it.steps[:i]), s) for i, s in enumerate(it.steps)])).p_negative
-        for it in items
-    ]
-    f1 = first_error_f1(first_error_predictions(seqs, threshold), np.array([it.first_error for it in items]))
+def evaluate(prm, items) -> tuple[float, float]:
+    """First-error F1 of the solutions (all their steps scored in one call) and AUROC(-1) of their labels."""
+    steps = [(it.problem, tuple(it.steps[:i]), s) for it in items for i, s in enumerate(it.steps)]
+    seqs = np.split(prm.score_steps(steps).p_negative, np.cumsum([len(it.steps) for it in items])[:-1])
+    f1 = first_error_f1(first_error_predictions(seqs, prm.threshold), np.array([it.first_error for it in items]))
     labeled = [e for it in items for e in it.labeled]
-    p = prm.score_rows(cache.get(labeled)).p_negative
+    p = prm.score_steps(labeled).p_negative
     return f1["first_error_f1"], auroc(np.array([e.target == -1 for e in labeled]), p)
 
 
@@ -67,7 +66,7 @@ def run_set(name: str, base: str, seeds: int, cache: FeatureCache, split: str) -
             for mode, base_path in (("scratch", ""), ("base", base)):
                 ckpt = train_prm(examples, PRMConfig(seed=seed, base_checkpoint=base_path), cache=cache)
                 prm = build_prm(ckpt, cache=cache)
-                out.setdefault((n, mode), []).append(evaluate(prm, ckpt["threshold"], cache, ev))
+                out.setdefault((n, mode), []).append(evaluate(prm, ev))
     return out
 
 
