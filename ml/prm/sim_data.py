@@ -1,4 +1,4 @@
-"""Data for the offline simulation (ml.prm.simulate): solutions that can be offered for labeling,
+"""Data for the offline simulation (ml.prm.active_sim): solutions that can be offered for labeling,
 loaded from PRM800K JSONL, a ProcessBench JSON array, MR-Ben JSON or the prm800k-stepwise Parquet.
 
 The oracle answers from the file's own labels and stops at the first -1, as PRM800K phase 2 did.
