@@ -73,12 +73,20 @@ class PasswordChange(auth_views.PasswordChangeView):
         return response
 
 
+def _invite_invalid(request: HttpRequest) -> HttpResponse:
+    """Says why the link fails; marked as a styled page so `make run` (DEBUG) keeps it rather than
+    swapping in the generic 404 (config.middleware.StyledNotFoundMiddleware)."""
+    response = render(request, "annotate/account/invite_invalid.html", status=404)
+    response.styled_error_page = True
+    return response
+
+
 @never_cache
 @require_http_methods(["GET", "POST"])
 def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
     invite = team.open_invite(secret)
     if invite is None:
-        return render(request, "annotate/account/invite_invalid.html", status=404)
+        return _invite_invalid(request)
     form = AcceptInviteForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -87,7 +95,7 @@ def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
                 secret=secret, username=data["username"], password=data["password1"], email=data["email"]
             )
         except team.TeamError:
-            return render(request, "annotate/account/invite_invalid.html", status=404)
+            return _invite_invalid(request)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.get_username()}: you are in {invite.project.slug}.")
         return redirect("home")

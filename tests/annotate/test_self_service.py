@@ -270,6 +270,20 @@ def test_home_lists_projects_with_roles_progress_and_links(client):
         assert f"/projects/algebra/{page}/" in html
 
 
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_dead_invite_link_says_why_even_under_debug(client, settings, debug):
+    """`make run` serves with DEBUG on: its 404 swap must keep the invite page's own explanation."""
+    settings.DEBUG = debug
+    lead = user("lead")
+    project = project_with(lead)
+    _, secret = team.create_invite(project=project, actor=lead, roles=["annotator"])
+    Invite.objects.update(used_at=timezone.now())
+    response = client.get(f"/invite/{secret}/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "This invite link does not work" in html and "has been used already" in html
+
+
 @override_settings(DEBUG=True)
 def test_debug_server_shows_the_styled_404_not_djangos(client):
     signed_in(client, user("ann"))
