@@ -187,6 +187,19 @@ def test_malformed_file_into_new_project_leaves_no_project() -> None:
     assert not Project.objects.filter(slug="ghost").exists()
 
 
+def test_json_errors_name_the_column_not_orjsons_line_within_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"problem": "x"}\n\n{"a": 1\n{"a": tru}\n\x89PNG\r\n')
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="4 bad line"):
+        call_command("import_prm800k", str(bad), project="x", no_progress=True, stderr=err)
+    report = err.getvalue()
+    assert "line 3: (json): not valid JSON: unexpected end of data at the end of the line" in report
+    assert "line 4: (json): not valid JSON: invalid literal, expected 'true' at column 7" in report
+    assert "line 5: (json): not UTF-8 text (a binary file?)" in report
+    assert "column 1 (char" not in report and "line 2 column" not in report
+
+
 def test_only_first_twenty_errors_are_listed(tmp_path: Path) -> None:
     bad = tmp_path / "many.jsonl"
     bad.write_text("{not json\n" * 25)

@@ -73,7 +73,7 @@ def _iter_parsed(
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            yield number, LineError(number, "(json)", f"not valid JSON: {exc}")
+            yield number, LineError(number, "(json)", _json_problem(raw, exc))
             continue
         if b"\\u0000" in raw and (where := nul_path(obj)) is not None:
             yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
@@ -88,6 +88,15 @@ def _iter_parsed(
             yield number, LineError(number, exc.path, exc.message)
         except Exception as exc:  # a line nothing above foresaw: still an error with its number, never a 500
             yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
+
+
+def _json_problem(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """orjson's reason without its "line 2 column 1" (it counts within this one line, so it
+    contradicted the file's line number), or what a binary file is."""
+    if exc.msg.startswith("str is not valid UTF-8"):
+        return "not UTF-8 text (a binary file?); import JSONL text, or JSONL compressed with gzip"
+    where = "at the end of the line" if exc.pos >= len(raw.rstrip()) else f"at column {exc.pos + 1}"
+    return f"not valid JSON: {exc.msg} {where}"
 
 
 def is_gzip(path: Path | str) -> bool:
