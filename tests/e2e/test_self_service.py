@@ -203,6 +203,21 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_sent(pages, setti
     assert not ImportJob.objects.exists()
 
 
+def test_an_empty_file_is_refused_with_the_servers_reason(pages, tmp_path):
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    page = pages.page()
+    _sign_in(page, "lena", "/projects/algebra/data/")
+    page.locator("input[type=file]").set_input_files(str(empty))
+    page.get_by_role("button", name="Import").click()
+    status = page.locator("[data-import-status]")
+    expect(status).to_contain_text("The submitted file is empty. Nothing was imported.")
+    expect(status).not_to_contain_text("HTTP 400")
+    assert not ImportJob.objects.exists()
+
+
 def _labeled_project(slug: str = "algebra") -> Project:
     project = make_project(slug)
     make_user("lena", project, Role.LEAD)

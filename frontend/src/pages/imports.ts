@@ -76,7 +76,7 @@ async function runImport(config: ImportConfig, file: File, box: JobBox): Promise
   }
   let job = answer.body;
   if (answer.status === 413 || !job || job.id === undefined) {
-    box.failed(job?.detail ?? `The server refused the upload (HTTP ${answer.status}). Nothing was imported.`);
+    box.failed(refusedMessage(answer.status, job));
     return;
   }
   // A job still running in a worker: follow it until it ends.
@@ -94,6 +94,15 @@ async function runImport(config: ImportConfig, file: File, box: JobBox): Promise
   }
   showOutcome(job, box);
   await refreshSection("[data-imports-section]");
+}
+
+/** Why the server refused an upload before making a job: its detail, or the file field's error
+ * (an empty file: DRF's "The submitted file is empty."), else the status. */
+export function refusedMessage(status: number, body: unknown): string {
+  const b = (body ?? {}) as { detail?: unknown; file?: unknown };
+  const fileError = Array.isArray(b.file) && typeof b.file[0] === "string" ? b.file[0] : null;
+  const reason = typeof b.detail === "string" ? b.detail : (fileError ?? `The server refused the upload (HTTP ${status}).`);
+  return `${reason} Nothing was imported.`;
 }
 
 export function importSummary(job: ImportJob): string {

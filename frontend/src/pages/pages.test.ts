@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { exportBody } from "./exports";
 import { slugify } from "./forms";
-import { importSummary } from "./imports";
+import { importSummary, refusedMessage } from "./imports";
 
 describe("slugify", () => {
   it("makes a Django slug from a project name", () => {
@@ -40,5 +40,17 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 1 } })).toBe(
       "Imported 1 solution (1 new problem).",
     );
+  });
+});
+
+describe("refusedMessage", () => {
+  it("says why the server refused the upload", () => {
+    expect(refusedMessage(400, { file: ["The submitted file is empty."] })).toBe(
+      "The submitted file is empty. Nothing was imported.",
+    );
+    expect(refusedMessage(413, { detail: "The upload is 9 bytes; the limit is 5 bytes." })).toBe(
+      "The upload is 9 bytes; the limit is 5 bytes. Nothing was imported.",
+    );
+    expect(refusedMessage(502, null)).toBe("The server refused the upload (HTTP 502). Nothing was imported.");
   });
 });
