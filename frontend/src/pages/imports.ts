@@ -114,6 +114,14 @@ export function importSummary(job: ImportJob): string {
   if (c.problems_created !== undefined)
     extra.push(`${c.problems_created} new problem${c.problems_created === 1 ? "" : "s"}`);
   if (c.duplicates) extra.push(`${c.duplicates} already in the project`);
+  // Compare projects: annotators label pairs, so say how many the import made (none: every problem
+  // of the file had a single solution).
+  if (c.pairs_created !== undefined)
+    extra.push(
+      c.pairs_created === 0
+        ? "no new pairs to compare: a pair needs two solutions of one problem"
+        : `${c.pairs_created} new pair${c.pairs_created === 1 ? "" : "s"} to compare`,
+    );
   return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
 }
 

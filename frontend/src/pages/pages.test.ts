@@ -40,6 +40,12 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 1 } })).toBe(
       "Imported 1 solution (1 new problem).",
     );
+    expect(importSummary({ ...job, counters: { solutions_created: 5, problems_created: 2, pairs_created: 4 } })).toBe(
+      "Imported 5 solutions (2 new problems, 4 new pairs to compare).",
+    );
+    expect(importSummary({ ...job, counters: { solutions_created: 2, problems_created: 2, pairs_created: 0 } })).toBe(
+      "Imported 2 solutions (2 new problems, no new pairs to compare: a pair needs two solutions of one problem).",
+    );
   });
 });
 
