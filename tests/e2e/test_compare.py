@@ -51,9 +51,11 @@ def test_three_pairs_compared_with_the_keyboard_reach_the_preference_export(page
     page = pages.page()
     open_workspace(page, "ann", slug="duel")
 
-    # Two candidates side by side, math rendered.
+    # Two candidates side by side, math rendered, under the ground-truth answer (shown by default).
     expect(page.locator(".sl-candidate")).to_have_count(2)
     expect(page.locator(".sl-candidate .katex").first).to_be_visible()
+    expect(page.locator(".sl-gt")).to_be_visible()
+    expect(page.locator(".sl-gt")).to_contain_text("Ground-truth answer:")
     answers = [("ArrowLeft", "3", "A"), ("b", "2", "B"), ("t", None, "tie")]
     for i, (choice, strength, _shown) in enumerate(answers):
         expect(page.locator(".sl-candidate")).to_have_count(2)
@@ -103,7 +105,8 @@ def test_a_pair_can_be_skipped_and_the_guidelines_read(pages, tmp_path: Path):
     next one; the project's guidelines open beside the pair."""
     project = make_project("skipduel", name="Which is better", task_kind="compare")
     project.guidelines = "Prefer the solution whose **first error** comes later."
-    project.save(update_fields=["guidelines"])
+    project.show_ground_truth = False
+    project.save(update_fields=["guidelines", "show_ground_truth"])
     user = make_user("ann", project)
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in LINES[:4]))
@@ -111,6 +114,7 @@ def test_a_pair_can_be_skipped_and_the_guidelines_read(pages, tmp_path: Path):
     page = pages.page()
     open_workspace(page, "ann", slug="skipduel")
     expect(page.locator(".sl-candidate")).to_have_count(2)
+    expect(page.locator(".sl-gt")).to_be_hidden()  # the project hides the ground truth
 
     page.locator(".sl-compare-guidelines summary").click()
     expect(page.locator(".sl-compare-guidelines strong")).to_have_text("first error")

@@ -7,7 +7,7 @@
  * the server answers.
  */
 import type { TaskOut } from "../api/types";
-import { renderMarkdown, renderStep } from "../render/markdown";
+import { renderAnswer, renderMarkdown, renderStep } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
@@ -55,6 +55,8 @@ export class CompareWorkspace {
   private readonly status = h("p", { class: "sl-save", "aria-live": "polite" });
   private readonly alert = h("div", { class: "sl-alert", role: "alert", hidden: true });
   private readonly problem = h("div", { class: "sl-md sl-problem-text" });
+  /** As in the step workspace: the answer to judge the candidates against, when the project shows it. */
+  private readonly groundTruth = h("p", { class: "sl-gt", hidden: true });
   private readonly columns = h("div", { class: "sl-compare" });
   private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
   private readonly empty = h(
@@ -76,6 +78,7 @@ export class CompareWorkspace {
       { class: "sl-task" },
       h("h2", {}, "Problem"),
       this.problem,
+      this.groundTruth,
       this.columns,
       this.verdict,
       h(
@@ -137,6 +140,13 @@ export class CompareWorkspace {
     this.history = [];
     this.status.textContent = saved ? "Resumed your saved work" : "";
     setRendered(this.problem, renderMarkdown(task.problem.text));
+    const gta = task.problem.ground_truth_answer?.trim();
+    this.groundTruth.hidden = !(this.config.project.show_ground_truth && gta);
+    this.groundTruth.replaceChildren(
+      ...(gta
+        ? [h("strong", {}, "Ground-truth answer: "), setRendered(h("span", { class: "sl-md" }), renderAnswer(gta))]
+        : []),
+    );
     this.render();
   }
 
