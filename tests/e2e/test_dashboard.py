@@ -217,6 +217,8 @@ def test_lead_sees_every_chart_drawn_with_data(pages):
     expect(page.locator('[data-slot="annotators"] tr.sl-below th')).to_have_text("eli")
     expect(page.locator('[data-slot="runs"] tbody tr')).to_have_count(4)
     expect(page.locator('[data-slot="runs"] tr.sl-active')).to_have_count(1)
+    # no autolabel job yet: the panel says what one needs (a completions server), not just where
+    expect(page.locator('[data-slot="auto-note"]')).to_contain_text("needs an OpenAI-compatible completions server")
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "dashboard.png"))

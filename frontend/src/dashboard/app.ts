@@ -377,7 +377,9 @@ export class Dashboard {
       .map(([source, n]) => `${AUTO_SOURCES[source] ?? source} ${fmtInt(n)}`)
       .join(" · ");
     this.slot("auto-figures").replaceChildren(
-      figure("solutions auto-labeled", fmtInt(a.solutions_with_auto_labels), sources || undefined),
+      // "with", not "auto-labeled": a graded answer alone labels some steps (a wrong one its last
+      // step), so a failed job can leave solutions with labels that it did not finish.
+      figure("solutions with auto labels", fmtInt(a.solutions_with_auto_labels), sources || undefined),
       figure(
         "first-error agreement",
         fmtPct(a.first_error_agreement),
@@ -401,7 +403,9 @@ export class Dashboard {
       : budget
         ? `Budget: ${fmtInt(budget.completions_used)} of ${fmtInt(budget.completions_budget)} completions used` +
           (budget.disagreement_first ? " · the queue serves first where the PRM contradicts them." : ".")
-        : "Start a job with manage.py autolabel or POST …/autolabel-jobs/ (see README).";
+        : "No job yet. A job needs an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp) serving a " +
+          "model: start one with manage.py autolabel --base-url URL --model NAME, or POST …/autolabel-jobs/ " +
+          "with base_url and model (README: Automatic labels).";
     note.classList.toggle("sl-error", Boolean(job?.error));
   }
 
