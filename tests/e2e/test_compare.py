@@ -119,6 +119,11 @@ def test_a_pair_can_be_skipped_and_the_guidelines_read(pages, tmp_path: Path):
     page.locator(".sl-compare-guidelines summary").click()
     expect(page.locator(".sl-compare-guidelines strong")).to_have_text("first error")
 
+    # Submit and Skip stand apart (they touched, inviting a mis-click)
+    submit_box = page.get_by_role("button", name="Submit (Enter)").bounding_box()
+    skip_box = page.get_by_role("button", name="Skip this pair").bounding_box()
+    assert skip_box["x"] - (submit_box["x"] + submit_box["width"]) >= 8
+
     first = Assignment.objects.get(annotator=user)
     page.get_by_role("button", name="Skip this pair").click()
     expect(page.locator(".sl-save")).to_have_text("Skipped.")

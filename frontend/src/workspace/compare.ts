@@ -83,7 +83,7 @@ export class CompareWorkspace {
       this.verdict,
       h(
         "div",
-        { class: "sl-actions" },
+        { class: "sl-compare-actions" },
         h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit (Enter)"),
         h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip this pair"),
       ),
