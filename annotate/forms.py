@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
 from annotate.models import Project, Role
-from annotate.services.projects import EDITABLE_FIELDS
+from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
 # Slugs that would read as a page of their own under /projects/.
 RESERVED_SLUGS = frozenset({"new", "settings", "data", "members", "export"})
@@ -50,8 +50,12 @@ class ProjectSettingsForm(forms.ModelForm):
         }
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 14, "data-markdown-source": "guidelines"})}
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, kind_fixed: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # A project with data keeps its kind: the page shows it as fixed text instead of a choice.
+        self.kind_fixed = kind_fixed
+        if kind_fixed:
+            del self.fields["task_kind"]
         self.fields["name"].required = True
         self.fields["overlap"].validators += [MinValueValidator(1), MaxValueValidator(10)]
         self.fields["overlap"].widget.attrs.update(min=1, max=10)
@@ -61,6 +65,14 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["control_share"].required = False  # a form from before the field keeps the current share
         self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
         self.fields["retrain_every"].widget.attrs.update(min=1)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        # A page opened before the first import may still post another kind: refuse it, never drop it.
+        posted = self.data.get("task_kind")
+        if self.kind_fixed and posted and posted != self.instance.task_kind:
+            self.add_error(None, kind_fixed_message(self.instance))
+        return data
 
     def clean_control_share(self) -> float:
         value = self.cleaned_data.get("control_share")

@@ -55,7 +55,11 @@ def project_new(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_page(request, slug, "settings")
-    form = ProjectSettingsForm(request.POST or None, instance=reads.settings_instance(project=project))
+    form = ProjectSettingsForm(
+        request.POST or None,
+        instance=reads.settings_instance(project=project),
+        kind_fixed=reads.has_data(project=project),
+    )
     if request.method == "POST" and form.is_valid():
         try:
             changes = projects.update_settings(project=project, user=request.user, **form.cleaned_data)

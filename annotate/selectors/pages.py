@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import Annotation, Export, ImportJob, Invite, Membership, Project, Role, Solution
+from annotate.models import Annotation, Export, ImportJob, Invite, Membership, Problem, Project, Role, Solution
 from annotate.selectors import projects_for_user
 
 PAST_JOBS = 50
@@ -77,6 +77,11 @@ def members(*, project: Project) -> list[dict]:
         row["roles"].append(m.get_role_display())
         row["since"] = min(row["since"], m.created_at)
     return list(by_user.values())
+
+
+def has_data(*, project: Project) -> bool:
+    """Whether anything was imported into the project (its task kind is then fixed)."""
+    return Problem.objects.filter(project=project).exists()
 
 
 def settings_instance(*, project: Project) -> Project:

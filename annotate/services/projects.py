@@ -57,6 +57,13 @@ def create_project(*, user: AbstractBaseUser, slug: str, **fields: Any) -> Proje
     return project
 
 
+def kind_fixed_message(project: Project) -> str:
+    return (
+        f"Task kind cannot change: this project already has data ({project.get_task_kind_display()}). "
+        "Create a new project for the other kind."
+    )
+
+
 @transaction.atomic
 def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) -> dict[str, list[Any]]:
     """Save changed settings; returns {field: [before, after]} (also what the audit row keeps)."""
@@ -72,11 +79,7 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
     # Imported rows are of the old kind (step solutions vs. pairs); the queue, workspace, exports
     # and models would read them as the new one.
     if "task_kind" in changes and Problem.objects.filter(project=locked).exists():
-        raise SettingsError(
-            "task_kind",
-            f"Task kind cannot change: this project already has data ({locked.get_task_kind_display()}). "
-            "Create a new project for the other kind.",
-        )
+        raise SettingsError("task_kind", kind_fixed_message(locked))
     for name, (_, after) in changes.items():
         setattr(locked, name, after)
         setattr(project, name, after)

@@ -21,26 +21,43 @@ def _sign_in(page, username: str, path: str) -> None:
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
 
 
-def test_task_kind_is_refused_on_a_project_with_data_and_free_before(pages, screenshot):
+def test_task_kind_is_fixed_on_a_project_with_data_and_free_before(pages, screenshot):
     project = make_project("algebra")
     lena = make_user("lena", project, Role.LEAD)
     Membership.objects.create(project=make_project("empty", name="Empty"), user=lena, role=Role.LEAD)
+    Membership.objects.create(project=make_project("stale", name="Stale"), user=lena, role=Role.LEAD)
     make_solution(project, STEPS)
     page = pages.page()
     _sign_in(page, "lena", "/projects/algebra/settings/")
-    page.get_by_label("Task kind").select_option(TaskKind.COMPARE)
+    # A project with data shows its kind as fixed text, not a choice that would only be refused.
+    expect(page.get_by_label("Task kind")).to_have_count(0)
+    expect(page.locator(".sl-field", has_text="Task kind")).to_contain_text(
+        "Step labels" + "Fixed: this project has data. Create a new project for the other kind."
+    )
     page.get_by_label("Overlap").fill("2")
     page.get_by_role("button", name="Save settings").click()
-    error = page.locator(".sl-field-error")
-    expect(error).to_contain_text("Task kind cannot change: this project already has data (Step labels).")
-    expect(error).to_contain_text("Create a new project for the other kind.")
+    expect(page.get_by_text("Saved: Overlap.")).to_be_visible()
     screenshot(page, "settings-guard-task-kind", full_page=True)
     page.set_viewport_size(NARROW)
     screenshot(page, "settings-guard-task-kind-420", full_page=True)
     project.refresh_from_db()
+    assert (project.task_kind, project.overlap) == (TaskKind.STEPS, 2)
+
+    # A page opened before the first import still offers the choice: the change is refused, not dropped.
+    stale = Project.objects.get(slug="stale")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("/projects/stale/settings/")
+    page.get_by_label("Task kind").select_option(TaskKind.COMPARE)
+    page.get_by_label("Overlap").fill("3")
+    make_solution(stale, STEPS)
+    page.get_by_role("button", name="Save settings").click()
+    error = page.locator(".errorlist")
+    expect(error).to_contain_text("Task kind cannot change: this project already has data (Step labels).")
+    expect(error).to_contain_text("Create a new project for the other kind.")
+    stale.refresh_from_db()
     # Nothing of the refused form is saved, the overlap included.
-    assert (project.task_kind, project.overlap) == (TaskKind.STEPS, 1)
-    assert not AuditEvent.objects.filter(action="project.settings_changed").exists()
+    assert (stale.task_kind, stale.overlap) == (TaskKind.STEPS, 1)
+    assert AuditEvent.objects.filter(action="project.settings_changed").count() == 1  # algebra's overlap
 
     page.goto("/projects/empty/settings/")
     page.get_by_label("Task kind").select_option(TaskKind.COMPARE)
