@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate import guidelines_templates
 from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Project
+from annotate.models import Project, Role
 from annotate.pages import project_page, project_tabs
 from annotate.selectors import pages as reads
 from annotate.services import projects, team
@@ -106,6 +106,13 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             )
             who = data["username"].strip()
             messages.success(request, f"Added {who} as {', '.join(added)}." if added else f"{who} had those roles.")
+            return redirect("project-members", slug=project.slug)
+        if action == "remove_role":
+            role = request.POST.get("role") or ""
+            username = team.remove_member(
+                project=project, actor=request.user, user_id=_int(request.POST, "user"), role=role
+            )
+            messages.success(request, f"{username} is no longer {Role(role).label} in {project.slug}.")
             return redirect("project-members", slug=project.slug)
         if action == "remove":
             user_id = _int(request.POST, "user")

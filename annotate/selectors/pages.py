@@ -70,11 +70,11 @@ def open_invites(*, project: Project) -> list[Invite]:
 
 
 def members(*, project: Project) -> list[dict]:
-    """One row per person: the user, their role names, and since when they are a member."""
+    """One row per person: the user, their roles (value and name), and since when they are a member."""
     by_user: dict[int, dict] = {}
     for m in Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role"):
         row = by_user.setdefault(m.user_id, {"user": m.user, "roles": [], "since": m.created_at})
-        row["roles"].append(m.get_role_display())
+        row["roles"].append({"value": m.role, "label": m.get_role_display()})
         row["since"] = min(row["since"], m.created_at)
     return list(by_user.values())
 

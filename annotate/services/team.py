@@ -49,14 +49,18 @@ def add_roles(*, project: Project, actor: AbstractBaseUser, identifier: str, rol
 
 
 @transaction.atomic
-def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int) -> str:
-    """Take every role in `project` from the user; a project always keeps one lead."""
+def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int, role: str | None = None) -> str:
+    """Take every role in `project` from the user, or only `role`; a project always keeps one lead."""
     memberships = Membership.objects.select_for_update().filter(project=project)
     theirs = [m for m in memberships if m.user_id == user_id]
     if not theirs:
         raise TeamError("That person is not a member of this project.")
+    if role is not None:
+        theirs = [m for m in theirs if m.role == role]
+        if not theirs:
+            raise TeamError("That person does not have that role in this project.")
     leads = {m.user_id for m in memberships if m.role == Role.LEAD}
-    if leads == {user_id}:
+    if leads == {user_id} and any(m.role == Role.LEAD for m in theirs):
         raise TeamError("A project needs a lead: add another lead before removing the last one.")
     username = theirs[0].user.get_username()
     Membership.objects.filter(pk__in=[m.pk for m in theirs]).delete()

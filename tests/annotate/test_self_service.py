@@ -176,8 +176,25 @@ def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
     last = client.post("/projects/algebra/members/", {"action": "remove", "user": lead.pk}, follow=True)
     assert "A project needs a lead" in last.content.decode()
     assert Membership.objects.filter(project=project, user=lead, role=Role.LEAD).exists()
+    # The sole lead who also annotates may drop annotating, not leading; a role they lack is refused.
+    Membership.objects.create(project=project, user=lead, role=Role.ANNOTATOR)
+    lead_role = client.post(
+        "/projects/algebra/members/", {"action": "remove_role", "user": lead.pk, "role": "lead"}, follow=True
+    )
+    assert "A project needs a lead" in lead_role.content.decode()
+    missing = client.post(
+        "/projects/algebra/members/", {"action": "remove_role", "user": lead.pk, "role": "ml_engineer"}, follow=True
+    )
+    assert "That person does not have that role in this project." in missing.content.decode()
+    client.post("/projects/algebra/members/", {"action": "remove_role", "user": lead.pk, "role": "annotator"})
+    assert list(Membership.objects.filter(project=project, user=lead).values_list("role", flat=True)) == ["lead"]
     actions = list(AuditEvent.objects.order_by("id").values_list("action", "details__user"))
-    assert actions == [("member.added", "ann"), ("member.added", "ml"), ("member.removed", "ann")]
+    assert actions == [
+        ("member.added", "ann"),
+        ("member.added", "ml"),
+        ("member.removed", "ann"),
+        ("member.removed", "lead"),
+    ]
     assert ml.pk  # added by e-mail above
 
 

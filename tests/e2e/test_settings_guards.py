@@ -87,3 +87,23 @@ def test_the_last_lead_cannot_remove_themselves_but_can_once_another_lead_exists
     expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
     assert urlparse(page.url).path == "/"
     assert set(project.memberships.values_list("user__username", flat=True)) == {"otto"}
+
+
+def test_one_role_can_be_taken_from_a_member_who_holds_several(pages, screenshot):
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    otto = make_user("otto", project, Role.ANNOTATOR)
+    Membership.objects.create(project=project, user=otto, role=Role.ML_ENGINEER)
+    page = pages.page()
+    _sign_in(page, "lena", "/projects/algebra/members/")
+    row = page.locator("tr[data-member=otto]")
+    expect(row.locator(".sl-roles li")).to_have_count(2)
+    # A single role has no such button: removing it is removing the person.
+    expect(page.locator("tr[data-member=lena] .sl-roles button")).to_have_count(0)
+    screenshot(page, "members-roles", full_page=True)
+    row.get_by_role("button", name="Remove the ML engineer role from otto").click()
+    expect(page.get_by_text("otto is no longer ML engineer in algebra.")).to_be_visible()
+    expect(page.locator("tr[data-member=otto] .sl-roles li")).to_have_text(["Annotator"])
+    assert list(project.memberships.filter(user=otto).values_list("role", flat=True)) == [Role.ANNOTATOR]
+    event = AuditEvent.objects.get(action="member.removed")
+    assert event.details["roles"] == [Role.ML_ENGINEER]
