@@ -15,8 +15,8 @@ their own projects. labeling_api.access turns the two refusals into DRF's 404/40
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef
 
+from annotate import queue_sql
 from annotate.models import Assignment, Membership, Project, Role
 from core.errors import Forbidden, NotFound
 
@@ -111,14 +111,9 @@ def authorize(*, user: User, project: Project, action: str) -> frozenset[str]:
 def project_and_roles(*, user: User, slug: str, action: str) -> tuple[Project, frozenset[str]]:
     """The project `slug` and the caller's roles in it, if they may do `action` there. One query
     for a member (the hot path of every claim); a non-member learns nothing, existing or not."""
-    memberships = (
-        list(Membership.objects.filter(user=user, project__slug=slug).select_related("project"))
-        if user.is_authenticated
-        else []
-    )
-    if memberships:
-        roles = frozenset(m.role for m in memberships)
-        return memberships[0].project, _check(user=user, roles=roles, action=action)
+    project, roles = queue_sql.memberships(user_id=user.pk, slug=slug) if user.is_authenticated else (None, [])
+    if project is not None:
+        return project, _check(user=user, roles=frozenset(roles), action=action)
     project = Project.objects.filter(slug=slug).first() if user.is_authenticated and user.is_superuser else None
     if project is None:
         raise ProjectNotFound("No such project.")
@@ -134,21 +129,12 @@ def assignment_for(*, user: User, assignment_id: int) -> tuple[Assignment, froze
     """One of the caller's own assignments, if they may still label in its project: ProjectNotFound
     for anyone but its annotator and for an annotator no longer a member, ActionForbidden for a
     member left without a labeling role. One query: the caller's current roles come with the row."""
-    has_role = {
-        f"has_{role}": Exists(Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk, role=role))
-        for role in Role.values
-    }
-    assignment = (
-        Assignment.objects.filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
-        .select_related("project", "solution__problem")
-        .annotate(**has_role)
-        .first()
-        if user.is_authenticated
-        else None
+    assignment, found = (
+        queue_sql.own_assignment(assignment_id=assignment_id, user_id=user.pk) if user.is_authenticated else (None, [])
     )
     if assignment is None:
         raise ProjectNotFound("No such assignment of yours.")
-    roles = frozenset(role for role in Role.values if getattr(assignment, f"has_{role}"))
+    roles = frozenset(role for role in Role.values if role in found)
     try:
         return assignment, _check(user=user, roles=roles, action="label")
     except ProjectNotFound:

@@ -5,6 +5,7 @@ A step task's submit body is parsed by labeling_api.serializers_submit.
 
 from rest_framework import serializers
 
+from annotate import queue_sql
 from annotate.models import Assignment, ContentKind, LabelingMode, ScreeningStatus
 from prm800k.kinds import is_rated
 
@@ -67,7 +68,7 @@ class TaskSerializer(serializers.Serializer):
 
 def _steps_of(solution, project) -> list[dict]:
     steps = []
-    for index, text, step_type in solution.steps.values_list("index", "text", "step_type"):
+    for index, text, step_type in queue_sql.steps(solution_id=solution.pk):
         step = {"index": index, "text": text, "rated": is_rated(step_type, rate_observations=project.rate_observations)}
         if step_type:
             step["type"] = step_type

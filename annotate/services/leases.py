@@ -17,6 +17,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models, transaction
 from django.utils import timezone
 
+from annotate import queue_sql
 from annotate.models import Assignment, AssignmentStatus
 from annotate.services.queue import place_free, relaxed_commit
 from core.errors import Conflict, Invalid, NotFound
@@ -37,9 +38,10 @@ def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assign
     """Lock the assignment row (404 for anyone but its owner). Lock order: status, assignment, solution."""
     if assignment.annotator_id != user.pk:
         raise NotFound()
-    return (
-        Assignment.objects.select_for_update(of=("self",)).select_related("project", "solution").get(pk=assignment.pk)
-    )
+    locked = queue_sql.lock_assignment(assignment_id=assignment.pk)
+    if locked is None:  # deleted meanwhile (its project was)
+        raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+    return locked
 
 
 def _refuse_unless_active(assignment: Assignment) -> None:

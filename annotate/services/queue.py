@@ -32,6 +32,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate import queue_sql
 from annotate.models import (
     AnnotatorStatus,
     Assignment,
@@ -82,10 +83,10 @@ def lock_annotator_status(*, project: Project, user: AbstractBaseUser) -> Annota
 
 
 def _screening_applies(
-    *, project: Project, user: AbstractBaseUser, status: AnnotatorStatus, roles: set[str] | None
+    *, project: Project, user: AbstractBaseUser, screening_status: str, roles: set[str] | None
 ) -> bool:
     """Screening gates annotators; leads (who write the guidelines and the gold) are exempt."""
-    if project.screening_required <= 0 or status.screening_status == ScreeningStatus.PASSED:
+    if project.screening_required <= 0 or screening_status == ScreeningStatus.PASSED:
         return False
     if roles is None:
         roles = user_roles(user=user, project=project)
@@ -149,38 +150,32 @@ def _mine(*, user: AbstractBaseUser) -> Exists:
     return Exists(Assignment.objects.filter(solution=OuterRef("pk"), annotator=user))
 
 
-def claim_candidates(*, project: Project, user: AbstractBaseUser, now, rejected: list[int]):
-    """Regular solutions the user may take, in queue order, locked as read (SKIP LOCKED).
-
-    Walks solution_queue_idx from the top; per row it checks capacity with a count over that
-    solution's assignments and "not mine" with NOT EXISTS, both on the (solution, annotator) index.
-    """
-    return (
-        Solution.objects.filter(project=project, is_open=True, is_gold=False, is_screening=False)
-        .exclude(pk__in=rejected)
-        .alias(load=F("annotation_count") + _live_count_subquery(now), mine=_mine(user=user))
-        .filter(load__lt=F("extra_labels") + project.overlap, mine=False)
-        .order_by("-priority", "id")
-        .select_related("problem")
-        .select_for_update(skip_locked=True, of=("self",))
-    )
+def _lease_until(*, project: Project, now) -> Any:
+    return now + timedelta(minutes=project.lease_minutes)
 
 
-def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Solution | None:
+def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
+    """The first regular solution in queue order the user may take (locked, SKIP LOCKED), served if
+    it still has room; a place taken since the candidate query's snapshot sends us to the next."""
     rejected: list[int] = []
     while True:
-        solution = claim_candidates(project=project, user=user, now=now, rejected=rejected).first()
+        solution = queue_sql.candidate(project=project, user_id=user.pk, now=now, rejected=rejected)
         if solution is None:
             return None
-        # The filters above may have read a snapshot older than the lock: check again, exactly.
-        if has_room(solution=solution, project=project, now=now):
-            return solution
+        # The candidate's filters may have read a snapshot older than the lock: serve() checks the
+        # room again, exactly, in the statement that inserts the assignment.
+        lease_until = _lease_until(project=project, now=now)
+        assignment = queue_sql.serve(
+            project=project, solution=solution, user_id=user.pk, now=now, lease_until=lease_until
+        )
+        if assignment is not None:
+            return assignment
         rejected.append(solution.pk)
 
 
-def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q) -> Solution | None:
+def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q, now) -> Assignment | None:
     """A gold or screening solution the user has not seen (no lock: served to everyone once)."""
-    return (
+    solution = (
         Solution.objects.filter(pool, project=project)
         .alias(mine=_mine(user=user))
         .filter(mine=False)
@@ -188,18 +183,11 @@ def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q) -> Solutio
         .select_related("problem")
         .first()
     )
-
-
-def _serve(*, project: Project, user: AbstractBaseUser, solution: Solution, now) -> Assignment:
-    return Assignment.objects.create(
-        project=project,
-        solution=solution,
-        annotator=user,
-        status=AssignmentStatus.ACTIVE,
-        lease_expires_at=now + timedelta(minutes=project.lease_minutes),
-        generation=solution.generation if solution.generation is not None else project.current_generation,
-        strategy=solution.strategy,
-        verifier_score=solution.verifier_score,
+    if solution is None:
+        return None
+    lease_until = _lease_until(project=project, now=now)
+    return queue_sql.serve(
+        project=project, solution=solution, user_id=user.pk, now=now, lease_until=lease_until, always=True
     )
 
 
@@ -215,11 +203,7 @@ def place_free(*, assignment: Assignment, project: Project, user: AbstractBaseUs
 def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
     """The caller's active assignment: returned as is while its lease runs; an expired one is
     renewed when nobody has taken its place (the draft comes back), else marked expired."""
-    mine = list(
-        Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.ACTIVE)
-        .select_related("project", "solution__problem")
-        .order_by("-lease_expires_at", "id")
-    )
+    mine = queue_sql.active_assignments(project=project, user_id=user.pk)
     if mine and mine[0].lease_expires_at > now:
         return mine[0]
     for expired in mine:  # lock order everywhere: status, assignment, solution
@@ -231,12 +215,22 @@ def _resume(*, project: Project, user: AbstractBaseUser, now) -> Assignment | No
         if assignment.status != AssignmentStatus.ACTIVE:  # submitted meanwhile
             continue
         if place_free(assignment=assignment, project=project, user=user, now=now):
-            assignment.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
+            assignment.lease_expires_at = _lease_until(project=project, now=now)
             assignment.save(update_fields=["lease_expires_at", "updated_at"])
             return assignment
         assignment.status = AssignmentStatus.EXPIRED
         assignment.save(update_fields=["status", "updated_at"])
     return None
+
+
+def _lock_status(*, project: Project, user: AbstractBaseUser) -> tuple[int, str]:
+    """Lock the caller's status row, with the claim's relaxed commit: (id, screening_status)."""
+    locked = queue_sql.lock_status(project_id=project.pk, user_id=user.pk, relaxed=True)
+    if locked is None:  # the first claim in this project
+        relaxed_commit()
+        status = lock_annotator_status(project=project, user=user)
+        locked = (status.pk, status.screening_status)
+    return locked
 
 
 @transaction.atomic
@@ -251,9 +245,8 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
     include annotator or lead.
     """
     roles = ensure_can_label(project=project, user=user, roles=roles)  # a removed member gets nothing
-    relaxed_commit()
-    status = lock_annotator_status(project=project, user=user)
-    if status.screening_status == ScreeningStatus.FAILED:
+    status_id, screening_status = _lock_status(project=project, user=user)
+    if screening_status == ScreeningStatus.FAILED:
         raise ScreeningFailed()
     now = timezone.now()
     resumed = _resume(project=project, user=user, now=now)
@@ -263,24 +256,15 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
     gold = False
     if project.task_kind == TaskKind.COMPARE:  # pairs: no screening pool; gold pairs at the QC rate
         assignment, gold = claim_pair(project=project, user=user, now=now)
-        if assignment is not None:
-            AnnotatorStatus.objects.filter(pk=status.pk).update(
-                tasks_served=F("tasks_served") + 1, gold_served=F("gold_served") + int(gold)
-            )
-        return assignment
-    if _screening_applies(project=project, user=user, status=status, roles=roles):
-        solution = _claim_pool(project=project, user=user, pool=Q(is_screening=True))
+    elif _screening_applies(project=project, user=user, screening_status=screening_status, roles=roles):
+        assignment = _claim_pool(project=project, user=user, pool=Q(is_screening=True), now=now)
     else:
-        solution = None
+        assignment = None
         if project.qc_rate > 0 and _rng.random() < project.qc_rate:
-            solution = _claim_pool(project=project, user=user, pool=Q(is_gold=True, is_screening=False))
-            gold = solution is not None
-        if solution is None:
-            solution = _claim_regular(project=project, user=user, now=now)
-    if solution is None:
-        return None
-    assignment = _serve(project=project, user=user, solution=solution, now=now)
-    AnnotatorStatus.objects.filter(pk=status.pk).update(
-        tasks_served=F("tasks_served") + 1, gold_served=F("gold_served") + int(gold)
-    )
+            assignment = _claim_pool(project=project, user=user, pool=Q(is_gold=True, is_screening=False), now=now)
+            gold = assignment is not None
+        if assignment is None:
+            assignment = _claim_regular(project=project, user=user, now=now)
+    if assignment is not None:
+        queue_sql.count_served(status_id=status_id, gold=gold)
     return assignment

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from annotate.models import Assignment, FinishReason, LabelingMode, Step
+from annotate import queue_sql
+from annotate.models import Assignment, FinishReason, LabelingMode
 from core.errors import NotFound
 from prm800k.kinds import is_rated
 
@@ -70,14 +71,12 @@ def submission_context(*, assignment: Assignment, user: AbstractBaseUser) -> Sub
     if assignment.annotator_id != user.pk:
         raise NotFound()
     project = assignment.project
-    rows = list(
-        Step.objects.filter(solution_id=assignment.solution_id).order_by("index").values_list("text", "step_type")
-    )
+    rows = queue_sql.steps(solution_id=assignment.solution_id)
     return SubmissionContext(
         mode=project.labeling_mode,
         critique_required=project.critique_required,
-        step_texts=[text for text, _ in rows],
-        rated=[is_rated(step_type, rate_observations=project.rate_observations) for _, step_type in rows],
+        step_texts=[text for _, text, _ in rows],
+        rated=[is_rated(step_type, rate_observations=project.rate_observations) for _, _, step_type in rows],
     )
 
 

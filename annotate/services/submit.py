@@ -13,21 +13,16 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
 
-from annotate.models import (
-    Annotation,
-    AnnotationSource,
-    Assignment,
-    AssignmentStatus,
-    Project,
-    Solution,
-)
+from annotate import queue_sql
+from annotate.models import Annotation, AnnotationSource, Assignment, AssignmentStatus, Project
 from annotate.services import quality
 from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
 from annotate.services.queue import claim_next, lock_annotator_status
 from annotate.services.submission import CleanSubmission, SubmissionContext, build_label_steps
+from core import rows
 from core.errors import Forbidden, NotFound
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -67,7 +62,7 @@ def submit(
     label_steps = build_label_steps(
         sub=submission, mode=context.mode, step_texts=context.step_texts, rated=context.rated
     )
-    labeler_uuid = labeler_uuid_for(user=user)
+    labeler_uuid = queue_sql.labeler_uuid(user_id=user.pk) or labeler_uuid_for(user=user)
     try:
         return _store(
             assignment=assignment, user=user, sub=submission, label_steps=label_steps, labeler_uuid=labeler_uuid
@@ -105,8 +100,8 @@ def _store(
     locked, now = held.assignment, held.now
     project = locked.project
     solution = locked.solution  # read with the assignment lock: flags as of now
-    _count_annotation(solution_id=locked.solution_id, overlap=project.overlap)
-    annotation = Annotation.objects.create(
+    queue_sql.count_annotation(solution_id=locked.solution_id, overlap=project.overlap)
+    annotation = Annotation(
         project=project,
         solution_id=locked.solution_id,
         assignment=locked,
@@ -125,29 +120,13 @@ def _store(
         idempotency_key=sub.idempotency_key,
         **label_counters(label_steps),
     )
-    locked.status = AssignmentStatus.SUBMITTED
-    locked.save(update_fields=["status", "updated_at"])
+    rows.insert(annotation)  # as annotation.save(), signals included, without compiling the INSERT
+    queue_sql.set_status(assignment=locked, status=AssignmentStatus.SUBMITTED, now=timezone.now())
     if status is not None:
         status.screening_submitted += 1
         status.save(update_fields=["screening_submitted", "updated_at"])
         quality.decide_screening(project=project, user=user, status=status)
     return SubmitResult(annotation, created=True)
-
-
-def _count_annotation(*, solution_id: int, overlap: int) -> None:
-    """One more annotation on the solution, closing a regular one at `overlap` (plus the labels a
-    reopen asked for), in one statement
-    (the UPDATE takes the row lock that claims on this solution take too)."""
-    Solution.objects.filter(pk=solution_id).update(
-        annotation_count=F("annotation_count") + 1,
-        is_open=Case(
-            When(
-                Q(is_gold=False, is_screening=False, annotation_count__gte=F("extra_labels") + (overlap - 1)),
-                then=Value(False),
-            ),
-            default=F("is_open"),
-        ),
-    )
 
 
 def claim_after_submit(

@@ -1,0 +1,291 @@
+"""The queue hot path's fixed statements, as raw parameterised SQL (issue 13's throughput target).
+
+A claim (GET tasks/next/) and a submit are about twenty short statements each round. Built through
+the ORM, compiling them cost most of the server's CPU per claim + submit (bench/results/
+queue_issue13.md: ~75% in django.db.models.sql), far more than PostgreSQL spent running them.
+These statements never change shape, so they are written once here; the decisions stay in the
+services (annotate.services.queue, leases, submit) and the access policy (annotate.access), which
+call these functions. Each statement says which ORM query it replaces; the semantics are the same
+(the same rows, locks, order and index: the claim still walks solution_queue_idx).
+
+They run on PostgreSQL and SQLite (the embedded default): row locks only where the backend has
+them (core.rows.lock), values adapted and rows read back by the model fields (core.rows.Reader).
+Statuses are constants of annotate.models.choices, passed as parameters like any value.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from django.db import connection
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Problem,
+    Project,
+    Solution,
+)
+from core.rows import Reader, lock
+
+ACTIVE = AssignmentStatus.ACTIVE.value
+
+
+@cache
+def _readers() -> dict[str, Reader]:
+    # Built on first use: quoting column names needs the configured database backend.
+    return {
+        "project": Reader(Project, "p"),
+        "assignment": Reader(Assignment, "a"),
+        "solution": Reader(Solution, "s"),
+        "problem": Reader(Problem, "pr"),
+    }
+
+
+def _at(value: datetime) -> Any:
+    """A datetime parameter as the backend stores it (SQLite: naive UTC text)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def _all(sql: str, params: dict[str, Any]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _one(sql: str, params: dict[str, Any]) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _count(sql: str, params: dict[str, Any]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+# --- access (annotate.access) ------------------------------------------------------------------
+
+
+def memberships(*, user_id: int, slug: str) -> tuple[Project | None, list[str]]:
+    """The project `slug` and the user's roles in it; (None, []) for a non-member. Replaces
+    Membership.objects.filter(user=user, project__slug=slug).select_related("project")."""
+    p = _readers()["project"]
+    rows = _all(
+        f"SELECT m.role, {p.select} FROM annotate_membership m JOIN annotate_project p ON p.id = m.project_id "
+        "WHERE m.user_id = %(user)s AND p.slug = %(slug)s",
+        {"user": user_id, "slug": slug},
+    )
+    if not rows:
+        return None, []
+    return p.build(rows[0], 1), [row[0] for row in rows]
+
+
+def own_assignment(*, assignment_id: int, user_id: int) -> tuple[Assignment | None, list[str]]:
+    """The user's assignment with its project and solution, and the user's roles in that project
+    (none for a former member). Replaces the Assignment query with one Exists per role."""
+    r = _readers()
+    a, p, s = r["assignment"], r["project"], r["solution"]
+    rows = _all(
+        f"SELECT m.role, {a.select}, {p.select}, {s.select} FROM annotate_assignment a "
+        "JOIN annotate_project p ON p.id = a.project_id JOIN annotate_solution s ON s.id = a.solution_id "
+        "LEFT JOIN annotate_membership m ON m.project_id = a.project_id AND m.user_id = a.annotator_id "
+        "WHERE a.id = %(id)s AND a.annotator_id = %(user)s",
+        {"id": assignment_id, "user": user_id},
+    )
+    if not rows:
+        return None, []
+    assignment = a.build(rows[0], 1)
+    assignment.project = p.build(rows[0], 1 + a.width)
+    assignment.solution = s.build(rows[0], 1 + a.width + p.width)
+    return assignment, [row[0] for row in rows if row[0] is not None]
+
+
+# --- claims (annotate.services.queue) ----------------------------------------------------------
+
+
+def lock_status(*, project_id: int, user_id: int, relaxed: bool) -> tuple[int, str] | None:
+    """Lock the annotator's status row: (id, screening_status), None when it does not exist yet.
+    `relaxed` also sets synchronous_commit off for this transaction on PostgreSQL, in the same
+    statement (annotate.services.queue.relaxed_commit, one round trip fewer)."""
+    relax = ", set_config('synchronous_commit', 'off', true)" if relaxed and connection.vendor == "postgresql" else ""
+    row = _one(
+        f"SELECT id, screening_status{relax} FROM annotate_annotatorstatus "
+        f"WHERE project_id = %(project)s AND user_id = %(user)s{lock(of='annotate_annotatorstatus')}",
+        {"project": project_id, "user": user_id},
+    )
+    return None if row is None else (row[0], row[1])
+
+
+def active_assignments(*, project: Project, user_id: int) -> list[Assignment]:
+    """The user's active assignments in the project, the latest lease first, each with its solution
+    and problem (as _resume's query: select_related("project", "solution__problem"))."""
+    r = _readers()
+    a, s, pr = r["assignment"], r["solution"], r["problem"]
+    rows = _all(
+        f"SELECT {a.select}, {s.select}, {pr.select} FROM annotate_assignment a "
+        "JOIN annotate_solution s ON s.id = a.solution_id JOIN annotate_problem pr ON pr.id = s.problem_id "
+        "WHERE a.project_id = %(project)s AND a.annotator_id = %(user)s AND a.status = %(active)s "
+        "ORDER BY a.lease_expires_at DESC, a.id ASC",
+        {"project": project.pk, "user": user_id, "active": ACTIVE},
+    )
+    found = []
+    for row in rows:
+        assignment = a.build(row)
+        solution = s.build(row, a.width)
+        solution.problem = pr.build(row, a.width + s.width)
+        assignment.project, assignment.solution = project, solution
+        found.append(assignment)
+    return found
+
+
+# A solution's load: its annotations plus its active assignments with a running lease (the
+# (solution, annotator) index); as annotate.services.queue._live_count_subquery.
+_LIVE = (
+    "(SELECT COUNT(*) FROM annotate_assignment l WHERE l.solution_id = s.id AND l.status = %(active)s "
+    "AND l.lease_expires_at > %(now)s)"
+)
+
+
+def candidate(*, project: Project, user_id: int, now: datetime, rejected: list[int]) -> Solution | None:
+    """The first regular solution the user may take, in queue order, locked (SKIP LOCKED), with its
+    problem. Walks solution_queue_idx from the top; per row a count of its live assignments and
+    "not mine" (NOT EXISTS), both on the (solution, annotator) index. Same statement as the ORM's
+    claim_candidates(...).first() (tests/annotate/test_queue_sql.py compares their plans)."""
+    r = _readers()
+    s, pr = r["solution"], r["problem"]
+    params: dict[str, Any] = {"project": project.pk, "user": user_id, "now": _at(now), "active": ACTIVE}
+    params["overlap"] = project.overlap
+    skip = ""
+    if rejected:
+        names = [f"r{i}" for i in range(len(rejected))]
+        params.update(zip(names, rejected, strict=True))
+        skip = f" AND NOT (s.id IN ({', '.join(f'%({n})s' for n in names)}))"
+    row = _one(
+        f"SELECT {s.select}, {pr.select} FROM annotate_solution s JOIN annotate_problem pr ON pr.id = s.problem_id "
+        "WHERE s.project_id = %(project)s AND s.is_open AND NOT s.is_gold AND NOT s.is_screening"
+        f"{skip} AND s.annotation_count + {_LIVE} < s.extra_labels + %(overlap)s "
+        "AND NOT EXISTS (SELECT 1 FROM annotate_assignment m WHERE m.solution_id = s.id AND m.annotator_id = %(user)s) "
+        f"ORDER BY s.priority DESC, s.id ASC LIMIT 1{lock(of='s', skip_locked=True)}",
+        params,
+    )
+    if row is None:
+        return None
+    solution = s.build(row)
+    solution.problem = pr.build(row, s.width)
+    return solution
+
+
+@cache
+def _returning() -> str:
+    # SQLite's RETURNING takes plain column names (no table alias).
+    return ", ".join(connection.ops.quote_name(f.column) for f in Assignment._meta.concrete_fields)
+
+
+def serve(
+    *, project: Project, solution: Solution, user_id: int, now: datetime, lease_until: datetime, always: bool = False
+) -> Assignment | None:
+    """Insert the user's assignment on `solution` (row locked by the caller) if the solution still
+    has room, checked by this statement's fresh snapshot: gold and screening solutions always have
+    room, others while annotations + live leases < overlap + extra_labels (as has_room, then the
+    Assignment.objects.create it replaces; generation falls back to the project's round). `always`:
+    a pool solution, served without the check. None when the place was taken after the candidate
+    query's snapshot."""
+    row = _one(
+        "INSERT INTO annotate_assignment (project_id, solution_id, annotator_id, status, lease_expires_at, draft, "
+        "generation, strategy, verifier_score, comparison_id, swapped, created_at, updated_at) "
+        "SELECT s.project_id, s.id, %(user)s, %(active)s, %(lease)s, NULL, COALESCE(s.generation, %(round)s), "
+        "s.strategy, s.verifier_score, NULL, %(false)s, %(now)s, %(now)s FROM annotate_solution s "
+        f"WHERE s.id = %(solution)s AND (%(always)s OR s.is_gold OR s.is_screening OR s.annotation_count + {_LIVE} "
+        f"< s.extra_labels + %(overlap)s) RETURNING {_returning()}",
+        {
+            "user": user_id,
+            "active": ACTIVE,
+            "lease": _at(lease_until),
+            "round": project.current_generation,
+            "false": False,
+            "now": _at(now),
+            "solution": solution.pk,
+            "overlap": project.overlap,
+            "always": always,
+        },
+    )
+    if row is None:
+        return None
+    assignment = _readers()["assignment"].build(row)
+    assignment.project, assignment.solution = project, solution
+    return assignment
+
+
+def count_served(*, status_id: int, gold: bool) -> None:
+    """One more task served (and gold). As AnnotatorStatus.objects.filter(pk=...).update(...), which
+    leaves updated_at as it is."""
+    _count(
+        "UPDATE annotate_annotatorstatus SET tasks_served = tasks_served + 1, gold_served = gold_served + %(gold)s "
+        "WHERE id = %(id)s",
+        {"gold": int(gold), "id": status_id},
+    )
+
+
+def steps(*, solution_id: int) -> list[tuple[int, str, str]]:
+    """(index, text, step_type) of a solution's steps in order (the task's steps, a submit's context)."""
+    return _all(
+        'SELECT st."index", st.text, st.step_type FROM annotate_step st WHERE st.solution_id = %(solution)s '
+        'ORDER BY st."index"',
+        {"solution": solution_id},
+    )
+
+
+# --- working on an assignment (annotate.services.leases, submit) -------------------------------
+
+
+def lock_assignment(*, assignment_id: int) -> Assignment | None:
+    """The assignment row locked, with its project and solution (as select_for_update(of=("self",))
+    .select_related("project", "solution"))."""
+    r = _readers()
+    a, p, s = r["assignment"], r["project"], r["solution"]
+    row = _one(
+        f"SELECT {a.select}, {p.select}, {s.select} FROM annotate_assignment a "
+        "JOIN annotate_project p ON p.id = a.project_id JOIN annotate_solution s ON s.id = a.solution_id "
+        f"WHERE a.id = %(id)s{lock(of='a')}",
+        {"id": assignment_id},
+    )
+    if row is None:
+        return None
+    assignment = a.build(row)
+    assignment.project = p.build(row, a.width)
+    assignment.solution = s.build(row, a.width + p.width)
+    return assignment
+
+
+def count_annotation(*, solution_id: int, overlap: int) -> None:
+    """One more annotation on the solution, closing a regular one at `overlap` (plus the labels a
+    reopen asked for), in one statement that takes the row lock claims on it take too."""
+    _count(
+        "UPDATE annotate_solution SET annotation_count = annotation_count + 1, is_open = CASE "
+        "WHEN NOT is_gold AND NOT is_screening AND annotation_count >= extra_labels + %(below)s THEN %(false)s "
+        "ELSE is_open END WHERE id = %(id)s",
+        {"below": overlap - 1, "false": False, "id": solution_id},
+    )
+
+
+def set_status(*, assignment: Assignment, status: str, now: datetime) -> None:
+    """assignment.status = status; save(update_fields=["status", "updated_at"]) in one UPDATE."""
+    _count(
+        "UPDATE annotate_assignment SET status = %(status)s, updated_at = %(now)s WHERE id = %(id)s",
+        {"status": status, "now": _at(now), "id": assignment.pk},
+    )
+    assignment.status, assignment.updated_at = status, now
+
+
+def labeler_uuid(*, user_id: int) -> str | None:
+    """The user's labeler pseudonym if the profile exists (annotate.services.members creates it)."""
+    row = _one("SELECT labeler_uuid FROM annotate_labelerprofile WHERE user_id = %(user)s", {"user": user_id})
+    if row is None:
+        return None
+    value = row[0]  # a UUID on PostgreSQL, 32 hex digits on SQLite
+    return str(value if isinstance(value, uuid.UUID) else uuid.UUID(value))
