@@ -197,7 +197,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "labeling_api.exceptions.exception_handler",
     # Token first: its WWW-Authenticate header makes unauthenticated calls 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "labeling_api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
