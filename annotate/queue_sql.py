@@ -29,7 +29,7 @@ from annotate.models import (
     Project,
     Solution,
 )
-from core.rows import Reader, lock
+from core.rows import Reader, cursor, lock
 
 ACTIVE = AssignmentStatus.ACTIVE.value
 
@@ -51,21 +51,21 @@ def _at(value: datetime) -> Any:
 
 
 def _all(sql: str, params: dict[str, Any]) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+    with cursor() as db:
+        db.execute(sql, params)
+        return db.fetchall()
 
 
 def _one(sql: str, params: dict[str, Any]) -> tuple | None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone()
+    with cursor() as db:
+        db.execute(sql, params)
+        return db.fetchone()
 
 
 def _count(sql: str, params: dict[str, Any]) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount
+    with cursor() as db:
+        db.execute(sql, params)
+        return db.rowcount
 
 
 # --- access (annotate.access) ------------------------------------------------------------------
@@ -151,13 +151,9 @@ _LIVE = (
 )
 
 
-def candidate(*, project: Project, user_id: int, now: datetime, rejected: list[int]) -> Solution | None:
-    """The first regular solution the user may take, in queue order, locked (SKIP LOCKED), with its
-    problem. Walks solution_queue_idx from the top; per row a count of its live assignments and
-    "not mine" (NOT EXISTS), both on the (solution, annotator) index. Same statement as the ORM's
-    claim_candidates(...).first() (tests/annotate/test_queue_sql.py compares their plans)."""
-    r = _readers()
-    s, pr = r["solution"], r["problem"]
+def candidate_statement(*, project: Project, user_id: int, now: datetime, rejected: list[int]) -> tuple[str, dict]:
+    """The claim's candidate query: (sql, params) of candidate() (the benchmark EXPLAINs it)."""
+    s, pr = _readers()["solution"], _readers()["problem"]
     params: dict[str, Any] = {"project": project.pk, "user": user_id, "now": _at(now), "active": ACTIVE}
     params["overlap"] = project.overlap
     skip = ""
@@ -165,16 +161,26 @@ def candidate(*, project: Project, user_id: int, now: datetime, rejected: list[i
         names = [f"r{i}" for i in range(len(rejected))]
         params.update(zip(names, rejected, strict=True))
         skip = f" AND NOT (s.id IN ({', '.join(f'%({n})s' for n in names)}))"
-    row = _one(
+    sql = (
         f"SELECT {s.select}, {pr.select} FROM annotate_solution s JOIN annotate_problem pr ON pr.id = s.problem_id "
         "WHERE s.project_id = %(project)s AND s.is_open AND NOT s.is_gold AND NOT s.is_screening"
         f"{skip} AND s.annotation_count + {_LIVE} < s.extra_labels + %(overlap)s "
         "AND NOT EXISTS (SELECT 1 FROM annotate_assignment m WHERE m.solution_id = s.id AND m.annotator_id = %(user)s) "
-        f"ORDER BY s.priority DESC, s.id ASC LIMIT 1{lock(of='s', skip_locked=True)}",
-        params,
+        f"ORDER BY s.priority DESC, s.id ASC LIMIT 1{lock(of='s', skip_locked=True)}"
     )
+    return sql, params
+
+
+def candidate(*, project: Project, user_id: int, now: datetime, rejected: list[int]) -> Solution | None:
+    """The first regular solution the user may take, in queue order, locked (SKIP LOCKED), with its
+    problem. Walks solution_queue_idx from the top; per row a count of its live assignments and
+    "not mine" (NOT EXISTS), both on the (solution, annotator) index: the statement the ORM built
+    for the same filters (Solution.objects.filter(...).alias(load=..., mine=...).select_for_update(
+    skip_locked=True, of=("self",)).first()), with the count written as a plain COUNT(*)."""
+    row = _one(*candidate_statement(project=project, user_id=user_id, now=now, rejected=rejected))
     if row is None:
         return None
+    s, pr = _readers()["solution"], _readers()["problem"]
     solution = s.build(row)
     solution.problem = pr.build(row, s.width)
     return solution
@@ -198,16 +204,18 @@ def serve(
     row = _one(
         "INSERT INTO annotate_assignment (project_id, solution_id, annotator_id, status, lease_expires_at, draft, "
         "generation, strategy, verifier_score, comparison_id, swapped, created_at, updated_at) "
-        "SELECT s.project_id, s.id, %(user)s, %(active)s, %(lease)s, NULL, COALESCE(s.generation, %(round)s), "
-        "s.strategy, s.verifier_score, NULL, %(false)s, %(now)s, %(now)s FROM annotate_solution s "
+        "SELECT s.project_id, s.id, %(user)s, %(status)s, %(lease)s, NULL, COALESCE(s.generation, %(round)s), "
+        "s.strategy, s.verifier_score, NULL, %(false)s, %(created)s, %(created)s FROM annotate_solution s "
         f"WHERE s.id = %(solution)s AND (%(always)s OR s.is_gold OR s.is_screening OR s.annotation_count + {_LIVE} "
         f"< s.extra_labels + %(overlap)s) RETURNING {_returning()}",
         {
             "user": user_id,
+            "status": ACTIVE,  # a name of its own: server-side binding types each parameter once
             "active": ACTIVE,
             "lease": _at(lease_until),
             "round": project.current_generation,
             "false": False,
+            "created": _at(now),
             "now": _at(now),
             "solution": solution.pk,
             "overlap": project.overlap,

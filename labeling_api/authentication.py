@@ -11,12 +11,11 @@ from __future__ import annotations
 from functools import cache
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from core.rows import Reader
+from core.rows import Reader, cursor
 
 
 @cache
@@ -28,13 +27,13 @@ def token_and_user(key: str) -> Token | None:
     """The token `key` with its user loaded (token.user), or None."""
     token, user = _readers()
     meta = get_user_model()._meta
-    with connection.cursor() as cursor:
-        cursor.execute(
+    with cursor() as db:
+        db.execute(
             f"SELECT {token.select}, {user.select} FROM {Token._meta.db_table} t "
             f"JOIN {meta.db_table} u ON u.{meta.pk.column} = t.user_id WHERE t.key = %(key)s",
             {"key": key},
         )
-        row = cursor.fetchone()
+        row = db.fetchone()
     if row is None:
         return None
     found = token.build(row)

@@ -12,22 +12,21 @@ from queue_bench.timing import percentiles
 
 
 def explain_claim(*, slug: str, user_pk: int, repeat: int = 5) -> dict:
-    """EXPLAIN ANALYZE of the claim's candidate query as the ORM builds it (rolled back); the
+    """EXPLAIN ANALYZE of the claim's candidate query (annotate.queue_sql, rolled back); the
     median of `repeat` runs, so one cold-cache run after the bulk load does not decide it."""
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from annotate import queue_sql
     from annotate.models import Project
-    from annotate.services import queue
 
     project = Project.objects.get(slug=slug)
     user = get_user_model().objects.get(pk=user_pk)
     plans = []
     for _ in range(repeat):
-        qs = queue.claim_candidates(project=project, user=user, now=timezone.now(), rejected=[])[:1]
+        sql, params = queue_sql.candidate_statement(project=project, user_id=user.pk, now=timezone.now(), rejected=[])
         with transaction.atomic(), connection.cursor() as cur:
-            sql, params = qs.query.sql_with_params()
             cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
             plan = cur.fetchone()[0]
             transaction.set_rollback(True)

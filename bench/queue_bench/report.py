@@ -70,8 +70,8 @@ def write_report(report: dict) -> None:
             )
     lines += [
         "",
-        "The queue's own cost at each size: EXPLAIN ANALYZE of the claim's candidate query, as the ORM builds "
-        "it, for an annotator with an empty history (median of 5 runs); and claim_next() timed in process:",
+        "The queue's own cost at each size: EXPLAIN ANALYZE of the claim's candidate query (annotate.queue_sql) "
+        "for an annotator with an empty history (median of 5 runs); and claim_next() timed in process:",
         "",
         "| queue size | generated in | claim query | planning | indexes used | claim_next() p50 | p95 | p99 |",
         "|---:|---:|---:|---:|---|---:|---:|---:|",

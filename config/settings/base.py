@@ -111,6 +111,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         timeout=int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # PostgreSQL prepares the queue hot path's fixed statements (core.rows.cursor: server-side
+    # binding) once they ran this many times on a connection, so it stops planning them on every
+    # call; the ORM's queries (client-side binding) are never prepared. "off" for a connection
+    # pooler in transaction mode that cannot keep prepared statements.
+    _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None if _prepare == "off" else int(_prepare)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
