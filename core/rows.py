@@ -10,9 +10,10 @@ Both work on PostgreSQL and SQLite; `lock` writes a row lock only where the back
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.signals import post_save, pre_save
 
 
@@ -22,20 +23,27 @@ def cursor() -> Any:
     config/settings/base.py) and PostgreSQL stops planning it on every call (planning the claim's
     candidate query cost ~4x its execution). Wrapped as connection.cursor() wraps its own (query
     logging, database errors as django.db exceptions); elsewhere connection.cursor() itself."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
+    db = connections[DEFAULT_DB_ALIAS]  # once: every attribute of the `connection` proxy is a lookup
+    if db.vendor != "postgresql":
+        return db.cursor()
     import psycopg
     from django.db.backends.postgresql.psycopg_any import register_tzloader
 
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        raw = psycopg.Cursor(connection.connection)
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        raw = psycopg.Cursor(db.connection)
     # As Django's create_cursor: the time zone loader on the cursor only if the connection's differs.
-    oid = psycopg.adapters.types["timestamptz"].oid
-    if connection.timezone != raw.adapters.get_loader(oid, psycopg.pq.Format.TEXT).timezone:
-        register_tzloader(connection.timezone, raw)
-    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    if db.timezone != raw.adapters.get_loader(_timestamptz_oid(), psycopg.pq.Format.TEXT).timezone:
+        register_tzloader(db.timezone, raw)
+    return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+
+
+@cache
+def _timestamptz_oid() -> int:
+    import psycopg
+
+    return psycopg.adapters.types["timestamptz"].oid
 
 
 def lock(*, of: str, skip_locked: bool = False) -> str:

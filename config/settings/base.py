@@ -116,7 +116,7 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # binding) once they ran this many times on a connection, so it stops planning them on every
     # call; the ORM's queries (client-side binding) are never prepared. "off" for a connection
     # pooler in transaction mode that cannot keep prepared statements.
-    _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
+    _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "0")
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None if _prepare == "off" else int(_prepare)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
