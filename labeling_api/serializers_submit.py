@@ -39,6 +39,7 @@ from annotate.services.submission import (
     CleanCompletion,
     CleanStep,
     CleanSubmission,
+    SubmissionContext,
     submission_context,
 )
 from core.errors import Invalid
@@ -165,6 +166,14 @@ class CritiqueField(AsSent, serializers.CharField):
 # --- objects and lists ------------------------------------------------------------------------
 
 
+def _index(index: Any, *, position: int, n_steps: int) -> int:
+    if not is_int(index) or index != position:
+        raise ValidationError(f"Must be {position}: steps are the labeled prefix, in order from 0.")
+    if index >= n_steps:
+        raise ValidationError(f"Out of range: the solution has {n_steps} steps.")
+    return index
+
+
 class _Object(serializers.Serializer):
     """A nested object: anything else is refused at its own path."""
 
@@ -247,12 +256,7 @@ class StepInSerializer(_Object):
     )
 
     def validate_index(self, index: Any) -> int:
-        i, n_steps = self.position, self.context["solution"].n_steps
-        if not is_int(index) or index != i:
-            raise ValidationError(f"Must be {i}: steps are the labeled prefix, in order from 0.")
-        if index >= n_steps:
-            raise ValidationError(f"Out of range: the solution has {n_steps} steps.")
-        return index
+        return _index(index, position=self.position, n_steps=self.context["solution"].n_steps)
 
     def validate(self, attrs: dict) -> CleanStep:
         return CleanStep(**attrs)
@@ -316,11 +320,73 @@ def flat_errors(detail: Any, path: str | None = None) -> dict[str, list[str]]:
     return out
 
 
+# --- the hot path: a body the serializer accepts, parsed without its per-field machinery ----------
+
+_KEY, _TIME, _REASON, _TEXT = KeyField(), TimeField(), ReasonField(), TextField()
+_FINISH = FinishReasonField(choices=FinishReason.choices)
+_RATING, _FLAG, _HUMAN, _CRITIQUE = RatingField(), FlagField(), HumanCompletionField(), CritiqueField()
+
+
+def _listed(data: Any, limit: int) -> list:
+    data = [] if data is None else data
+    if not isinstance(data, list) or len(data) > limit or not all(isinstance(item, dict) for item in data):
+        raise ValidationError("not a list of at most `limit` objects")
+    return data
+
+
+def parsed_directly(payload: Any, solution: SubmissionContext) -> CleanSubmission | None:
+    """What SubmitInSerializer(data=payload, context={"solution": solution}).validated_data is when
+    the serializer accepts the body, else None (the caller then runs the serializer for its errors
+    by path). The same field parsers and rules, called directly: DRF's machinery per field (copies
+    of the field tree, get_value, validators) was the largest CPU cost of a submit once its SQL
+    was raw. tests/labeling_api/test_submit_direct.py checks both agree."""
+    try:
+        data = json_object(payload)
+        steps = []
+        for i, item in enumerate(_listed(data.get("steps"), solution.n_steps)):
+            alternatives = [
+                CleanCompletion(
+                    _TEXT.to_internal_value(alt.get("text")),
+                    _RATING.to_internal_value(alt.get("rating")),
+                    _FLAG.to_internal_value(alt.get("flagged")),
+                )
+                for alt in _listed(item.get("alternatives"), MAX_ALTERNATIVES)
+            ]
+            steps.append(
+                CleanStep(
+                    index=_index(item.get("index"), position=i, n_steps=solution.n_steps),
+                    rating=_RATING.to_internal_value(item.get("rating")),
+                    flagged=_FLAG.to_internal_value(item.get("flagged")),
+                    alternatives=alternatives,
+                    human_completion=_HUMAN.to_internal_value(item.get("human_completion")),
+                    critique=_CRITIQUE.to_internal_value(item.get("critique")),
+                )
+            )
+        sub = CleanSubmission(
+            idempotency_key=_KEY.to_internal_value(data.get("idempotency_key")),
+            finish_reason=_FINISH.to_internal_value(data.get("finish_reason")),
+            total_time_ms=_TIME.to_internal_value(data.get("total_time_ms")),
+            reason=_REASON.to_internal_value(data.get("reason")),
+            steps=steps,
+            sent=payload,
+        )
+    except ValidationError:
+        return None
+    if rated_errors(sub, rated=solution.rated, critique_required=solution.critique_required):
+        return None
+    if mode_errors(sub, mode=solution.mode, n_steps=solution.n_steps, rated=solution.rated):
+        return None
+    return sub
+
+
 def submit_payload(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> submit.SubmitResult:
     """Parse a submit body against the assignment's solution and store it (the API's submit; scripts
     use it too). A retry of a submit that went through returns the first result even if its body no
     longer validates; otherwise a bad body is core.errors.Invalid by field path."""
     context = submission_context(assignment=assignment, user=user)
+    direct = parsed_directly(payload, context)
+    if direct is not None:
+        return submit.submit(assignment=assignment, user=user, submission=direct, context=context)
     serializer = SubmitInSerializer(data=payload, context={"solution": context})
     if serializer.is_valid():
         return submit.submit(assignment=assignment, user=user, submission=serializer.validated_data, context=context)
