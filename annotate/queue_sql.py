@@ -240,12 +240,26 @@ def count_served(*, status_id: int, gold: bool) -> None:
 
 
 def steps(*, solution_id: int) -> list[tuple[int, str, str]]:
-    """(index, text, step_type) of a solution's steps in order (the task's steps, a submit's context)."""
+    """(index, text, step_type) of a solution's steps in order (the task's steps)."""
     return _all(
         'SELECT st."index", st.text, st.step_type FROM annotate_step st WHERE st.solution_id = %(solution)s '
         'ORDER BY st."index"',
         {"solution": solution_id},
     )
+
+
+def submit_context(*, solution_id: int, user_id: int) -> tuple[list[tuple[str, str]], str | None]:
+    """A submit's reads before it validates, in one statement: (text, step_type) of the solution's
+    steps in order, and the user's labeler pseudonym if their profile exists (None: not yet, or a
+    solution without steps; annotate.services.members.labeler_uuid_for creates it)."""
+    rows = _all(
+        "SELECT st.text, st.step_type, (SELECT lp.labeler_uuid FROM annotate_labelerprofile lp "
+        'WHERE lp.user_id = %(user)s) FROM annotate_step st WHERE st.solution_id = %(solution)s ORDER BY st."index"',
+        {"solution": solution_id, "user": user_id},
+    )
+    value = rows[0][2] if rows else None  # a UUID on PostgreSQL, 32 hex digits on SQLite
+    labeler = None if value is None else str(value if isinstance(value, uuid.UUID) else uuid.UUID(value))
+    return [(text, step_type) for text, step_type, _ in rows], labeler
 
 
 # --- working on an assignment (annotate.services.leases, submit) -------------------------------
@@ -288,12 +302,3 @@ def set_status(*, assignment: Assignment, status: str, now: datetime) -> None:
         {"status": status, "now": _at(now), "id": assignment.pk},
     )
     assignment.status, assignment.updated_at = status, now
-
-
-def labeler_uuid(*, user_id: int) -> str | None:
-    """The user's labeler pseudonym if the profile exists (annotate.services.members creates it)."""
-    row = _one("SELECT labeler_uuid FROM annotate_labelerprofile WHERE user_id = %(user)s", {"user": user_id})
-    if row is None:
-        return None
-    value = row[0]  # a UUID on PostgreSQL, 32 hex digits on SQLite
-    return str(value if isinstance(value, uuid.UUID) else uuid.UUID(value))

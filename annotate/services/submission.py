@@ -59,6 +59,7 @@ class SubmissionContext:
     critique_required: bool
     step_texts: list[str]
     rated: list[bool]  # per step: whether the annotator rates it
+    labeler_uuid: str | None = None  # the annotator's pseudonym, read with the steps (None: not yet made)
 
     @property
     def n_steps(self) -> int:
@@ -66,17 +67,18 @@ class SubmissionContext:
 
 
 def submission_context(*, assignment: Assignment, user: AbstractBaseUser) -> SubmissionContext:
-    """The solution's steps (one query) and the project's rules for `assignment`; 404 to anyone but
-    its annotator."""
+    """The solution's steps and the annotator's labeler pseudonym (one query), and the project's rules
+    for `assignment`; 404 to anyone but its annotator."""
     if assignment.annotator_id != user.pk:
         raise NotFound()
     project = assignment.project
-    rows = queue_sql.steps(solution_id=assignment.solution_id)
+    rows, labeler_uuid = queue_sql.submit_context(solution_id=assignment.solution_id, user_id=user.pk)
     return SubmissionContext(
         mode=project.labeling_mode,
         critique_required=project.critique_required,
-        step_texts=[text for _, text, _ in rows],
-        rated=[is_rated(step_type, rate_observations=project.rate_observations) for _, _, step_type in rows],
+        step_texts=[text for text, _ in rows],
+        rated=[is_rated(step_type, rate_observations=project.rate_observations) for _, step_type in rows],
+        labeler_uuid=labeler_uuid,
     )
 
 

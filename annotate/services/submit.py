@@ -62,7 +62,7 @@ def submit(
     label_steps = build_label_steps(
         sub=submission, mode=context.mode, step_texts=context.step_texts, rated=context.rated
     )
-    labeler_uuid = queue_sql.labeler_uuid(user_id=user.pk) or labeler_uuid_for(user=user)
+    labeler_uuid = context.labeler_uuid or labeler_uuid_for(user=user)
     try:
         return _store(
             assignment=assignment, user=user, sub=submission, label_steps=label_steps, labeler_uuid=labeler_uuid
