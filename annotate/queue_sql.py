@@ -193,37 +193,56 @@ def _returning() -> str:
 
 
 def serve(
-    *, project: Project, solution: Solution, user_id: int, now: datetime, lease_until: datetime, always: bool = False
+    *,
+    project: Project,
+    solution: Solution,
+    user_id: int,
+    now: datetime,
+    lease_until: datetime,
+    status_id: int,
+    gold: bool = False,
+    always: bool = False,
 ) -> Assignment | None:
     """Insert the user's assignment on `solution` (row locked by the caller) if the solution still
     has room, checked by this statement's fresh snapshot: gold and screening solutions always have
     room, others while annotations + live leases < overlap + extra_labels (as has_room, then the
     Assignment.objects.create it replaces; generation falls back to the project's round). `always`:
-    a pool solution, served without the check. None when the place was taken after the candidate
-    query's snapshot."""
-    row = _one(
+    a pool solution, served without the check. A served task counts on the annotator's status
+    (count_served; on PostgreSQL in the same statement). None when the place was taken after the
+    candidate query's snapshot."""
+    insert = (
         "INSERT INTO annotate_assignment (project_id, solution_id, annotator_id, status, lease_expires_at, draft, "
         "generation, strategy, verifier_score, comparison_id, swapped, created_at, updated_at) "
         "SELECT s.project_id, s.id, %(user)s, %(status)s, %(lease)s, NULL, COALESCE(s.generation, %(round)s), "
         "s.strategy, s.verifier_score, NULL, %(false)s, %(created)s, %(created)s FROM annotate_solution s "
         f"WHERE s.id = %(solution)s AND (%(always)s OR s.is_gold OR s.is_screening OR s.annotation_count + {_LIVE} "
-        f"< s.extra_labels + %(overlap)s) RETURNING {_returning()}",
-        {
-            "user": user_id,
-            "status": ACTIVE,  # a name of its own: server-side binding types each parameter once
-            "active": ACTIVE,
-            "lease": _at(lease_until),
-            "round": project.current_generation,
-            "false": False,
-            "created": _at(now),
-            "now": _at(now),
-            "solution": solution.pk,
-            "overlap": project.overlap,
-            "always": always,
-        },
+        f"< s.extra_labels + %(overlap)s) RETURNING {_returning()}"
     )
+    merged = connection.vendor == "postgresql"
+    if merged:  # the status counter in the same statement, only when a row was inserted
+        insert = (
+            f"WITH served AS ({insert}), counted AS (UPDATE annotate_annotatorstatus SET tasks_served = "
+            "tasks_served + 1, gold_served = gold_served + %(gold)s WHERE id = %(status_id)s "
+            "AND EXISTS (SELECT 1 FROM served)) SELECT * FROM served"
+        )
+    params = {
+        "user": user_id,
+        "status": ACTIVE,  # a name of its own: server-side binding types each parameter once
+        "active": ACTIVE,
+        "lease": _at(lease_until),
+        "round": project.current_generation,
+        "false": False,
+        "created": _at(now),
+        "now": _at(now),
+        "solution": solution.pk,
+        "overlap": project.overlap,
+        "always": always,
+    }
+    row = _one(insert, {**params, "gold": int(gold), "status_id": status_id} if merged else params)
     if row is None:
         return None
+    if not merged:
+        count_served(status_id=status_id, gold=gold)
     assignment = _readers()["assignment"].build(row)
     assignment.project, assignment.solution = project, solution
     return assignment

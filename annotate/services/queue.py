@@ -154,7 +154,7 @@ def _lease_until(*, project: Project, now) -> Any:
     return now + timedelta(minutes=project.lease_minutes)
 
 
-def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Assignment | None:
+def _claim_regular(*, project: Project, user: AbstractBaseUser, now, status_id: int) -> Assignment | None:
     """The first regular solution in queue order the user may take (locked, SKIP LOCKED), served if
     it still has room; a place taken since the candidate query's snapshot sends us to the next."""
     rejected: list[int] = []
@@ -166,14 +166,16 @@ def _claim_regular(*, project: Project, user: AbstractBaseUser, now) -> Assignme
         # room again, exactly, in the statement that inserts the assignment.
         lease_until = _lease_until(project=project, now=now)
         assignment = queue_sql.serve(
-            project=project, solution=solution, user_id=user.pk, now=now, lease_until=lease_until
+            project=project, solution=solution, user_id=user.pk, now=now, lease_until=lease_until, status_id=status_id
         )
         if assignment is not None:
             return assignment
         rejected.append(solution.pk)
 
 
-def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q, now) -> Assignment | None:
+def _claim_pool(
+    *, project: Project, user: AbstractBaseUser, pool: Q, now, status_id: int, gold: bool
+) -> Assignment | None:
     """A gold or screening solution the user has not seen (no lock: served to everyone once)."""
     solution = (
         Solution.objects.filter(pool, project=project)
@@ -187,7 +189,14 @@ def _claim_pool(*, project: Project, user: AbstractBaseUser, pool: Q, now) -> As
         return None
     lease_until = _lease_until(project=project, now=now)
     return queue_sql.serve(
-        project=project, solution=solution, user_id=user.pk, now=now, lease_until=lease_until, always=True
+        project=project,
+        solution=solution,
+        user_id=user.pk,
+        now=now,
+        lease_until=lease_until,
+        status_id=status_id,
+        gold=gold,
+        always=True,
     )
 
 
@@ -253,18 +262,20 @@ def claim_next(*, project: Project, user: AbstractBaseUser, roles: set[str] | No
     if resumed is not None:
         return resumed
 
-    gold = False
+    # A new task counts on the status row (tasks_served, gold_served): queue_sql.serve does it with
+    # the insert; a pair here.
     if project.task_kind == TaskKind.COMPARE:  # pairs: no screening pool; gold pairs at the QC rate
         assignment, gold = claim_pair(project=project, user=user, now=now)
-    elif _screening_applies(project=project, user=user, screening_status=screening_status, roles=roles):
-        assignment = _claim_pool(project=project, user=user, pool=Q(is_screening=True), now=now)
-    else:
-        assignment = None
-        if project.qc_rate > 0 and _rng.random() < project.qc_rate:
-            assignment = _claim_pool(project=project, user=user, pool=Q(is_gold=True, is_screening=False), now=now)
-            gold = assignment is not None
-        if assignment is None:
-            assignment = _claim_regular(project=project, user=user, now=now)
-    if assignment is not None:
-        queue_sql.count_served(status_id=status_id, gold=gold)
+        if assignment is not None:
+            queue_sql.count_served(status_id=status_id, gold=gold)
+        return assignment
+    if _screening_applies(project=project, user=user, screening_status=screening_status, roles=roles):
+        pool = Q(is_screening=True)
+        return _claim_pool(project=project, user=user, pool=pool, now=now, status_id=status_id, gold=False)
+    assignment = None
+    if project.qc_rate > 0 and _rng.random() < project.qc_rate:
+        pool = Q(is_gold=True, is_screening=False)
+        assignment = _claim_pool(project=project, user=user, pool=pool, now=now, status_id=status_id, gold=True)
+    if assignment is None:
+        assignment = _claim_regular(project=project, user=user, now=now, status_id=status_id)
     return assignment
