@@ -21,14 +21,17 @@ from functools import cache
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
 
 from annotate.models import (
+    Annotation,
     Assignment,
     AssignmentStatus,
     Problem,
     Project,
     Solution,
 )
+from core import rows
 from core.rows import Reader, cursor, lock
 
 ACTIVE = AssignmentStatus.ACTIVE.value
@@ -62,7 +65,7 @@ def _one(sql: str, params: dict[str, Any]) -> tuple | None:
         return db.fetchone()
 
 
-def _count(sql: str, params: dict[str, Any]) -> int:
+def _count(sql: str, params: dict[str, Any] | tuple) -> int:
     with cursor() as db:
         db.execute(sql, params)
         return db.rowcount
@@ -303,21 +306,28 @@ def lock_assignment(*, assignment_id: int) -> Assignment | None:
     return assignment
 
 
-def count_annotation(*, solution_id: int, overlap: int) -> None:
-    """One more annotation on the solution, closing a regular one at `overlap` (plus the labels a
-    reopen asked for), in one statement that takes the row lock claims on it take too."""
-    _count(
-        "UPDATE annotate_solution SET annotation_count = annotation_count + 1, is_open = CASE "
-        "WHEN NOT is_gold AND NOT is_screening AND annotation_count >= extra_labels + %(below)s THEN %(false)s "
-        "ELSE is_open END WHERE id = %(id)s",
-        {"below": overlap - 1, "false": False, "id": solution_id},
-    )
+_COUNT_ANNOTATION = (
+    "UPDATE annotate_solution SET annotation_count = annotation_count + 1, is_open = CASE "
+    "WHEN NOT is_gold AND NOT is_screening AND annotation_count >= extra_labels + %s THEN %s "
+    "ELSE is_open END WHERE id = %s"
+)
+_MARK = "UPDATE annotate_assignment SET status = %s, updated_at = %s WHERE id = %s"
 
 
-def set_status(*, assignment: Assignment, status: str, now: datetime) -> None:
-    """assignment.status = status; save(update_fields=["status", "updated_at"]) in one UPDATE."""
-    _count(
-        "UPDATE annotate_assignment SET status = %(status)s, updated_at = %(now)s WHERE id = %(id)s",
-        {"status": status, "now": _at(now), "id": assignment.pk},
-    )
-    assignment.status, assignment.updated_at = status, now
+def store_annotation(*, annotation: Annotation, assignment: Assignment, overlap: int) -> None:
+    """A submit's writes, the assignment row locked by the caller: one more annotation on the
+    solution, closing a regular one at `overlap` (plus the labels a reopen asked for; the UPDATE
+    takes the row lock claims on it take too), the annotation stored (core.rows.insert: as
+    annotation.save(), signals included), and the assignment submitted (status, updated_at). One
+    statement on PostgreSQL (the two UPDATEs as CTEs of the INSERT), three elsewhere."""
+    count = (overlap - 1, False, assignment.solution_id)
+    now = timezone.now()
+    mark = (AssignmentStatus.SUBMITTED.value, _at(now), assignment.pk)
+    if connection.vendor == "postgresql":
+        with_sql = f"WITH counted AS ({_COUNT_ANNOTATION}), marked AS ({_MARK})"
+        rows.insert(annotation, with_sql=with_sql, with_params=(*count, *mark))
+    else:
+        _count(_COUNT_ANNOTATION, count)
+        rows.insert(annotation)
+        _count(_MARK, mark)
+    assignment.status, assignment.updated_at = AssignmentStatus.SUBMITTED.value, now

@@ -91,9 +91,11 @@ class Reader:
 _INSERTS: dict[tuple[type[models.Model], str], tuple[str, list[models.Field]]] = {}
 
 
-def insert(obj: models.Model) -> models.Model:
+def insert(obj: models.Model, *, with_sql: str = "", with_params: tuple = ()) -> models.Model:
     """Store a new instance as `obj.save()` would (the primary key comes from the database), in one
-    statement; pre_save and post_save are sent, so receivers (e.g. ml's auto-retrain) see it."""
+    statement; pre_save and post_save are sent, so receivers (e.g. ml's auto-retrain) see it.
+    `with_sql` (PostgreSQL): data-modifying CTEs to run in the same statement ("WITH a AS (...)"),
+    with their positional `with_params`."""
     model = type(obj)
     key = (model, connection.vendor)
     if key not in _INSERTS:
@@ -107,7 +109,7 @@ def insert(obj: models.Model) -> models.Model:
     pre_save.send(sender=model, instance=obj, raw=False, using=connection.alias, update_fields=None)
     params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
     with cursor() as db:
-        db.execute(sql, params)
+        db.execute(f"{with_sql} {sql}" if with_sql else sql, [*with_params, *params])
         obj.pk = db.fetchone()[0]
     obj._state.adding = False
     obj._state.db = connection.alias

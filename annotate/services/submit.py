@@ -13,16 +13,14 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from annotate import queue_sql
-from annotate.models import Annotation, AnnotationSource, Assignment, AssignmentStatus, Project
+from annotate.models import Annotation, AnnotationSource, Assignment, Project
 from annotate.services import quality
 from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
 from annotate.services.members import labeler_uuid_for
 from annotate.services.queue import claim_next, lock_annotator_status
 from annotate.services.submission import CleanSubmission, SubmissionContext, build_label_steps
-from core import rows
 from core.errors import Forbidden, NotFound
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -100,7 +98,6 @@ def _store(
     locked, now = held.assignment, held.now
     project = locked.project
     solution = locked.solution  # read with the assignment lock: flags as of now
-    queue_sql.count_annotation(solution_id=locked.solution_id, overlap=project.overlap)
     annotation = Annotation(
         project=project,
         solution_id=locked.solution_id,
@@ -120,8 +117,8 @@ def _store(
         idempotency_key=sub.idempotency_key,
         **label_counters(label_steps),
     )
-    rows.insert(annotation)  # as annotation.save(), signals included, without compiling the INSERT
-    queue_sql.set_status(assignment=locked, status=AssignmentStatus.SUBMITTED, now=timezone.now())
+    # The solution's counter, the annotation and the submitted status (as annotation.save()).
+    queue_sql.store_annotation(annotation=annotation, assignment=locked, overlap=project.overlap)
     if status is not None:
         status.screening_submitted += 1
         status.save(update_fields=["screening_submitted", "updated_at"])
