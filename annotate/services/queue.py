@@ -18,6 +18,10 @@ never claims two solutions. Lock order everywhere: status, assignment, solution.
 
 Claims, heartbeats and drafts commit without waiting for the WAL flush (synchronous_commit off
 for that transaction only); submits keep the server's durable commit.
+
+The claim's fixed statements (status lock, held lease, candidate, insert if room) are raw SQL in
+annotate.queue_sql: compiling them through the ORM on every claim cost more CPU than running them.
+The rare paths (an expired lease renewed, gold and screening pools, pairs) keep the ORM.
 """
 
 from __future__ import annotations
