@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_queue import drop_database, explain_claim, percentiles, recreate_database, setup_django  # noqa: E402
+from bench_queue import drop_database, explain_claim, recreate_database, setup_django  # noqa: E402
+from queue_bench.claims import timed_claims  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -55,26 +56,10 @@ def write_file(path: Path, size: int) -> None:
             out.write(json.dumps(line) + "\n")
 
 
-def claims(*, project, users, count: int, offset: int) -> dict:
-    from annotate.services.queue import claim_next
-    from labeling_api.serializers_submit import submit_payload as submit
-
-    timings = []
-    for i in range(count):
-        user = users[i % len(users)]
-        started = time.perf_counter()
-        assignment = claim_next(project=project, user=user)
-        timings.append((time.perf_counter() - started) * 1000)
-        steps = [{"index": k, "rating": 1, "flagged": False} for k in range(assignment.solution.n_steps)]
-        payload = {"idempotency_key": f"c-{offset}-{i}", "finish_reason": "solution", "total_time_ms": 1}
-        submit(assignment=assignment, user=user, payload={**payload, "steps": steps})
-    return percentiles(timings)
-
-
 def measure(*, slug: str, project, users, count: int, offset: int) -> dict:
     from django.db import connection
 
-    result = {"claim_ms": claims(project=project, users=users, count=count, offset=offset)}
+    result = {"claim_ms": timed_claims(project=project, users=users, count=count, key_prefix=f"c-{offset}")}
     result["explain"] = explain_claim(slug=slug, user_pk=users[0].pk)
     connection.close()
     return result

@@ -7,7 +7,6 @@ import json
 import statistics
 import time
 
-from queue_bench.loading import STEPS_PER_SOLUTION
 from queue_bench.timing import percentiles
 
 
@@ -47,32 +46,37 @@ def explain_claim(*, slug: str, user_pk: int, repeat: int = 5) -> dict:
     }
 
 
+def timed_claims(*, project, users: list, count: int, key_prefix: str) -> dict:
+    """claim_next() for `users` in turn, `count` times, each claim timed and then submitted (every
+    step +1) so the next claim walks past it as in real use; percentiles of the claims (ms)."""
+    from annotate.services.queue import claim_next
+    from labeling_api.serializers_submit import submit_payload as submit
+
+    timings = []
+    for i in range(count):
+        user = users[i % len(users)]
+        started = time.perf_counter()
+        assignment = claim_next(project=project, user=user)
+        timings.append((time.perf_counter() - started) * 1000)
+        steps = [{"index": k, "rating": 1, "flagged": False} for k in range(assignment.solution.n_steps)]
+        body = {"idempotency_key": f"{key_prefix}-{i}", "finish_reason": "solution", "total_time_ms": 1}
+        submit(assignment=assignment, user=user, payload={**body, "steps": steps})
+    return percentiles(timings)
+
+
 def direct_claims(*, slug: str, users: list[tuple[int, str]], count: int) -> dict:
     """claim_next() called in this process, one at a time (no HTTP, no concurrency): the queue's own
-    cost at this size. Each claim is submitted so the next one walks past it as in real use."""
+    cost at this size."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
     from annotate.models import Project
-    from annotate.services.queue import claim_next
-    from labeling_api.serializers_submit import submit_payload as submit
 
     project = Project.objects.get(slug=slug)
     people = list(get_user_model().objects.filter(pk__in=[pk for pk, _ in users]))
-    timings = []
-    for i in range(count):
-        user = people[i % len(people)]
-        started = time.perf_counter()
-        assignment = claim_next(project=project, user=user)
-        timings.append((time.perf_counter() - started) * 1000)
-        steps = [
-            {"index": k, "rating": 1, "flagged": False, "alternatives": [], "human_completion": None}
-            for k in range(STEPS_PER_SOLUTION)
-        ]
-        body = {"idempotency_key": f"direct-{assignment.pk}", "finish_reason": "solution", "total_time_ms": 1}
-        submit(assignment=assignment, user=user, payload={**body, "steps": steps})
+    result = timed_claims(project=project, users=people, count=count, key_prefix="direct")
     connection.close()
-    return percentiles(timings)
+    return result
 
 
 def check_counts(slug: str) -> dict:
