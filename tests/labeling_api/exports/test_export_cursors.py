@@ -1,12 +1,16 @@
 """Export cursors: `since` returns only new labels and never skips one committed late."""
 
 import threading
+import time
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.db import connection, transaction
 
 from annotate.models import Membership, Project, Role
+from annotate.services.exports import decode_cursor
 from tests.labeling_api.exports.helpers import add_solution, label_in_app, lines_of
 
 User = get_user_model()
@@ -30,6 +34,22 @@ def test_since_cursor_returns_only_new_records(project, clients):
     Membership.objects.create(project=other, user=clients["ml"].user, role=Role.ML_ENGINEER)
     wrong_project = clients["ml"].get("/api/v1/projects/other/export/", {"since": cursor})
     assert wrong_project.status_code == 400 and "another project" in str(wrong_project.data["since"])
+
+
+@pytest.mark.django_db
+def test_cursor_is_the_same_for_the_same_position_and_old_cursors_still_read(project, clients):
+    """Cursors carry no timestamp (two pulls a second apart agree); a timestamped one still reads."""
+    first = clients["ml"].get("/api/v1/projects/exp/export/")["X-Export-Cursor"]
+    with mock.patch("time.time", return_value=time.time() + 5):
+        later = clients["ml"].get("/api/v1/projects/exp/export/")["X-Export-Cursor"]
+    assert later == first
+    seq = decode_cursor(project=project, cursor=first)
+    old_style = signing.dumps([project.pk, seq], salt="steplabel.export.cursor", compress=True)
+    assert old_style != first
+    again = clients["ml"].get("/api/v1/projects/exp/export/", {"since": old_style})
+    assert again.status_code == 200 and lines_of(again) == [] and again["X-Export-Cursor"] == first
+    tampered = clients["ml"].get("/api/v1/projects/exp/export/", {"since": first[:-2] + "xx"})
+    assert tampered.status_code == 400 and "not a cursor" in str(tampered.data["since"])
 
 
 @pytest.mark.django_db(transaction=True)
