@@ -74,7 +74,8 @@ def direct_claims(*, slug: str, users: list[tuple[int, str]], count: int) -> dic
 
     project = Project.objects.get(slug=slug)
     people = list(get_user_model().objects.filter(pk__in=[pk for pk, _ in users]))
-    result = timed_claims(project=project, users=people, count=count, key_prefix="direct")
+    # one key space per queue: the same people claim at every size, and a key names one submit
+    result = timed_claims(project=project, users=people, count=count, key_prefix=f"direct-{slug}")
     connection.close()
     return result
 

@@ -84,6 +84,43 @@ def first_error_predictions(p_negative_per_solution: Sequence[Sequence[float]], 
     return _Paths(p_negative_per_solution).first_above(threshold)
 
 
+def first_error_map(p_negative_per_solution: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The most probable first error of each solution, read as a chain of steps: step k is the first
+    error with probability p_k * prod_{i<k} (1 - p_i), and there is none with prod_i (1 - p_i).
+    Returns (index of the most probable first error, its log-odds margin over "no error"); a
+    solution is flagged when its margin exceeds a cut, so one number per split trades the two
+    ProcessBench accuracies, as the P(-1) threshold does for `first_error_predictions`."""
+    paths = _Paths(p_negative_per_solution)
+    index = np.full(paths.n, -1, dtype=np.int64)
+    margin = np.full(paths.n, -np.inf)
+    if not len(paths.starts):
+        return index, margin
+    p = np.clip(paths.flat, 1e-6, 1 - 1e-6)
+    log_ok = np.log1p(-p)
+    # log prod_{i<k} (1 - p_i) within each solution: a running sum restarted at every solution
+    running = np.cumsum(log_ok)
+    offset = np.repeat(running[paths.starts] - log_ok[paths.starts], np.diff(np.append(paths.starts, len(p))))
+    before = running - log_ok - offset
+    joint = np.log(p) + before
+    ends = np.append(paths.starts[1:], len(p)) - 1
+    none = running[ends] - offset[paths.starts]
+    best = np.maximum.reduceat(joint, paths.starts)
+    at = np.minimum.reduceat(
+        np.where(joint == np.repeat(best, np.diff(np.append(paths.starts, len(p)))), paths.pos, len(p)), paths.starts
+    )
+    index[paths.nonempty] = at
+    margin[paths.nonempty] = best - none
+    return index, margin
+
+
+def flagged_share_cut(margin: np.ndarray, share: float) -> float:
+    """The margin above which `share` of these solutions are flagged (a label-free cut: it reads a
+    split's own unlabeled solutions, so a PRM whose P(-1) runs high on another domain is not made
+    to flag every solution there)."""
+    finite = margin[np.isfinite(margin)]
+    return float(np.quantile(finite, 1 - share)) if len(finite) else 0.0
+
+
 def first_error_f1(predicted, true) -> dict:
     """ProcessBench F1: harmonic mean of accuracy on erroneous solutions (exact first-error index)
     and accuracy on error-free ones (no step flagged). Missing groups count as None."""
