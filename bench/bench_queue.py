@@ -29,6 +29,9 @@ from queue_bench.loading import load_queue
 from queue_bench.report import RESULTS, ratios_and_targets, write_report
 from queue_bench.server import SERVER_LOG, start_server, stop_server
 
+# the workspace's own flow: each submit answers with the next task (one request per label)
+BROWSER_MODE = "saturation, browser flow"
+
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,6 +47,11 @@ def parse_args() -> argparse.Namespace:
         type=float,
         default=5000.0,
         help="pause after each submit in the paced run (mean; 0 skips the paced run)",
+    )
+    parser.add_argument(
+        "--browser-flow",
+        action="store_true",
+        help="also measure saturation as the workspace submits: one POST that answers with the next task",
     )
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument(
@@ -62,6 +70,8 @@ def main() -> None:
     modes = {"saturation": 0.0}
     if args.think_ms:
         modes["paced"] = args.think_ms / 1000
+    if args.browser_flow:
+        modes[BROWSER_MODE] = 0.0
     began = time.perf_counter()
     loadavg = os.getloadavg()
     SERVER_LOG.write_text("")
@@ -97,7 +107,8 @@ def main() -> None:
                 for mode, think_s in modes.items():
                     measured = args.seconds * (args.paced_factor if think_s else 1)
                     print(f"  {mode}: {args.clients} clients for {args.warmup + measured:.0f} s ...", flush=True)
-                    run["modes"][mode] = run_load(args, slug, tokens, think_s, server_pid=server.pid)
+                    flow = "browser" if mode == BROWSER_MODE else "claim"
+                    run["modes"][mode] = run_load(args, slug, tokens, think_s, server_pid=server.pid, flow=flow)
                     print("   ", json.dumps(run["modes"][mode]), flush=True)
                     if run["modes"][mode]["errors"]:
                         print(f"    server errors: see {SERVER_LOG}", flush=True)

@@ -16,7 +16,6 @@ def ratios_and_targets(runs: list[dict], modes: dict[str, float]) -> tuple[dict,
         return run["modes"][mode]["next"]["p99"] or float("nan")  # nan when every request failed
 
     ratios = {mode: round(p99(last, mode) / p99(first, mode), 2) for mode in modes} if len(runs) > 1 else {}
-    best_rate = max(run["modes"]["saturation"]["submits_per_s"] for run in runs)
     targets = [
         (
             f"next-task p99 < 50 ms at {last['size']:,} ({mode})",
@@ -29,7 +28,10 @@ def ratios_and_targets(runs: list[dict], modes: dict[str, float]) -> tuple[dict,
         (f"next-task p99 growth {first['size']:,} -> {last['size']:,} < 1.5x ({mode})", f"{ratio}x", ratio < 1.5)
         for mode, ratio in ratios.items()
     ]
-    targets.append(("submits/s >= 200 (saturation)", f"{best_rate}", best_rate >= 200))
+    for mode in modes:
+        if mode != "paced":
+            best_rate = max(run["modes"][mode]["submits_per_s"] for run in runs)
+            targets.append((f"submits/s >= 200 ({mode})", f"{best_rate}", best_rate >= 200))
     return ratios, targets
 
 
@@ -53,6 +55,9 @@ def write_report(report: dict) -> None:
         "the throughput (submits/s), and latencies that are mostly waiting for a CPU behind the other 49 clients.",
         f"- **paced**: each client pauses about {report['think_ms']:.0f} ms (0.5x-1.5x, random) after each submit, "
         "like an annotator reading the next solution; latencies are closer to the cost of one request.",
+        "- **saturation, browser flow** (with `--browser-flow`): as saturation, but each client submits as the "
+        "workspace does, one POST submit/ that answers with the next task (GET tasks/next/ only when holding "
+        "none): one request per label, so its next and submit columns time the same request.",
         "",
         f"Machine: {report['machine']}; load average before the run {report['loadavg_before']} (other engineers' "
         "jobs share these 2 cores with the clients, the server and PostgreSQL).",
