@@ -376,3 +376,24 @@ def test_home_page_queries_do_not_grow_with_the_number_of_projects(client):
         html = client.get("/").content.decode()
     assert html.count("data-project=") == 12
     assert len(many) == len(one), [q["sql"] for q in many]
+
+
+def test_past_imports_say_a_blank_file_was_empty_not_bad_on_line_0(client):
+    """A file of blank lines fails as a whole (an error on line 0): the table says why, and names no line."""
+    lead = user("lead")
+    project = project_with(lead)
+    empty = {"line": 0, "field": "(file)", "message": "the file is empty: it has no JSON lines"}
+    bad = {"line": 2, "field": "question.problem", "message": "missing"}
+    for name, error in (("blank.jsonl", empty), ("bad.jsonl", bad)):
+        ImportJob.objects.create(
+            project=project,
+            requested_by=lead,
+            filename=name,
+            status="failed",
+            counters={"bad_lines": 1},
+            errors=[error],
+        )
+    html = signed_in(client, lead).get("/projects/algebra/data/").content.decode()
+    assert "The file is empty: it has no JSON lines" in html
+    assert "line 0" not in html
+    assert "1 bad line, first: line 2" in html

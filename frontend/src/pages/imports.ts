@@ -125,19 +125,30 @@ export function importSummary(job: ImportJob): string {
   return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
 }
 
+/** What a failed import says: the bad lines, or a problem of the whole file (an error on line 0,
+ * e.g. a file of blank lines only), which is no "bad line" and has no line to name. */
+export function failureMessage(job: ImportJob): { text: string; lines: string[] } {
+  const errors = job.errors ?? [];
+  const fileErrors = errors.filter((e) => e.line === 0);
+  if (errors.length && fileErrors.length === errors.length) {
+    const why = fileErrors.map((e) => e.message.charAt(0).toUpperCase() + e.message.slice(1)).join(". ");
+    return { text: `${why}. Nothing was imported. Fix the file and import it again.`, lines: [] };
+  }
+  const bad = job.counters?.bad_lines ?? errors.length;
+  const shown = errors.length < bad ? ` (the first ${errors.length} are below)` : "";
+  return {
+    text: errors.length
+      ? `${bad} bad line${bad === 1 ? "" : "s"}${shown}; nothing was imported. Fix the file and import it again.`
+      : `The import failed; nothing was imported. ${job.detail ?? ""}`.trim(),
+    lines: errors.map((e) => `Line ${e.line}: ${e.field}: ${e.message}`),
+  };
+}
+
 function showOutcome(job: ImportJob, box: JobBox): void {
   if (job.status === "succeeded") {
     box.done(importSummary(job));
     return;
   }
-  const errors = job.errors ?? [];
-  const bad = job.counters?.bad_lines ?? errors.length;
-  const shown = errors.length < bad ? ` (the first ${errors.length} are below)` : "";
-  const lines = errors.map((e) => `Line ${e.line}: ${e.field}: ${e.message}`);
-  box.failed(
-    errors.length
-      ? `${bad} bad line${bad === 1 ? "" : "s"}${shown}; nothing was imported. Fix the file and import it again.`
-      : `The import failed; nothing was imported. ${job.detail ?? ""}`.trim(),
-    lines,
-  );
+  const { text, lines } = failureMessage(job);
+  box.failed(text, lines);
 }

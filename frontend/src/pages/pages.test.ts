@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { exportBody } from "./exports";
 import { slugify } from "./forms";
-import { importSummary, refusedMessage } from "./imports";
+import { failureMessage, importSummary, refusedMessage } from "./imports";
 
 describe("slugify", () => {
   it("makes a Django slug from a project name", () => {
@@ -58,5 +58,24 @@ describe("refusedMessage", () => {
       "The upload is 9 bytes; the limit is 5 bytes. Nothing was imported.",
     );
     expect(refusedMessage(502, null)).toBe("The server refused the upload (HTTP 502). Nothing was imported.");
+  });
+});
+
+describe("failureMessage", () => {
+  const job = { id: 1, status: "failed" as const };
+  it("names the bad lines with their line numbers", () => {
+    expect(
+      failureMessage({ ...job, counters: { bad_lines: 1 }, errors: [{ line: 2, field: "question.problem", message: "missing" }] }),
+    ).toEqual({
+      text: "1 bad line; nothing was imported. Fix the file and import it again.",
+      lines: ["Line 2: question.problem: missing"],
+    });
+  });
+  it("says a file of blank lines is empty, not that it has a bad line 0", () => {
+    const empty = { line: 0, field: "(file)", message: "the file is empty: it has no JSON lines" };
+    expect(failureMessage({ ...job, counters: { bad_lines: 1 }, errors: [empty] })).toEqual({
+      text: "The file is empty: it has no JSON lines. Nothing was imported. Fix the file and import it again.",
+      lines: [],
+    });
   });
 });
