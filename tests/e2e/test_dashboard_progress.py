@@ -96,7 +96,10 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     expect(figures).to_contain_text("18steps labeled")
     # The legend lists the generation the labels were served in: its steps add up to the headline.
     lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
-    assert lines == ["none: 6 of 14 solutions labeled; no labels served", "gen 0: 6 labels served, 18 steps"]
+    assert lines == [
+        "no generation: 6 of 14 solutions labeled; their labels count under the generation that served them",
+        "gen 0: 6 labels served, 18 steps",
+    ]
     steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))
     assert steps == 18
 

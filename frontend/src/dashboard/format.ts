@@ -87,7 +87,9 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
       if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} solutions labeled`);
       const served = g.labels - g.imported_labels;
       const steps = `${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`;
-      if (g.labels === 0) parts.push("no labels served");
+      // Labeled solutions of a bucket without labels: their labels sit under the generation that
+      // served them (a solution no model ordered yet is served in the current one).
+      if (g.labels === 0) parts.push(g.labeled > 0 ? "their labels count under the generation that served them" : "no labels served");
       else if (served === 0) parts.push(`${fmtInt(g.labels)} label${g.labels === 1 ? "" : "s"} imported, ${steps}`);
       else if (g.imported_labels === 0) parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${steps}`);
       else parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${fmtInt(g.imported_labels)} imported, ${steps}`);
@@ -133,7 +135,7 @@ export function busiest(rows: readonly Named[], k: number): Named[] {
 }
 
 export function generationName(g: number | null): string {
-  return g === null ? "none" : `gen ${g}`;
+  return g === null ? "no generation" : `gen ${g}`;
 }
 
 /** Share of each value in the total, for bar legends: [[label, value, share]]. */
