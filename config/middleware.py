@@ -75,3 +75,27 @@ class ImportSizeLimitMiddleware:
                 message = f"The upload is {length} bytes; the limit is {settings.IMPORT_MAX_BYTES} bytes."
                 return JsonResponse({"detail": message}, status=413)
         return self.get_response(request)
+
+
+class PrivatePagesNotStoredMiddleware:
+    """A signed-in person's pages are not kept by the browser: `Cache-Control: no-store` (with
+    Django's never-cache set) on HTML answered to an authenticated request that set no caching of
+    its own. Going Back after a submit then shows the home page's label counts as they are, not
+    the copy from before; and after signing out on a shared computer, Back shows no one's
+    projects. Static files (WhiteNoise answers them earlier) and the API's JSON are untouched."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        # the content type first: the API's JSON never reads the (lazy) session user here
+        if (
+            response.get("Content-Type", "").startswith("text/html")
+            and not response.has_header("Cache-Control")
+            and getattr(getattr(request, "user", None), "is_authenticated", False)
+        ):
+            from django.utils.cache import add_never_cache_headers
+
+            add_never_cache_headers(response)
+        return response

@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "config.middleware.ImportSizeLimitMiddleware",  # before CSRF, which would read (store) the upload
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.PrivatePagesNotStoredMiddleware",  # needs request.user
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.StyledNotFoundMiddleware",  # make run (DEBUG) shows the styled 404, not Django's

@@ -287,6 +287,21 @@ def test_home_lists_projects_with_roles_progress_and_links(client):
         assert f"/projects/algebra/{page}/" in html
 
 
+def test_signed_in_pages_are_not_stored_by_the_browser(client):
+    """Back after a submit must not show the home page's old counts, nor a signed-out person's."""
+    lead = user("lead")
+    project_with(lead, annotator=[lead])
+    anonymous = client.get("/accounts/login/")
+    signed_in(client, lead)
+    for path in ["/", "/dashboard/algebra/", "/annotate/algebra/", "/projects/algebra/settings/"]:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"], path
+    api = client.get("/api/v1/projects/")  # JSON keeps its own caching rules
+    assert "no-store" not in api.get("Cache-Control", "")
+    assert "no-store" in anonymous["Cache-Control"]  # the login page was never cached anyway
+
+
 @pytest.mark.parametrize("debug", [True, False])
 def test_a_dead_invite_link_says_why_even_under_debug(client, settings, debug):
     """`make run` serves with DEBUG on: its 404 swap must keep the invite page's own explanation."""

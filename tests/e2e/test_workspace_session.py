@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
     expect_empty_queue,
     expect_rated,
     label_steps,
+    login,
     main_ratings,
     make_project,
     make_solution,
@@ -165,3 +166,23 @@ def test_two_annotators_never_get_the_same_solution(pages):
     assert sorted(s for s, _ in claims) == sorted([first.pk, second.pk])
     assert Annotation.objects.filter(solution=first).count() == 1
     assert Annotation.objects.filter(solution=second).count() == 1
+
+
+def test_back_after_a_submit_shows_the_home_page_as_it_is_now(pages):
+    """Signed-in pages are not stored (Cache-Control: no-store), so Back re-reads the counts."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    login(page, "ann", "/")
+    row = page.locator('tr[data-project="algebra"]')
+    expect(row.locator(".sl-num")).to_have_text("0")
+    row.get_by_role("link", name="Label").click()
+    wait_ready(page)
+    for key in ("3", "3", "3"):
+        page.keyboard.press(key)
+    expect_rated(page, 3)
+    page.keyboard.press("Enter")
+    expect_empty_queue(page)
+    page.go_back()
+    expect(page.locator('tr[data-project="algebra"] .sl-num')).to_have_text("1")
