@@ -186,3 +186,28 @@ def test_back_after_a_submit_shows_the_home_page_as_it_is_now(pages):
     expect_empty_queue(page)
     page.go_back()
     expect(page.locator('tr[data-project="algebra"] .sl-num')).to_have_text("1")
+
+
+def test_enter_pressed_again_after_a_submit_keeps_the_confirmation(pages):
+    """Repeated Enters: one label, and the next solution keeps "Submitted", not "Not ready"."""
+    project = make_project()
+    make_user("ann", project)
+    first = make_solution(project, STEPS)
+    make_solution(project, STEPS, problem="What is $2 + 2$?", answer="4", priority=0.5)
+    page = pages.page()
+    open_workspace(page, "ann")
+    for key in ("3", "3", "3"):
+        page.keyboard.press(key)
+    expect_rated(page, 3)
+    for _ in range(3):
+        page.keyboard.press("Enter")
+    expect(page.locator(".sl-notice")).to_have_text("Submitted. Here is the next solution.")
+    page.keyboard.press("Enter")  # a late repeat that lands on the next solution
+    page.wait_for_timeout(300)
+    expect(page.locator(".sl-notice")).to_have_text("Submitted. Here is the next solution.")
+    assert Annotation.objects.filter(assignment__annotator__username="ann").count() == 1
+    assert annotation_for(first).finish_reason == "solution"
+    # Later, Enter on the untouched solution says what is missing.
+    page.wait_for_timeout(1100)
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-notice")).to_contain_text("Not ready to submit")

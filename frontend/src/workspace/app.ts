@@ -65,6 +65,8 @@ export interface WorkspaceConfig {
 }
 
 const HEARTBEAT_MS = 60_000;
+// An Enter this soon after a solution appears, on it untouched, is the previous submit's key again.
+const REPEATED_SUBMIT_MS = 1_000;
 
 export class Workspace {
   private readonly api: Api;
@@ -234,6 +236,8 @@ export class Workspace {
 
   private views: KindViews | null = null;
   private viewsTried = false;
+  /** When the task on screen was shown (performance.now()), to tell a repeated Enter from a new one. */
+  private shownAt = 0;
 
   /** Show a task (or the empty-queue message), restoring its draft. */
   private show(task: Task | null, emptyMessage = true): void {
@@ -258,6 +262,7 @@ export class Workspace {
     this.empty.hidden = true;
     this.bar.hidden = false;
     this.taskArea.hidden = false;
+    this.shownAt = performance.now();
     this.state = restore(task.mode, task.steps, draft?.labels ?? null, { critiqueRequired: task.critiqueRequired });
 
     setRendered(this.problemBody, renderMarkdown(task.problem.text));
@@ -445,6 +450,9 @@ export class Workspace {
       await this.session.submit(payload);
     } catch (e) {
       if (e instanceof IncompleteLabelingError) {
+        // Enter pressed again just after a submit lands on the next, untouched solution: keep the
+        // "Submitted" confirmation on screen instead of replacing it with "Not ready".
+        if (!hasWork(s) && performance.now() - this.shownAt < REPEATED_SUBMIT_MS) return;
         const missing = missingCritique(s);
         this.say(
           missing === null
