@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -133,7 +132,6 @@ def train_head(
     init: StepHead | None = None,
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "all",
-    pool: Sequence[int] = (),
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -163,21 +161,8 @@ def train_head(
     if calibration != "random":
         # a fine grid where the out-of-bag probabilities are (a 0.05 grid is too coarse at P(-1) ~ 0.1-0.3)
         grid = np.unique(np.quantile(oob, np.linspace(0.02, 0.995, 80)))
-    weights = stratum_weights(P, ref, pool) if calibration == "weighted" else None
-    head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid, weights=weights)
+    head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid)
     return head
-
-
-def stratum_weights(P: Prepared, labeled: Sequence[int], pool: Sequence[int]) -> np.ndarray | None:
-    """Importance weights that make the labeled solutions stand for the pool by graded answer
-    (right / wrong / ungraded), which every solution has from import: a strategy that labels
-    mostly wrong answers would otherwise choose the threshold for wrong answers."""
-    if not len(pool):
-        return None
-    key = lambda i: P.answer[i]  # noqa: E731
-    pool_share = {k: c / len(pool) for k, c in Counter(key(i) for i in pool).items()}
-    lab_count = Counter(key(i) for i in labeled)
-    return np.asarray([pool_share.get(key(i), 0.0) * len(labeled) / lab_count[key(i)] for i in labeled])
 
 
 def evaluate(P: Prepared, head: StepHead, ev: Sequence[int]) -> dict:
@@ -329,7 +314,6 @@ def simulate(
                     init=prior,
                     calibrate_on=randomly,
                     calibration=calibration,
-                    pool=pool,
                 )
                 m = evaluate(P, h, ev)
                 m["labels"] = int(P.n_labels[labeled].sum())

@@ -100,18 +100,3 @@ def test_first_error_map_is_the_most_probable_first_error_and_its_margin():
     # a sure error at step 2 behind two sure steps is found there, whatever follows it
     k, m = first_error_map([[0.01, 0.01, 0.99, 0.99]])
     assert k[0] == 2 and m[0] > 5
-
-
-def test_weighted_first_error_f1_and_threshold_stand_for_another_mix():
-    # two erroneous solutions found, one missed with weight 3: accuracy on erroneous 2/5, not 2/3
-    m = first_error_f1([1, 0, -1, -1], [1, 0, 2, -1], weights=[1, 1, 3, 1])
-    assert m["acc_erroneous"] == pytest.approx(2 / 5) and m["acc_correct"] == 1.0
-    assert first_error_f1([1, -1], [1, -1], weights=[0, 0])["first_error_f1"] is None
-    # an unweighted call is the plain one
-    assert first_error_f1([1, 0, -1, -1], [1, 0, 2, -1], weights=None) == first_error_f1([1, 0, -1, -1], [1, 0, 2, -1])
-    # the weights move the chosen threshold: a heavy error at a low P(-1) needs the low threshold
-    seqs = [[0.3, 0.9], [0.2, 0.3], [0.35], [0.1]]
-    truth = [1, -1, 0, -1]
-    assert choose_threshold(seqs, truth, grid=[0.25, 0.38]) == 0.38
-    assert choose_threshold(seqs, truth, grid=[0.25, 0.38], weights=[1, 1, 10, 1]) == 0.25
-    assert choose_threshold(seqs, truth, grid=[0.25, 0.38], weights=[10, 1, 1, 1]) == 0.38

@@ -29,17 +29,3 @@ def test_stepwise_parquet_regroups_into_records_with_neutral_labels():
     assert targets == {-1, 0, 1}
     first = items[0]
     assert first.first_error == 1 and first.n_labels == 6  # stops after the main line's first -1 (step 1)
-
-
-def test_stratum_weights_make_the_labeled_solutions_stand_for_the_pool():
-    from types import SimpleNamespace
-
-    from ml.prm.active_sim import stratum_weights
-
-    P = SimpleNamespace(answer=[False, False, False, True, True, True, True, None])
-    pool = range(8)  # 3/8 wrong, 4/8 right, 1/8 ungraded
-    labeled = [0, 1, 2, 3]  # 3 wrong, 1 right: wrong answers over-represented
-    w = stratum_weights(P, labeled, pool)
-    assert w.tolist() == pytest.approx([0.5, 0.5, 0.5, 2.0])
-    assert w[:3].sum() / w.sum() == pytest.approx(3 / 7)  # the pool's share of wrong among right and wrong
-    assert stratum_weights(P, labeled, []) is None

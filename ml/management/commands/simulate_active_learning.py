@@ -41,13 +41,6 @@ class Command(BaseCommand):
             help="Warm start: a head fitted on other sets' labels (comma-separated, e.g. stepwise) starts each round.",
         )
         parser.add_argument("--prior-limit", type=int, default=4000, help="Solutions drawn from --prior (seeded).")
-        parser.add_argument(
-            "--calibration",
-            choices=("all", "random", "weighted"),
-            default="all",
-            help="Where the first-error threshold is chosen: every labeled solution (out of bag), the randomly "
-            "drawn ones, or every labeled one weighted to stand for the pool by graded answer.",
-        )
         parser.add_argument("--quiet", action="store_true", help="No progress lines.")
 
     def handle(self, *args, **o) -> None:
@@ -118,7 +111,6 @@ class Command(BaseCommand):
                 vault=o["vault"],
                 blocks=blocks,
                 head=head,
-                calibration=o["calibration"],
                 prior_items=prior_items,
                 log=None if log is None else (lambda s, n=name: log(f"{n} {s}")),
             )
