@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 
 from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
 from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
+from annotate.services.members import add_member
 
 # The members page's rule (annotate.services.team.remove_member), kept in the admin too.
 NEEDS_A_LEAD = "A project needs a lead: add another lead before removing the last one."
@@ -64,6 +65,13 @@ class ProjectAdmin(ProjectScopedAdmin):
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at"]
     inlines = [MembershipInline]
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        # A lead sees only the projects they lead: one they add here would vanish from their own
+        # admin and home page at once (a superuser sees every project and needs no membership).
+        if not change and not request.user.is_superuser:
+            add_member(project=form.instance, user=request.user, role=Role.LEAD)
 
 
 @admin.register(Membership)

@@ -142,3 +142,37 @@ def test_autocomplete_lookups_stay_in_the_leads_projects():
     # People are not searchable by leads at all (users are for superusers).
     users = lead.get("/admin/autocomplete/?app_label=annotate&model_name=membership&field_name=user&term=")
     assert users.status_code == 403 and other_member.username not in users.content.decode()
+
+
+def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
+    """Was (found by the walkthrough): a lead's "Add project" in the admin saved a project with no
+    member, which then vanished from their own admin ("Project ... doesn't exist") and home page:
+    only a superuser could reach it again. The lead who adds it becomes its lead."""
+    from annotate.models import Membership, Project
+
+    world = build_world()
+    lead = world.session_client("lead")
+    form = {
+        "slug": "added-in-admin",
+        "name": "Added in the admin",
+        "labeling_mode": "phase2",
+        "task_kind": "steps",
+        "selection_strategy": "answer_stratified",
+        "overlap": 1,
+        "qc_rate": 0,
+        "control_share": 0.1,
+        "retrain_every": 500,
+        "guidelines": "",
+        "lease_minutes": 30,
+        "screening_required": 0,
+        "screening_threshold": 0.75,
+        "current_generation": 0,
+        "memberships-TOTAL_FORMS": 0,
+        "memberships-INITIAL_FORMS": 0,
+    }
+    response = lead.post("/admin/annotate/project/add/", form)
+    errors = response.context["adminform"].form.errors if response.status_code == 200 else None
+    assert response.status_code == 302, errors
+    project = Project.objects.get(slug="added-in-admin")
+    assert Membership.objects.filter(project=project, user=world.users["lead"], role=Role.LEAD).exists()
+    assert b"added-in-admin" in lead.get("/admin/annotate/project/").content
