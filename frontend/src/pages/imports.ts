@@ -108,12 +108,17 @@ export function refusedMessage(status: number, body: unknown): string {
 export function importSummary(job: ImportJob): string {
   const c = job.counters ?? {};
   const n = c.solutions_created ?? 0;
+  const dup = c.duplicates ?? 0;
+  // The same file again: say so, rather than "0 new problems, 7 already in the project", which
+  // reads as seven problems.
+  if (dup && !n && !c.annotations_created && !c.pairs_created)
+    return `Nothing new: all ${dup} line${dup === 1 ? " was" : "s were"} already in the project.`;
   const parts = [`Imported ${n} solution${n === 1 ? "" : "s"}`];
   const extra: string[] = [];
   if (c.annotations_created) extra.push(`${c.annotations_created} with labels`);
   if (c.problems_created !== undefined)
     extra.push(`${c.problems_created} new problem${c.problems_created === 1 ? "" : "s"}`);
-  if (c.duplicates) extra.push(`${c.duplicates} already in the project`);
+  if (dup) extra.push(`${dup} line${dup === 1 ? "" : "s"} already in the project`);
   // Compare projects: annotators label pairs, so say how many the import made (none: every problem
   // of the file had a single solution).
   if (c.pairs_created !== undefined)

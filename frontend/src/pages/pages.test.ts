@@ -35,7 +35,13 @@ describe("importSummary", () => {
       "Imported 14 solutions (13 new problems).",
     );
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, duplicates: 3 } })).toBe(
-      "Imported 1 solution (0 new problems, 3 already in the project).",
+      "Imported 1 solution (0 new problems, 3 lines already in the project).",
+    );
+    expect(importSummary({ ...job, counters: { solutions_created: 0, problems_created: 0, duplicates: 7 } })).toBe(
+      "Nothing new: all 7 lines were already in the project.",
+    );
+    expect(importSummary({ ...job, counters: { solutions_created: 0, annotations_created: 2, duplicates: 1 } })).toBe(
+      "Imported 0 solutions (2 with labels, 1 line already in the project).",
     );
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 1 } })).toBe(
       "Imported 1 solution (1 new problem).",
