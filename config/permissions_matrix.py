@@ -184,10 +184,13 @@ ADMIN_ROUTES: dict[str, list[Call]] = {
 @dataclass(frozen=True)
 class AdminModel:
     """A registered model's admin pages. `audience`: "project" (leads of the row's project, see
-    annotate.admin_scope) or "superuser"; `add` False where the admin refuses adding."""
+    annotate.admin_scope) or "superuser"; `add` False where the admin refuses adding;
+    `add_by_creators`: only superusers and the Project creators group may add (no kind here is in
+    that group), as on the New project page."""
 
     audience: str
     add: bool = True
+    add_by_creators: bool = False
     delete: bool = True
     views: tuple[str, ...] = field(default=("changelist", "add", "history", "delete", "change", "<redirect>"))
 
@@ -200,7 +203,7 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "axes.accessattempt": AdminModel("superuser", add=False),
     "axes.accesslog": AdminModel("superuser", add=False),
     "axes.accessfailurelog": AdminModel("superuser", add=False),
-    "annotate.project": AdminModel("project"),
+    "annotate.project": AdminModel("project", add_by_creators=True),
     "annotate.membership": AdminModel("project"),
     "annotate.labelerprofile": AdminModel("project"),
     "annotate.annotatorstatus": AdminModel("project"),
@@ -237,6 +240,9 @@ def admin_model_expect(model: AdminModel, view: str) -> dict[str, int]:
     ok = 403 if (view == "add" and not model.add) or (view == "delete" and not model.delete) else 200
     if ok == 403:  # the page is refused to every staff user before any row is looked up
         return staff_row(403)
+    if view == "add" and model.add_by_creators:
+        #        anon out staff rem  ml  lead super ann
+        return row(302, 403, 403, 302, 302, 403, 200, 302)
     if model.audience == "superuser":
         #        anon out staff rem  ml  lead super ann
         return row(302, 403, 403, 302, 302, 403, ok, 302)

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
 from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
 from annotate.services.members import add_member
+from annotate.services.projects import can_create_projects
 
 # The members page's rule (annotate.services.team.remove_member), kept in the admin too.
 NEEDS_A_LEAD = "A project needs a lead: add another lead before removing the last one."
@@ -65,6 +66,11 @@ class ProjectAdmin(ProjectScopedAdmin):
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at"]
     inlines = [MembershipInline]
+
+    def has_add_permission(self, request) -> bool:
+        # The admin's Add follows the product's rule (superusers and the Project creators group),
+        # as the New project page does: a lead's admin rights cover the projects they lead.
+        return can_create_projects(user=request.user) and super().has_add_permission(request)
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)

@@ -148,10 +148,17 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
     """Was (found by the walkthrough): a lead's "Add project" in the admin saved a project with no
     member, which then vanished from their own admin ("Project ... doesn't exist") and home page:
     only a superuser could reach it again. The lead who adds it becomes its lead."""
+    from django.contrib.auth.models import Group
+
     from annotate.models import Membership, Project
+    from annotate.services.projects import PROJECT_CREATORS
 
     world = build_world()
     lead = world.session_client("lead")
+    # A lead outside the Project creators group may not add projects here, as on the New project page.
+    assert lead.get("/admin/annotate/project/add/").status_code == 403
+    assert b"/admin/annotate/project/add/" not in lead.get("/admin/annotate/project/").content
+    world.users["lead"].groups.add(Group.objects.get(name=PROJECT_CREATORS))
     form = {
         "slug": "added-in-admin",
         "name": "Added in the admin",
