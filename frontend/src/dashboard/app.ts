@@ -12,6 +12,7 @@ import {
   generationLines,
   heldoutSize,
   METRIC_NAMES,
+  plural,
   queueFigure,
   shares,
   stepsNote,
@@ -214,7 +215,7 @@ export class Dashboard {
           (p.labels_imported
             ? `; imported labels under the generation their file gave them (PRM800K numbers its own rounds, not this project's models)`
             : "") +
-          `. Together: ${fmtInt(p.labels)} labels, ${fmtInt(p.steps_labeled)} steps.`,
+          `. Together: ${plural(p.labels, "label")}, ${plural(p.steps_labeled, "step")}.`,
       ),
     );
   }

@@ -3,7 +3,7 @@
  * GET …/compare-stats/ and the reward model's held-out pairwise accuracy (the latest point of the
  * learning curve, whose runs train a Bradley-Terry model on the preferences).
  */
-import { DASH, fmtEta, fmtInt, fmtPace, fmtPct, fmtScore } from "./format";
+import { DASH, fmtEta, fmtInt, fmtPace, fmtPct, fmtScore, plural } from "./format";
 import type { Figure } from "./format";
 import type { CompareStats, CurvePoint, PairProgress, Share } from "../api/types";
 
@@ -88,10 +88,6 @@ export function compareCurveNote(p: CurvePoint): { text: string; tooSmall: boole
       (tooSmall ? ": too few to mean much (30+ pairs)." : "."),
     tooSmall,
   };
-}
-
-function plural(n: number, noun: string): string {
-  return `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** When the open pairs will have their preferences at the team's pace, or why nothing is queued. */

@@ -12,6 +12,7 @@ import {
   generationLabel,
   generationLines,
   generationName,
+  plural,
   heldoutSize,
   queueFigure,
   shares,
@@ -192,5 +193,13 @@ describe("format", () => {
       "Latest point (run #3, 410 step labels): step accuracy 0.630, first-error F1 0.450 " +
         "(trained before held-out sizes and intervals were recorded).",
     );
+  });
+});
+
+describe("plural", () => {
+  it("says 1 label and 2 labels", () => {
+    expect(plural(1, "label")).toBe("1 label");
+    expect(plural(2, "step")).toBe("2 steps");
+    expect(plural(0, "label")).toBe("0 labels");
   });
 });

@@ -97,6 +97,11 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     });
 }
 
+/** "1 label", "2 labels": a count with its noun. */
+export function plural(n: number, noun: string): string {
+  return `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /** A generation's name, marked "(imported)" when all its labels came from an import file: its
  * number is the file's (e.g. PRM800K's rounds), not one of this project's models. */
 export function generationLabel(g: GenerationProgress): string {
