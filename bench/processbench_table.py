@@ -30,7 +30,7 @@ from ml.prm.metrics import (  # noqa: E402
     first_error_f1_interval,
     first_error_map,
     first_error_predictions,
-    flagged_share_cut,
+    flag_share,
 )
 from ml.prm.sim_data import stepwise_records  # noqa: E402
 from ml.prm.train import build_prm, train_prm  # noqa: E402
@@ -92,17 +92,12 @@ def map_share(seqs, truth) -> float:
     """The share of solutions to flag (by the most probable first error's margin) that maximises
     first-error F1 on the training paths; applied to a split as a quantile of its own margins."""
     index, margin = first_error_map(seqs)
-
-    def f1(share):
-        pred = np.where(margin > flagged_share_cut(margin, share), index, -1)
-        return first_error_f1(pred, truth)["first_error_f1"] or 0.0
-
-    return float(max(np.linspace(0.05, 0.95, 91), key=f1))
-
-
-def map_predictions(seqs, share: float) -> np.ndarray:
-    index, margin = first_error_map(seqs)
-    return np.where(margin > flagged_share_cut(margin, share), index, -1)
+    return float(
+        max(
+            np.linspace(0.05, 0.95, 91),
+            key=lambda q: first_error_f1(flag_share(index, margin, q), truth)["first_error_f1"] or 0.0,
+        )
+    )
 
 
 def paired_diff_ci(pred_a, pred_b, truth, n_boot: int = 1000, seed: int = 0) -> list[float]:
@@ -132,12 +127,9 @@ def main() -> None:
     train_paths = path_first_error(rated)
     pos = {id(e): i for i, e in enumerate(rated)}
     p_train = prm.score_steps([(e.problem, tuple(e.previous), e.step) for e in rated]).p_negative
-    quantile = flag_quantile(
-        [p_train[[pos[id(e)] for e in path]] for path, _ in train_paths.values()],
-        np.asarray([fe for _, fe in train_paths.values()]),
-    )
     train_seqs = [p_train[[pos[id(e)] for e in path]] for path, _ in train_paths.values()]
     train_truth = np.asarray([fe for _, fe in train_paths.values()])
+    quantile = flag_quantile(train_seqs, train_truth)
     share = map_share(train_seqs, train_truth)
     hazard_of = lambda lengths: [hazard[np.minimum(np.arange(k), len(hazard) - 1)] for k in lengths]  # noqa: E731
     prior_share = map_share(hazard_of([len(s) for s in train_seqs]), train_truth)
@@ -161,11 +153,11 @@ def main() -> None:
             (first_error_f1(first_error_predictions(seqs, t), truth)["first_error_f1"] or 0.0, t)
             for t in np.unique(np.quantile(pn, np.linspace(0.01, 0.999, 120)))
         )
-        map_pred = map_predictions(seqs, share)
-        map_prior_pred = map_predictions(hz, prior_share)
         index, margin = first_error_map(seqs)
+        map_pred = flag_share(index, margin, share)
+        map_prior_pred = flag_share(*first_error_map(hz), prior_share)
         map_oracle = max(
-            (first_error_f1(np.where(margin > flagged_share_cut(margin, q), index, -1), truth)["first_error_f1"] or 0.0)
+            (first_error_f1(flag_share(index, margin, q), truth)["first_error_f1"] or 0.0)
             for q in np.linspace(0.05, 0.95, 91)
         )
         base = {

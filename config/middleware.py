@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import add_never_cache_headers
 
 
 class RejectNulInQueryMiddleware:
@@ -95,7 +96,5 @@ class PrivatePagesNotStoredMiddleware:
             and not response.has_header("Cache-Control")
             and getattr(getattr(request, "user", None), "is_authenticated", False)
         ):
-            from django.utils.cache import add_never_cache_headers
-
             add_never_cache_headers(response)
         return response

@@ -97,28 +97,27 @@ def first_error_map(p_negative_per_solution: Sequence[Sequence[float]]) -> tuple
         return index, margin
     p = np.clip(paths.flat, 1e-6, 1 - 1e-6)
     log_ok = np.log1p(-p)
+    lengths = np.diff(np.append(paths.starts, len(p)))  # of the solutions with steps
     # log prod_{i<k} (1 - p_i) within each solution: a running sum restarted at every solution
     running = np.cumsum(log_ok)
-    offset = np.repeat(running[paths.starts] - log_ok[paths.starts], np.diff(np.append(paths.starts, len(p))))
+    offset = np.repeat(running[paths.starts] - log_ok[paths.starts], lengths)
     before = running - log_ok - offset
     joint = np.log(p) + before
-    ends = np.append(paths.starts[1:], len(p)) - 1
-    none = running[ends] - offset[paths.starts]
+    none = running[paths.starts + lengths - 1] - offset[paths.starts]
     best = np.maximum.reduceat(joint, paths.starts)
-    at = np.minimum.reduceat(
-        np.where(joint == np.repeat(best, np.diff(np.append(paths.starts, len(p)))), paths.pos, len(p)), paths.starts
-    )
+    at = np.minimum.reduceat(np.where(joint == np.repeat(best, lengths), paths.pos, len(p)), paths.starts)
     index[paths.nonempty] = at
     margin[paths.nonempty] = best - none
     return index, margin
 
 
-def flagged_share_cut(margin: np.ndarray, share: float) -> float:
-    """The margin above which `share` of these solutions are flagged (a label-free cut: it reads a
-    split's own unlabeled solutions, so a PRM whose P(-1) runs high on another domain is not made
-    to flag every solution there)."""
+def flag_share(index: np.ndarray, margin: np.ndarray, share: float) -> np.ndarray:
+    """First-error predictions that flag the `share` of these solutions with the widest margins
+    (from `first_error_map`), -1 for the rest. A label-free cut: it reads a split's own unlabeled
+    solutions, so a PRM whose P(-1) runs high on another domain is not made to flag every one."""
     finite = margin[np.isfinite(margin)]
-    return float(np.quantile(finite, 1 - share)) if len(finite) else 0.0
+    cut = float(np.quantile(finite, 1 - share)) if len(finite) else 0.0
+    return np.where(margin > cut, index, -1)
 
 
 def first_error_f1(predicted, true) -> dict:

@@ -11,7 +11,7 @@ from ml.prm.metrics import (
     first_error_f1_interval,
     first_error_map,
     first_error_predictions,
-    flagged_share_cut,
+    flag_share,
     step_metrics,
     wilson_interval,
 )
@@ -94,9 +94,10 @@ def test_first_error_map_is_the_most_probable_first_error_and_its_margin():
         joint = [p[j] * np.prod(1 - p[:j]) for j in range(len(p))]
         assert k == int(np.argmax(joint))
         assert m == pytest.approx(np.log(max(joint)) - np.log(np.prod(1 - p)), abs=1e-6)
-    cut = flagged_share_cut(margin, 0.4)
-    flagged = margin[np.isfinite(margin)] > cut
+    pred = flag_share(index, margin, 0.4)
+    flagged = pred[np.isfinite(margin)] != -1
     assert flagged.mean() == pytest.approx(0.4, abs=0.01)
+    assert np.array_equal(pred[np.isfinite(margin)][flagged], index[np.isfinite(margin)][flagged])
     # a sure error at step 2 behind two sure steps is found there, whatever follows it
     k, m = first_error_map([[0.01, 0.01, 0.99, 0.99]])
     assert k[0] == 2 and m[0] > 5
