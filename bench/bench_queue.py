@@ -33,6 +33,19 @@ from queue_bench.server import SERVER_LOG, start_server, stop_server
 BROWSER_MODE = "saturation, browser flow"
 
 
+def cpu_reference_seconds() -> float:
+    """CPU seconds of a fixed pure-Python loop (10M additions), best of 3: this shared machine's cores
+    run at different speeds on different days, so runs are compared by it, not by the date."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        best = min(best, time.process_time() - started)
+    return round(best, 3)
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,1000000", help="comma-separated queue sizes")
@@ -58,6 +71,12 @@ def parse_args() -> argparse.Namespace:
         "--threads", type=int, default=20, help="gunicorn threads per worker (enough for every keep-alive client)"
     )
     parser.add_argument("--worker-class", default="gthread", help="gthread (keep-alive) or sync")
+    parser.add_argument(
+        "--queue-per-mode-max",
+        type=int,
+        default=200_000,
+        help="sizes up to this get a fresh queue per mode (one saturated mode can empty a small queue)",
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--db", default="steplabel_bench_queue")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database at the end")
@@ -74,6 +93,7 @@ def main() -> None:
         modes[BROWSER_MODE] = 0.0
     began = time.perf_counter()
     loadavg = os.getloadavg()
+    cpu_reference = cpu_reference_seconds()
     SERVER_LOG.write_text("")
     print(f"recreating database {args.db} ...", flush=True)
     recreate_database(args.db)
@@ -87,11 +107,14 @@ def main() -> None:
         loaded = []
         for size in sizes:
             print(f"loading {size:,} solutions ...", flush=True)
+            copies = len(modes) if size <= args.queue_per_mode_max else 1
+            slugs = [load_queue(size=size, users=users, slug=f"bench-{size}-{i}")[0] for i in range(1, copies)]
             slug, load_seconds = load_queue(size=size, users=users)
             print(f"  loaded in {load_seconds:.1f} s", flush=True)
-            loaded.append((size, slug, load_seconds))
+            loaded.append((size, [slug, *slugs], load_seconds))
         settle_database()
-        for size, slug, load_seconds in loaded:
+        for size, slugs, load_seconds in loaded:
+            slug = slugs[0]
             explain = explain_claim(slug=slug, user_pk=users[0][0])
             direct = direct_claims(slug=slug, users=users, count=args.direct_claims)
             print(f"{size:,}: claim query {explain}; in-process claim_next {direct}", flush=True)
@@ -104,17 +127,20 @@ def main() -> None:
             }
             server = start_server(args)
             try:
-                for mode, think_s in modes.items():
+                for i, (mode, think_s) in enumerate(modes.items()):
                     measured = args.seconds * (args.paced_factor if think_s else 1)
                     print(f"  {mode}: {args.clients} clients for {args.warmup + measured:.0f} s ...", flush=True)
                     flow = "browser" if mode == BROWSER_MODE else "claim"
-                    run["modes"][mode] = run_load(args, slug, tokens, think_s, server_pid=server.pid, flow=flow)
+                    run["modes"][mode] = run_load(
+                        args, slugs[i % len(slugs)], tokens, think_s, server_pid=server.pid, flow=flow
+                    )
                     print("   ", json.dumps(run["modes"][mode]), flush=True)
                     if run["modes"][mode]["errors"]:
                         print(f"    server errors: see {SERVER_LOG}", flush=True)
             finally:
                 stop_server(server)
-            check = check_counts(slug)
+            counts = [check_counts(s) for s in slugs]
+            check = {key: sum(c[key] for c in counts) for key in counts[0]}
             run["check"] = check
             run["integrity"] = (
                 f"ok: {check['annotations']} annotations, {check['distinct_solutions']} distinct solutions"
@@ -142,9 +168,11 @@ def main() -> None:
         "paced_factor": args.paced_factor,
         "warmup": args.warmup,
         "direct_claims": args.direct_claims,
+        "queue_per_mode_max": args.queue_per_mode_max,
         "think_ms": args.think_ms,
         "machine": f"{os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}",
         "loadavg_before": [round(x, 2) for x in loadavg],
+        "cpu_reference_s": cpu_reference,
         "runs": runs,
         "next_p99_ratio_largest_vs_smallest": ratios,
         "paced_mode": paced,

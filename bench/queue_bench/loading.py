@@ -34,13 +34,14 @@ def insert_select(cur, model, exprs: dict[str, str], from_sql: str, params: dict
     )
 
 
-def load_queue(*, size: int, users: list[tuple[int, str]]) -> tuple[str, float]:
-    """A project with `size` open solutions of 10 steps, generated inside PostgreSQL."""
+def load_queue(*, size: int, users: list[tuple[int, str]], slug: str = "") -> tuple[str, float]:
+    """A project (`slug`, default bench-<size>) with `size` open solutions of 10 steps, generated
+    inside PostgreSQL."""
     from django.db import connection
 
     from annotate.models import Membership, Problem, Project, Role, Solution, Step
 
-    slug = f"bench-{size}"
+    slug = slug or f"bench-{size}"
     # retrain_every=0: the queue alone is measured, not the ML app's post-submit retrain check.
     project = Project.objects.create(slug=slug, overlap=1, qc_rate=0.0, lease_minutes=30, retrain_every=0)
     Membership.objects.bulk_create([Membership(project=project, user_id=pk, role=Role.ANNOTATOR) for pk, _ in users])
