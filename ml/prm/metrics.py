@@ -120,14 +120,16 @@ def flag_share(index: np.ndarray, margin: np.ndarray, share: float) -> np.ndarra
     return np.where(margin > cut, index, -1)
 
 
-def first_error_f1(predicted, true) -> dict:
+def first_error_f1(predicted, true, weights=None) -> dict:
     """ProcessBench F1: harmonic mean of accuracy on erroneous solutions (exact first-error index)
-    and accuracy on error-free ones (no step flagged). Missing groups count as None."""
+    and accuracy on error-free ones (no step flagged). Missing groups count as None. `weights`:
+    one per solution (importance weights of a sample that is not the population's), else equal."""
     pred = np.asarray(predicted)
     true = np.asarray(true)
+    w = np.ones(len(true)) if weights is None else np.asarray(weights, dtype=np.float64)
     err = true >= 0
-    acc_err = float((pred[err] == true[err]).mean()) if err.any() else None
-    acc_ok = float((pred[~err] == -1).mean()) if (~err).any() else None
+    acc_err = float(np.average(pred[err] == true[err], weights=w[err])) if err.any() else None
+    acc_ok = float(np.average(pred[~err] == -1, weights=w[~err])) if (~err).any() else None
     if acc_err is None or acc_ok is None:
         f1 = acc_err if acc_ok is None else acc_ok
     else:
@@ -169,14 +171,15 @@ def first_error_f1_interval(predicted, true, *, n_boot: int = 1000, seed: int = 
     return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
 
 
-def choose_threshold(p_negative_per_solution, true, grid=None) -> float:
-    """The P(-1) threshold that maximises first-error F1 on the given (training) solutions."""
+def choose_threshold(p_negative_per_solution, true, grid=None, weights=None) -> float:
+    """The P(-1) threshold that maximises first-error F1 on the given (training) solutions, each
+    counted with its weight (`first_error_f1`)."""
     if grid is None:
         grid = np.linspace(0.05, 0.95, 19)
     best, best_t = -1.0, 0.5
     paths = _Paths(p_negative_per_solution)
     for t in grid:
-        f = first_error_f1(paths.first_above(t), true)["first_error_f1"] or 0.0
+        f = first_error_f1(paths.first_above(t), true, weights)["first_error_f1"] or 0.0
         if f > best + 1e-12:
             best, best_t = f, float(t)
     return best_t

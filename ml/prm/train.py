@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ml.prm import reweight
 from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows
@@ -96,12 +97,50 @@ def evaluate(examples: Sequence[StepExample], head_probs: torch.Tensor, threshol
     return m
 
 
+def _threshold_weights(
+    head: EnsembleHead,
+    train_ex: Sequence[StepExample],
+    tr_probs: torch.Tensor,
+    boot: torch.Tensor,
+    population: Sequence[Sequence[StepExample]],
+    solution_steps: dict[str, Sequence[StepExample]],
+    *,
+    cache: FeatureCache,
+    temperature: float,
+    device: str,
+) -> np.ndarray:
+    """`reweight.population_weights` of the training solutions (in `_path_eval`'s order) to the
+    population, each solution scored by its largest step P(-1); a step the model trained on is
+    scored out of bag (by the members whose bootstrap left it out), so fitting its label does
+    not inflate it."""
+    p_tr = tr_probs[:, :, 0].numpy()
+    out = (boot == 0).numpy()
+    cnt = out.sum(0)
+    oob = np.where(cnt > 0, (p_tr * out).sum(0) / np.maximum(cnt, 1), p_tr.mean(0))
+    trained = {e.key: float(p) for e, p in zip(train_ex, oob, strict=True)}
+    order = list(path_first_error(train_ex))
+    by_sid: dict[str, list[StepExample]] = {}
+    for e in train_ex:
+        if e.on_path:
+            by_sid.setdefault(e.solution_id, []).append(e)
+    labeled = [list(solution_steps.get(sid) or by_sid[sid]) for sid in order]
+    solutions = [*labeled, *(list(steps) for steps in population)]
+    flat = [e for steps in solutions for e in steps]
+    probs = torch.softmax(_logits(head, cache.get(flat), device) / temperature, dim=-1)
+    p = probs.mean(0)[:, 0].numpy().astype(np.float64)
+    p = np.asarray([trained.get(e.key, q) for e, q in zip(flat, p, strict=True)])
+    top = reweight.solution_max(p, [len(steps) for steps in solutions])
+    return reweight.population_weights(top[: len(labeled)], top[len(labeled) :])
+
+
 def train_prm(
     examples: Sequence[StepExample],
     config: PRMConfig | None = None,
     *,
     cache: FeatureCache | None = None,
     log: Callable[[str], None] | None = None,
+    population: Sequence[Sequence[StepExample]] = (),
+    solution_steps: dict[str, Sequence[StepExample]] | None = None,
 ) -> dict:
     """Train an ensemble PRM on rated step examples; return a checkpoint dict.
 
@@ -110,6 +149,11 @@ def train_prm(
     improved for `config.patience` epochs and keep the best epoch, fit a temperature on the
     held-out set, choose the first-error threshold on the training solutions, and record held-out
     metrics. Pass a `FeatureCache` to reuse features across runs (steps never change).
+
+    `population`: a random sample of the project's solutions, each its steps in order as unrated
+    examples; `solution_steps`: every step of each training solution (by `solution_id`) likewise.
+    With both, the training solutions count toward the threshold with `ml.prm.reweight` weights,
+    so a threshold chosen on an actively chosen sample fits the pool it will flag.
     """
     cfg = config or PRMConfig()
     t0 = time.perf_counter()
@@ -197,7 +241,25 @@ def train_prm(
     threshold = cfg.first_error_threshold
     if threshold is None:
         seqs, truth = _path_eval(train_ex, tr_probs.mean(0)[:, 0].numpy())
-        threshold = choose_threshold(seqs, truth) if len(truth) else 0.5
+        weights = None
+        if population and solution_steps and len(truth):
+            weights = _threshold_weights(
+                head,
+                train_ex,
+                tr_probs,
+                boot,
+                population,
+                solution_steps,
+                cache=cache,
+                temperature=temperature,
+                device=dev,
+            )
+            metrics["threshold_weights"] = {
+                "population": len(population),
+                "max": round(float(weights.max()), 3),
+                "min": round(float(weights.min()), 3),
+            }
+        threshold = choose_threshold(seqs, truth, weights=weights) if len(truth) else 0.5
     metrics["train"] = evaluate(train_ex, tr_probs, threshold)
     if x_he is not None:
         metrics["heldout"] = evaluate(held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold)

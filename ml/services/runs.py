@@ -36,6 +36,7 @@ from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.prm.examples import StepExample, examples_from_record
 from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
+from ml.services.population import threshold_population
 from ml.services.prm_lib import lib
 from ml.services.scoring import (
     apply_selection,
@@ -250,6 +251,7 @@ def _summary_metrics(checkpoint: dict) -> dict[str, Any]:
         "best_epoch": checkpoint["best_epoch"],
         "temperature": checkpoint["temperature"],
         "threshold": checkpoint["threshold"],
+        "threshold_weights": checkpoint["metrics"].get("threshold_weights"),
         "heldout": heldout,
         "train": checkpoint["metrics"].get("train") or {},
     }
@@ -277,7 +279,8 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""
             log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels{base}")
         cache = feature_cache(config)
-        checkpoint = lib.train_prm(examples, config, cache=cache, log=log)
+        weighting = threshold_population(project=project, examples=examples, seed=config.seed)
+        checkpoint = lib.train_prm(examples, config, cache=cache, log=log, **weighting)
         t_train = time.perf_counter() - t0
         lib.save_checkpoint(checkpoint, artifact_abspath(artifact))
         written = True

@@ -95,6 +95,9 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
     for key in ("auroc_negative", "accuracy", "ece", "first_error_f1"):
         assert 0.0 <= m[key] <= 1.0, key
     assert done.config["ensemble_size"] == 2 and done.started_at <= done.finished_at
+    # the threshold was chosen with the 80 labeled solutions weighted to the project's 110
+    weighting = m["threshold_weights"]
+    assert weighting["population"] == 110 and 0 < weighting["min"] <= weighting["max"]
     # every open step scored once, by this run
     open_steps = Step.objects.filter(solution__project=project, solution__is_open=True).count()
     assert StepScore.objects.filter(training_run=done).count() == open_steps == m["scored_steps"]

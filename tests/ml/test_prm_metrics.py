@@ -101,3 +101,38 @@ def test_first_error_map_is_the_most_probable_first_error_and_its_margin():
     # a sure error at step 2 behind two sure steps is found there, whatever follows it
     k, m = first_error_map([[0.01, 0.01, 0.99, 0.99]])
     assert k[0] == 2 and m[0] > 5
+
+
+def test_weights_count_solutions_in_first_error_f1_and_move_the_chosen_threshold():
+    from ml.prm.metrics import choose_threshold, first_error_f1
+
+    # two erroneous solutions (first error at step 1) and two correct ones
+    pred, true = np.array([1, 0, -1, 1]), np.array([1, 1, -1, -1])
+    assert first_error_f1(pred, true)["acc_erroneous"] == 0.5
+    assert first_error_f1(pred, true, weights=[3, 1, 1, 1])["acc_erroneous"] == 0.75
+    assert first_error_f1(pred, true, weights=[1, 1, 1, 3])["acc_correct"] == 0.25
+    # two erroneous solutions (error at step 1) that want different thresholds (the first one
+    # in [0.1, 0.5), the second in [0.3, 0.8)) and a correct one that both satisfy: the heavier wins
+    seqs = [np.array([0.1, 0.5]), np.array([0.3, 0.8]), np.array([0.2])]
+    truth = np.array([1, 1, -1])
+    grid = [0.25, 0.6]
+    assert choose_threshold(seqs, truth, grid=grid, weights=[5, 1, 1]) == 0.25
+    assert choose_threshold(seqs, truth, grid=grid, weights=[1, 5, 1]) == 0.6
+
+
+def test_population_weights_undo_a_selection_on_the_largest_step_p_negative():
+    from ml.prm.reweight import population_weights, solution_max
+
+    assert solution_max(np.array([0.1, 0.4, 0.2, 0.9, 0.3]), [3, 0, 2]).tolist() == [0.4, 0.0, 0.9]
+    rng = np.random.default_rng(0)
+    pool = rng.uniform(size=5000)
+    # a random sample of the pool: weights near 1
+    fair = population_weights(rng.choice(pool, 1000, replace=False), pool)
+    assert np.allclose(fair, 1, atol=0.2)
+    # a sample drawn mostly from the top fifth (as uncertainty or convincing-wrong picks): those
+    # count less, the rest more, and the weighted strata match the pool's (a fifth each)
+    picked = np.concatenate([pool[pool > 0.8][:400], pool[pool <= 0.8][:100]])
+    w = population_weights(picked, pool)
+    top = picked > np.quantile(pool, 0.8)
+    assert w[top].max() < 1 < w[~top].min()
+    assert abs(w[top].sum() / w.sum() - 0.2) < 0.01

@@ -31,6 +31,13 @@ class Command(BaseCommand):
         parser.add_argument("--control-share", type=float, default=0.1, help="Random share of every other strategy.")
         parser.add_argument("--vault", action="store_true", help="Evaluate on the untouched 20%% of problems (final).")
         parser.add_argument("--blocks", default="hashed", help="Feature blocks: hashed, minilm (stored embeddings).")
+        parser.add_argument(
+            "--calibration",
+            default="reweighted",
+            choices=["reweighted", "all", "random"],
+            help="The first-error threshold: chosen on the labeled solutions weighted to look like the pool "
+            "(default), unweighted, or on the randomly drawn ones only.",
+        )
         parser.add_argument("--limit", type=int, default=0, help="Use only the first N solutions of each set.")
         parser.add_argument("--head", default="{}", help="Head overrides as JSON, e.g. '{\"k\": 4}'.")
         parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="Where the per-set JSON goes.")
@@ -109,6 +116,7 @@ class Command(BaseCommand):
                 seed_share=o["seed_share"],
                 control_share=o["control_share"],
                 vault=o["vault"],
+                calibration=o["calibration"],
                 blocks=blocks,
                 head=head,
                 prior_items=prior_items,
