@@ -38,7 +38,9 @@ class ProjectSettingsForm(forms.ModelForm):
             "task_kind": "Steps: annotators rate each step of a model-written solution (+1, 0, -1). Compare: they "
             "say which of two solutions of one problem is better (pairs are made when data is imported). "
             "Fixed once data is imported.",
-            "overlap": "How many different annotators label each solution (1 to 10).",
+            "overlap": "How many different annotators label each solution (1 to 10). A change applies at once: "
+            "raising it puts solutions that already have their labels back in the queue, for annotators who "
+            "have not labeled them; lowering it takes out those that now have enough. Tasks in progress are kept.",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
