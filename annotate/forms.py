@@ -8,11 +8,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
 from annotate.models import Project, Role
+from annotate.services.exports.options import ExportOptions
 from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
 # Slugs that would read as a page of their own under /projects/.
 RESERVED_SLUGS = frozenset({"new", "settings", "data", "members", "export"})
 ROLE_CHOICES = [(role.value, role.label) for role in Role]
+EXPORT_DEFAULTS = ExportOptions()  # what the export API assumes for an option left out
 
 
 class ProjectSettingsForm(forms.ModelForm):
@@ -38,7 +40,9 @@ class ProjectSettingsForm(forms.ModelForm):
             "task_kind": "Steps: annotators rate each step of a model-written solution (+1, 0, -1). Compare: they "
             "say which of two solutions of one problem is better (pairs are made when data is imported). "
             "Fixed once data is imported.",
-            "overlap": "How many different annotators label each solution (1 to 10).",
+            "overlap": "How many different annotators label each solution (1 to 10). A change applies at once: "
+            "raising it puts solutions that already have their labels back in the queue, for annotators who "
+            "have not labeled them; lowering it takes out those that now have enough. Tasks in progress are kept.",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
@@ -210,4 +214,19 @@ class ExportForm(forms.Form):
     )
     qc = forms.ChoiceField(label="Gold / QC questions", choices=INCLUSION)
     screening = forms.ChoiceField(label="Screening questions", choices=INCLUSION)
+    # TRL only (the page shows and sends them with that format); defaults as the export API's.
+    neutral = forms.ChoiceField(
+        label="Neutral (0) steps",
+        choices=[("positive", "Positive: True"), ("negative", "Negative: False"), ("drop", "Drop: end the row")],
+        initial=EXPORT_DEFAULTS.neutral,
+        help_text="Positive is PRM800K's scoring, negative TRL's own converter; drop ends a row before a "
+        "neutral step. Rows still end at the first step rated -1.",
+    )
+    alternatives = forms.ChoiceField(
+        label="Rated alternatives",
+        choices=[("branch", "Branch: rows of their own"), ("drop", "Drop")],
+        initial=EXPORT_DEFAULTS.alternatives,
+        help_text="Branch: each rated alternative becomes a row of its own, ending at that step; drop: only "
+        "the main line.",
+    )
     gzip = forms.BooleanField(label="Compress with gzip", required=False)

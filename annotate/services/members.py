@@ -1,8 +1,10 @@
 """Project membership and the labeler pseudonym every user carries into exports."""
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
@@ -45,8 +47,9 @@ def _membership_changed(sender, instance: Membership, created: bool = False, **k
     if created:  # a new membership takes no role away
         return
     # However a membership goes or changes role (this service, the admin, a cascade), a user left
-    # without a labeling role holds no lease.
+    # without a labeling role holds no lease, and one who leads no project any more leaves the admin.
     release_leases_unless_labeler(project_id=instance.project_id, user_id=instance.user_id)
+    withdraw_lead_admin_unless_lead(user_id=instance.user_id)
 
 
 def labeler_uuid_for(*, user: AbstractBaseUser) -> str:
@@ -64,3 +67,22 @@ def grant_lead_admin(*, user: AbstractBaseUser) -> None:
     if not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
+
+
+def withdraw_lead_admin_unless_lead(*, user_id: int) -> bool:
+    """Undo grant_lead_admin once the user leads no project: out of the Leads group, and no longer
+    staff, which only the lead role grants here. Never for a superuser; staff status stays too when
+    the user has permissions of their own or through another group (made staff for another reason
+    in the admin; the Project creators group holds none). Returns whether anything was withdrawn.
+    Plain queryset statements, so it also runs while the user's deletion cascades to memberships."""
+    if Membership.objects.filter(user_id=user_id, role=Role.LEAD).exists():
+        return False
+    User = get_user_model()
+    groups, permissions = User.groups.through.objects, User.user_permissions.through.objects
+    ordinary = {"user_id": user_id, "user__is_superuser": False}
+    left = groups.filter(**ordinary, group__name=LEADS_GROUP).delete()[0]
+    other_group = groups.filter(user_id=OuterRef("pk"), group__permissions__isnull=False)
+    own_permission = permissions.filter(user_id=OuterRef("pk"))
+    staff = User.objects.filter(pk=user_id, is_superuser=False, is_staff=True)
+    unstaffed = staff.filter(~Exists(other_group), ~Exists(own_permission)).update(is_staff=False)
+    return bool(left or unstaffed)

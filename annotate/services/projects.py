@@ -6,10 +6,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.db.models import BooleanField, Case, F, Q, Value, When
 
-from annotate.models import Problem, Project, Role
+from annotate.models import Comparison, Problem, Project, Role, Solution, TaskKind
 from annotate.services import events
 from annotate.services.members import add_member
+from annotate.tasks import refresh_stats_snapshot
+from core import jobs
 
 # The group whose members may create projects (created by migration 0007, managed in the admin).
 PROJECT_CREATORS = "Project creators"
@@ -84,5 +87,37 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
         setattr(locked, name, after)
         setattr(project, name, after)
     locked.save(update_fields=list(changes))
-    events.record(actor=user, project=project, action="project.settings_changed", changes=changes)
+    queue: dict[str, int] = {}
+    if "overlap" in changes:
+        queue = reopen_or_close(project=locked)
+        # The dashboard's cached solution counts (large projects) were taken at the old overlap.
+        jobs.enqueue_on_commit(refresh_stats_snapshot, locked.pk)
+    events.record(actor=user, project=project, action="project.settings_changed", changes=changes, **queue)
     return changes
+
+
+def _flip(rows, *, should_be_open: Q) -> int:
+    """One UPDATE: each of `rows` whose is_open differs from `should_be_open` gets it. Only the
+    rows that change are written (a project may have a million solutions)."""
+    differs = (Q(is_open=True) & ~should_be_open) | (Q(is_open=False) & should_be_open)
+    is_open = Case(When(should_be_open, then=Value(True)), default=Value(False), output_field=BooleanField())
+    return rows.filter(differs).update(is_open=is_open)
+
+
+def reopen_or_close(*, project: Project) -> dict[str, int]:
+    """After an overlap change (inside its transaction, the project row locked): a queue solution
+    is open while it has fewer labels than the overlap plus the labels a lead's reopen asked for,
+    the rule a submit closes it by (annotate.queue_sql.store_annotation). Raising the overlap
+    reopens labeled solutions, lowering it closes those that now have enough. Gold and screening
+    solutions are served from their own pools and are left alone; active assignments are never
+    touched, so a lease running on a solution closed here is still submitted (its label counts as
+    any other) or renewed if the solution has room. Pairs of a compare project follow the same
+    rule (without extra labels). Returns how many rows changed, for the audit row."""
+    overlap = project.overlap
+    queue = Solution.objects.filter(project=project, is_gold=False, is_screening=False)
+    room = Q(annotation_count__lt=F("extra_labels") + overlap)
+    result = {"solutions_open_changed": _flip(queue, should_be_open=room)}
+    if project.task_kind == TaskKind.COMPARE:
+        pairs = Comparison.objects.filter(project=project, is_gold=False)
+        result["pairs_open_changed"] = _flip(pairs, should_be_open=Q(annotation_count__lt=overlap))
+    return result

@@ -24,12 +24,27 @@ interface ExportJob {
 
 const FINAL = new Set(["failed", "succeeded"]);
 
-/** The form's values as the export API's JSON body: empty fields left out, lists comma-joined. */
+/** Options that only some formats take (the export API's `neutral` and `alternatives`: TRL rows). */
+export const FORMAT_ONLY: Readonly<Record<string, readonly string[]>> = {
+  neutral: ["trl"],
+  alternatives: ["trl"],
+};
+
+/** Whether `option` goes with an export of `format`. */
+export function optionApplies(option: string, format: string): boolean {
+  const formats = FORMAT_ONLY[option];
+  return formats === undefined || formats.includes(format);
+}
+
+/** The form's values as the export API's JSON body: empty fields left out, lists comma-joined,
+ * another format's options left out. */
 export function exportBody(form: FormData): Record<string, string | boolean> {
   const body: Record<string, string | boolean> = {};
   const reasons = form.getAll("finish_reason").map(String);
+  const format = String(form.get("format") ?? "");
   for (const [key, value] of form.entries()) {
     if (key === "csrfmiddlewaretoken" || key === "finish_reason" || key === "gzip") continue;
+    if (!optionApplies(key, format)) continue;
     const text = String(value).trim();
     if (text) body[key] = text;
   }
@@ -46,6 +61,11 @@ export function startExportForm(root: Document): void {
   const config = JSON.parse(configEl.textContent) as ExportConfig;
   const box = new JobBox(boxEl);
   const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
+  const format = form.querySelector<HTMLSelectElement>("select[name=format]");
+  if (format) {
+    showFormatOptions(form, format.value);
+    format.addEventListener("change", () => showFormatOptions(form, format.value));
+  }
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (button) button.disabled = true;
@@ -53,6 +73,16 @@ export function startExportForm(root: Document): void {
       if (button) button.disabled = false;
     });
   });
+}
+
+/** Show the chosen format's own options (a fieldset marked data-format-only="trl ..."), hide and
+ * disable the others', so the form sends only what applies. */
+function showFormatOptions(form: HTMLFormElement, format: string): void {
+  for (const box of form.querySelectorAll<HTMLFieldSetElement>("fieldset[data-format-only]")) {
+    const shown = (box.dataset.formatOnly ?? "").split(" ").includes(format);
+    box.hidden = !shown;
+    box.disabled = !shown;
+  }
 }
 
 async function runExport(config: ExportConfig, body: Record<string, string | boolean>, box: JobBox): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { exportBody } from "./exports";
+import { exportBody, optionApplies } from "./exports";
 import { slugify } from "./forms";
 import { failureMessage, importSummary, refusedMessage } from "./imports";
 
@@ -25,6 +25,31 @@ describe("exportBody", () => {
     expect(exportBody(form)).toEqual({ format: "trl", finish_reason: "solution,found_error", gzip: false });
     form.append("gzip", "on");
     expect(exportBody(form).gzip).toBe(true);
+  });
+});
+
+describe("exportBody with TRL options", () => {
+  const form = (format: string) => {
+    const data = new FormData();
+    data.append("format", format);
+    data.append("neutral", "drop");
+    data.append("alternatives", "drop");
+    return data;
+  };
+
+  it("sends neutral and alternatives with the TRL format", () => {
+    expect(exportBody(form("trl"))).toEqual({ format: "trl", neutral: "drop", alternatives: "drop", gzip: false });
+  });
+
+  it("leaves them out of other formats", () => {
+    expect(exportBody(form("prm800k"))).toEqual({ format: "prm800k", gzip: false });
+    expect(exportBody(form("critique"))).toEqual({ format: "critique", gzip: false });
+  });
+
+  it("knows which options go with which format", () => {
+    expect(optionApplies("neutral", "trl")).toBe(true);
+    expect(optionApplies("alternatives", "prm800k")).toBe(false);
+    expect(optionApplies("since", "prm800k")).toBe(true);
   });
 });
 
