@@ -61,7 +61,9 @@ class ExportOptionsSerializer(serializers.Serializer):
         required=False, help_text="Active-learning round(s), comma-separated integers (-1 = screening)."
     )
     since = serializers.CharField(required=False, help_text="Cursor from an earlier export: only newer labels.")
-    labeler = serializers.CharField(required=False, help_text="A labeler's pseudonymous UUID.")
+    labeler = serializers.CharField(
+        required=False, help_text="A labeler's pseudonymous UUID (anything else is refused with 400)."
+    )
     qc = serializers.ChoiceField(["include", "exclude", "only"], default="include", help_text="Gold / QC questions.")
     screening = serializers.ChoiceField(
         ["include", "exclude", "only"], default="include", help_text="Initial screening questions."
@@ -82,12 +84,13 @@ class ExportOptionsSerializer(serializers.Serializer):
         ["positive", "negative", "drop"],
         default="positive",
         help_text="trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL "
-        "converter), or ends the row.",
+        "converter), or ends the row. A value other than `positive` with another format is refused (400).",
     )
     alternatives = serializers.ChoiceField(
         ["branch", "drop"],
         default="branch",
-        help_text="trl: each rated alternative becomes its own row ending at that step, or is dropped.",
+        help_text="trl: each rated alternative becomes its own row ending at that step, or is dropped (`drop` "
+        "with another format is refused, 400).",
     )
     include_history = serializers.BooleanField(
         default=False,

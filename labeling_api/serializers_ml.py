@@ -76,7 +76,10 @@ class TrainingRunRequestSerializer(serializers.Serializer):
 class TrainingRunRequestedSerializer(TrainingRunSerializer):
     merged = serializers.BooleanField(
         read_only=True,
-        help_text="True when the request joined a run that was already waiting (it trains on every label so far).",
+        help_text=(
+            "True when the request joined a run that was already waiting (it trains on every label so far), or "
+            "the running run when no label has arrived since it started and no other settings were asked for."
+        ),
     )
 
     class Meta(TrainingRunSerializer.Meta):

@@ -39,8 +39,10 @@ class TrainingRunListView(APIView):
         summary="Retrain the project's PRM",
         description=(
             "Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: "
-            "a request while a run waits joins it (`merged: true`); a request while one is running creates the "
-            "next run, which starts when the running one ends. When it succeeds the new model is activated, the "
+            "a request while a run waits joins it (`merged: true`); so does a request while one is running when no "
+            "label has arrived since that run started and the request asks for the same settings (the answer is "
+            "the running run); otherwise a request while one is running creates the next run, which starts when "
+            "the running one ends. When it succeeds the new model is activated, the "
             "generation advances and the queue is reordered by the project's selection strategy."
         ),
         parameters=[SLUG],

@@ -9,9 +9,12 @@ generation and writes the queue priorities. Any exception marks the run failed w
 traceback; the previous model stays active.
 
 Single flight per project: at most one run is running and at most one waits (status created).
-A request while one waits returns the waiting run (`merged`); a request while one runs creates
-the waiting run, which the running one enqueues when it finishes. The Project row lock
-serializes these decisions (SQLite serializes writers by itself).
+A request while one waits returns the waiting run (`merged`). A request while one runs returns
+the running run (`merged`) when it would train on the same thing: no annotation or preference
+has arrived since the running run took its snapshot (the watermarks `_claim` stores in its
+metrics) and the request asks for no other settings. Otherwise it creates the waiting run, which
+the running one enqueues when it finishes. The Project row lock serializes these decisions
+(SQLite serializes writers by itself).
 """
 
 from __future__ import annotations
@@ -144,10 +147,12 @@ def request_retrain(
 ) -> TrainingRun:
     """A training run for the project's labels so far; never two at once.
 
-    Returns the waiting run when there is one (with `run.merged = True`), else a new one. A new
-    run created while another runs waits for it: the running one enqueues it when it finishes.
-    `config` overrides training settings for a new run (a merged request keeps the waiting
-    run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
+    Returns the waiting run when there is one (with `run.merged = True`); else the running run
+    (also `merged`) when no label has arrived since it took its snapshot and `config` asks for
+    nothing else (`_trains_the_same`): a second click of "Retrain now" must not train again on
+    the same labels. Else a new run, which waits for a running one: that run enqueues it when it
+    finishes. `config` overrides training settings for a new run (a merged request keeps the
+    waiting run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
     """
     if config:
         validate_run_config(project=project, config=config)  # before anything is written
@@ -157,6 +162,10 @@ def request_retrain(
     if waiting is not None:
         waiting.merged = True
         return waiting
+    running = TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).order_by("-id").first()
+    if running is not None and _trains_the_same(running=running, config=config):
+        running.merged = True
+        return running
     # Who asked is kept on the row for leads, never in the config that ML engineers list.
     run = TrainingRun.objects.create(
         project=project,
@@ -168,6 +177,25 @@ def request_retrain(
     if enqueue:
         _enqueue(run.pk)
     return run
+
+
+def _trains_the_same(*, running: TrainingRun, config: dict[str, Any] | None) -> bool:
+    """Would a new run train what `running` trains? Yes when no annotation or preference of the
+    project is newer than the watermarks `_claim` stored when the run started (annotations cover
+    step labels, imports and a compare project's first-wrong marks) and the request overrides no
+    setting, or the same ones as the running run. A run without both watermarks is never joined."""
+    metrics = running.metrics or {}
+    annotations, preferences = metrics.get("annotation_watermark"), metrics.get("preference_watermark")
+    if annotations is None or preferences is None:
+        return False
+    requested = {k: v for k, v in running.config.items() if k != "extra"}  # the overrides until it ends
+    if (config or {}) != requested:
+        return False  # other settings: a new run, even on the same labels
+    project_id = running.project_id
+    return not (
+        Annotation.objects.filter(project_id=project_id, id__gt=annotations).exists()
+        or Preference.objects.filter(project_id=project_id, id__gt=preferences).exists()
+    )
 
 
 def _fail_stale(*, project_id: int | None = None, older_than: timedelta = STALE_AFTER) -> list[int]:

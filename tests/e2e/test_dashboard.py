@@ -261,6 +261,52 @@ def test_retrain_button_reports_the_outcome(pages):
     page.screenshot(path=str(SHOTS / "dashboard-retrain.png"))
 
 
+def test_retrain_button_sends_one_request_however_often_it_is_clicked(pages):
+    """A double click made two training runs: the button stays disabled while its request is in
+    flight, so further clicks send nothing."""
+    build_campaign()
+    runs_before = TrainingRun.objects.count()
+    page = pages.page()
+    login(page, "lena", "/dashboard/algebra/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    held = []  # the POST is held until the clicks are done
+
+    def hold(route) -> None:
+        if route.request.method == "POST":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/training-runs/$"), hold)
+    button = page.get_by_role("button", name="Retrain now")
+    button.dblclick()
+    expect(button).to_be_disabled()
+    box = button.bounding_box()
+    page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # real clicks, not waiting
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert len(held) == 1
+    held[0].continue_()
+    message = page.locator('[data-slot="retrain-message"]')
+    expect(message).to_have_text(re.compile(r"^Training run #\d+ \w+\.$"))
+    expect(button).to_be_enabled()
+    assert len(held) == 1 and TrainingRun.objects.count() == runs_before + 1
+
+    # A slow double click against a fast server: the first click's request has ended, the button is
+    # enabled again, and the double click's second click still sends nothing.
+    page.unroute(re.compile(r"/training-runs/$"))
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and "/training-runs/" in r.url else None)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down(click_count=2)
+    page.mouse.up(click_count=2)
+    page.wait_for_timeout(300)
+    assert posts == []
+    button.click()  # a new click is a new request (it joins the waiting run: no second run)
+    expect(message).to_have_text(re.compile(r"^Training run #\d+ \w+\.$"))
+    assert len(posts) == 1 and TrainingRun.objects.count() == runs_before + 1
+
+
 def test_annotator_gets_403_page(pages):
     build_campaign()
     page = pages.page()

@@ -14,8 +14,9 @@ from annotate.models import Project, Role, Solution
 from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
+from ml.services import runs
 from tests.api_clients import member_client
-from tests.ml.loop_helpers import TINY, planted_project
+from tests.ml.loop_helpers import TINY, add_label, planted_project
 
 User = get_user_model()
 
@@ -93,6 +94,42 @@ def test_refusals_name_the_roles_and_the_action_in_words(clients, project):
     assert retrain.json() == {"detail": "Only the leads and ML engineers of this project can start training runs."}
     export = clients["annotator"].get("/api/v1/projects/api/export/")
     assert export.json() == {"detail": "Only the leads and ML engineers of this project can export its data."}
+
+
+@pytest.mark.django_db
+def test_a_request_while_a_run_trains_on_the_same_labels_joins_it(clients, project, django_capture_on_commit_callbacks):
+    """A double click of Retrain now once a worker has claimed the first run: the second request
+    answers with the running run (`merged`), not a second run on identical labels."""
+    url = "/api/v1/projects/api/training-runs/"
+    first = clients["lead"].post(url, {}, format="json").data
+    assert runs._claim(first["id"]) is not None  # what the worker does first: status running, watermarks
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        second = clients["lead"].post(url, {}, format="json")
+    assert second.status_code == 202
+    assert second.data["id"] == first["id"] and second.data["merged"] is True and second.data["status"] == "running"
+    assert set(second.data) == set(first), "the same answer shape as any request"
+    assert not callbacks, "nothing enqueued"
+    assert TrainingRun.objects.filter(project=project).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_request_while_a_run_trains_waits_when_labels_arrived_or_settings_differ(clients, project):
+    url = "/api/v1/projects/api/training-runs/"
+    first = clients["ml"].post(url, {"config": {"max_epochs": 3}}, format="json").data
+    assert runs._claim(first["id"]) is not None
+    same = clients["ml"].post(url, {"config": {"max_epochs": 3}}, format="json").data
+    assert same["id"] == first["id"] and same["merged"] is True  # the same settings on the same labels
+    other = clients["ml"].post(url, {"config": {"max_epochs": 4}}, format="json").data
+    assert other["id"] != first["id"] and other["merged"] is False and other["status"] == "created"
+    TrainingRun.objects.filter(pk=other["id"]).delete()
+
+    add_label(project)  # a label newer than the running run's snapshot: a new run waits for it
+    later = clients["lead"].post(url, {}, format="json")
+    assert later.status_code == 202
+    assert later.data["id"] != first["id"] and later.data["merged"] is False and later.data["status"] == "created"
+    joined = clients["lead"].post(url, {}, format="json").data
+    assert joined["id"] == later.data["id"] and joined["merged"] is True  # then it joins the waiting one
+    assert TrainingRun.objects.filter(project=project).count() == 2
 
 
 @pytest.mark.django_db

@@ -102,3 +102,21 @@ def assert_convincing_wrong_order(project: Project, run: TrainingRun) -> None:
     scores = [s.verifier_score for s in wrong]
     assert scores == sorted(scores, reverse=True), "most convincing wrong answers first"
     assert min(s.priority for s in wrong) > max(s.priority for s in right)
+
+
+def add_label(project: Project) -> Annotation:
+    """One more annotation (an imported phase-2 label) on an open solution: a label newer than any
+    run's watermark."""
+    solution = Solution.objects.filter(project=project, is_open=True).order_by("id").first()
+    steps = list(Step.objects.filter(solution=solution).order_by("index").values_list("text", flat=True))
+    label = phase2_label(steps, -1)
+    return Annotation.objects.create(
+        project=project,
+        solution=solution,
+        labeler_uuid=str(uuid.uuid4()),
+        source="import",
+        submitted_at="2026-01-02T00:00:00Z",
+        finish_reason="solution",
+        label_steps=dumps_label_steps(label),
+        **label_counters(label),
+    )

@@ -26,7 +26,7 @@ from ml import services
 from ml.models import TrainingRun
 from ml.services import runs
 from tests.factories import make_user
-from tests.ml.loop_helpers import TINY, assert_convincing_wrong_order, open_queue, planted_project
+from tests.ml.loop_helpers import TINY, add_label, assert_convincing_wrong_order, open_queue, planted_project
 
 # --- single flight --------------------------------------------------------------------------------
 
@@ -58,8 +58,14 @@ def test_concurrent_requests_give_one_run_and_a_request_during_a_run_waits_for_i
     assert len({pk for pk, _ in results}) == 1 and sorted(m for _, m in results) == [False, True, True, True]
     first = TrainingRun.objects.get(project=project)
 
-    # While it runs, requests create exactly one waiting run, which cannot start alongside it.
+    # While it runs on the labels so far, a request joins it: no second run on the same labels.
     assert runs._claim(first.pk) is not None  # what the worker does first
+    same = services.request_retrain(project=project, enqueue=False)
+    assert same.pk == first.pk and same.merged and same.status == JobStatus.RUNNING
+    assert TrainingRun.objects.filter(project=project).count() == 1
+
+    # Once a label arrives, requests create exactly one waiting run, which cannot start alongside it.
+    add_label(project)
     nxt = services.request_retrain(project=project, enqueue=False)
     again = services.request_retrain(project=project, enqueue=False)
     assert nxt.pk == again.pk and not nxt.merged and again.merged and nxt.status == JobStatus.CREATED

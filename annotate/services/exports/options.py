@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,6 +16,12 @@ from prm800k.schema import FINISH_REASONS
 FORMATS = ("prm800k", "trl", "math_shepherd", "critique", "preference")
 LABEL_SOURCES = ("human", "auto")  # math_shepherd: human annotations, or automatic labels (autolabel app)
 TRISTATE = ("include", "exclude", "only")
+# Options that shape only some formats' rows, with their defaults and the formats they shape: asking
+# for anything but the default with another format is refused (it would be ignored without a word).
+FORMAT_ONLY = {
+    "neutral": ("positive", ("trl", "math_shepherd")),  # math_shepherd: its human labels (labels=human)
+    "alternatives": ("branch", ("trl",)),
+}
 _CURSOR_SALT = "steplabel.export.cursor"
 
 
@@ -58,6 +65,16 @@ def parse_flag(value: Any, name: str) -> bool:
     if text not in ("true", "false", "1", "0"):
         raise ExportOptionError(name, f"must be true or false, got {text!r}")
     return text in ("true", "1")
+
+
+def parse_labeler(value: str) -> str:
+    """A labeler's pseudonymous UUID in the form exports carry it (lowercase, with hyphens), so a
+    typo is refused instead of matching no label."""
+    try:
+        return str(uuid.UUID(value.strip()))
+    except ValueError:
+        shown = value if len(value) <= 64 else f"{value[:64]}..."
+        raise ExportOptionError("labeler", f"must be a labeler UUID, got {shown!r}") from None
 
 
 def encode_cursor(*, project: Project, seq: int) -> str:
@@ -120,6 +137,11 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
     )
     if options.ties == "include" and options.format != "preference":
         raise ExportOptionError("ties", "only the preference format has ties")
+    for name, (default, formats) in FORMAT_ONLY.items():
+        value = getattr(options, name)
+        if value != default and options.format not in formats:
+            applies = " or ".join(f"format={f}" for f in formats)
+            raise ExportOptionError(name, f"{name}={value} applies to {applies} only, not format={options.format}")
     if options.labels == "auto" and options.format not in ("math_shepherd", "trl"):
         raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd or trl")
     for item in many("generation"):
@@ -139,9 +161,8 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         raise ExportOptionError("split", f"must be train or test, got {split!r}")
     options.split = split
     labeler = one("labeler")
-    if labeler is not None and len(labeler) > 64:
-        raise ExportOptionError("labeler", "must be a labeler UUID")
-    options.labeler = labeler
+    if labeler is not None:
+        options.labeler = parse_labeler(labeler)
     since = one("since")
     if since is not None:
         options.since = decode_cursor(project=project, cursor=since)

@@ -143,7 +143,7 @@ export interface paths {
     get: operations["projects_training_runs_list"];
     /**
      * Retrain the project's PRM
-     * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`); a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
+     * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
      */
     post: operations["projects_training_runs_create"];
   };
@@ -477,7 +477,7 @@ export interface components {
       generation?: string;
       /** @description Cursor from an earlier export: only newer labels. */
       since?: string;
-      /** @description A labeler's pseudonymous UUID. */
+      /** @description A labeler's pseudonymous UUID (anything else is refused with 400). */
       labeler?: string;
       /**
        * @description Gold / QC questions.
@@ -512,7 +512,7 @@ export interface components {
        */
       min_agreement?: number;
       /**
-       * @description trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row.
+       * @description trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row. A value other than `positive` with another format is refused (400).
        *
        * * `positive` - positive
        * * `negative` - negative
@@ -521,7 +521,7 @@ export interface components {
        */
       neutral?: components["schemas"]["NeutralEnum"];
       /**
-       * @description trl: each rated alternative becomes its own row ending at that step, or is dropped.
+       * @description trl: each rated alternative becomes its own row ending at that step, or is dropped (`drop` with another format is refused, 400).
        *
        * * `branch` - branch
        * * `drop` - drop
@@ -1285,7 +1285,7 @@ export interface components {
       finished_at: string | null;
       /** Format: date-time */
       activated_at: string | null;
-      /** @description True when the request joined a run that was already waiting (it trains on every label so far). */
+      /** @description True when the request joined a run that was already waiting (it trains on every label so far), or the running run when no label has arrived since it started and no other settings were asked for. */
       merged: boolean;
     };
     WrongAnswer: {
@@ -1735,7 +1735,7 @@ export interface operations {
     parameters: {
       query?: {
         /**
-         * @description trl: each rated alternative becomes its own row ending at that step, or is dropped.
+         * @description trl: each rated alternative becomes its own row ending at that step, or is dropped (`drop` with another format is refused, 400).
          *
          * * `branch` - branch
          * * `drop` - drop
@@ -1757,7 +1757,7 @@ export interface operations {
         generation?: string;
         /** @description prm800k: add a top-level `history` key with each record's earlier versions (who, when, why). */
         include_history?: boolean;
-        /** @description A labeler's pseudonymous UUID. */
+        /** @description A labeler's pseudonymous UUID (anything else is refused with 400). */
         labeler?: string;
         /**
          * @description math_shepherd: human labels (before the first -1 `+`, it and later steps `-`), or automatic labels (imported Math-Shepherd lines byte for byte, then rollout-labeled solutions). trl: `auto` gives one row per automatically labeled solution, every step with its label.
@@ -1769,7 +1769,7 @@ export interface operations {
         /** @description Where overlap > 1: keep solutions whose annotators agree on at least this share of steps. */
         min_agreement?: number;
         /**
-         * @description trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row.
+         * @description trl and math_shepherd (human): neutral counts as correct (PRM800K scoring), incorrect (TRL converter), or ends the row. A value other than `positive` with another format is refused (400).
          *
          * * `positive` - positive
          * * `negative` - negative
@@ -2167,7 +2167,7 @@ export interface operations {
   };
   /**
    * Retrain the project's PRM
-   * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`); a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
+   * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
    */
   projects_training_runs_create: {
     parameters: {

@@ -76,6 +76,8 @@ export class Dashboard {
   private stats: Stats | null = null;
   private readonly http: Http;
   private refreshTimer = 0;
+  /** The "Retrain now" request in flight, if any. */
+  private retraining: Promise<void> | null = null;
 
   constructor(
     private readonly root: HTMLElement,
@@ -86,7 +88,9 @@ export class Dashboard {
 
   async start(): Promise<void> {
     watchResize();
-    this.button("retrain").addEventListener("click", () => void this.retrain());
+    this.button("retrain").addEventListener("click", (event) => {
+      if (!repeatedClick(event)) void this.retrain();
+    });
     await this.load();
   }
 
@@ -410,10 +414,24 @@ export class Dashboard {
     note.classList.toggle("sl-error", Boolean(job?.error));
   }
 
-  async retrain(): Promise<void> {
+  /**
+   * "Retrain now": one POST at a time. The button is disabled (and aria-busy) until the request and
+   * the reload after it end, and a call while one is in flight joins it instead of posting again;
+   * the click listener also ignores a double click's second click (`repeatedClick`). A double click
+   * made two runs on the same labels (the server now merges such a request too).
+   */
+  retrain(): Promise<void> {
+    this.retraining ??= this.postRetrain().finally(() => {
+      this.retraining = null;
+    });
+    return this.retraining;
+  }
+
+  private async postRetrain(): Promise<void> {
     const button = this.button("retrain");
     const message = this.slot("retrain-message");
     button.disabled = true;
+    button.setAttribute("aria-busy", "true");
     message.classList.remove("sl-error");
     message.textContent = "Starting a training run…";
     try {
@@ -425,8 +443,18 @@ export class Dashboard {
       message.classList.add("sl-error");
     } finally {
       button.disabled = false;
+      button.removeAttribute("aria-busy");
     }
   }
+}
+
+/**
+ * The second (third, ...) click of a double click: ignored by "Retrain now". Its request may have
+ * ended by then (a fast server answers within a slow double click), and the button is enabled again.
+ * A keyboard press has detail 0.
+ */
+export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
+  return event.detail > 1;
 }
 
 /** What the offline simulation (bench/results/simulation.md) says about strategies that did worse than random. */

@@ -12,7 +12,10 @@ from ml.models import TrainingRun
 
 
 class Command(BaseCommand):
-    help = "Retrain a project's PRM on its labels so far (single flight: joins a waiting run)."
+    help = (
+        "Retrain a project's PRM on its labels so far (single flight: joins a waiting run, or the running "
+        "one when no label has arrived since it started)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--project", required=True, help="Project slug.")
@@ -29,7 +32,10 @@ class Command(BaseCommand):
             run = services.request_retrain(project=project_obj, config=overrides, trigger="command", enqueue=not wait)
         except (ValueError, json.JSONDecodeError) as exc:
             raise CommandError(str(exc)) from None
-        joined = " (joined the waiting run)" if run.merged else ""
+        # A merged request joined the waiting run, or the running one when no label came since it started.
+        joined = (
+            f" (joined the {'waiting' if run.status == JobStatus.CREATED else 'running'} run)" if run.merged else ""
+        )
         if not wait:
             self.stdout.write(f"Training run {run.pk} queued for {project}{joined}; the ml worker will train it.")
             return

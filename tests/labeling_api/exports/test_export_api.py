@@ -134,6 +134,8 @@ def test_app_labels_export_in_phase2_shape_with_pseudonym(project, clients):
         ("screening=only", ["3333"]),
         ("finish_reason=give_up,bad_problem", ["4444", "5555"]),
         ("labeler=55555555-5555-4555-8555-555555555555", ["5555"]),
+        ("labeler=55555555555545558555555555555555", ["5555"]),  # read as the UUID it is
+        ("labeler=urn:uuid:55555555-5555-4555-8555-555555555555", ["5555"]),
     ],
 )
 def test_filters(clients, query, labelers):
@@ -201,11 +203,47 @@ def test_min_agreement_keeps_agreeing_solutions(project, clients):
         ("since=garbage", "since"),
         ("min_agreement=2", "min_agreement"),
         ("neutral=sideways", "neutral"),
+        ("labeler=not-a-uuid", "labeler"),
+        ("labeler=55555555-5555-4555-8555", "labeler"),
+        ("format=prm800k&neutral=negative", "neutral"),
+        ("neutral=drop", "neutral"),  # prm800k is the default format
+        ("format=prm800k&alternatives=drop", "alternatives"),
+        ("format=critique&neutral=negative", "neutral"),
+        ("format=math_shepherd&alternatives=drop", "alternatives"),
     ],
 )
 def test_bad_options_are_400_naming_the_field(clients, query, field):
     response = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
     assert response.status_code == 400 and field in response.data
+
+
+@pytest.mark.django_db
+def test_a_labeler_typo_is_400_naming_the_value_not_an_empty_export(clients):
+    response = clients["ml"].get("/api/v1/projects/exp/export/?labeler=not-a-uuid")
+    assert response.status_code == 400
+    assert response.json() == {"labeler": ["must be a labeler UUID, got 'not-a-uuid'"]}
+    long = clients["ml"].get(f"/api/v1/projects/exp/export/?labeler={'x' * 500}")
+    assert long.status_code == 400 and len(long.json()["labeler"][0]) < 120  # the value shown, cut short
+
+
+@pytest.mark.django_db
+def test_trl_options_with_the_prm800k_format_are_400_not_ignored(clients):
+    response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k&neutral=negative")
+    assert response.status_code == 400
+    assert response.json() == {
+        "neutral": ["neutral=negative applies to format=trl or format=math_shepherd only, not format=prm800k"]
+    }
+    response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k&alternatives=drop")
+    assert response.json() == {"alternatives": ["alternatives=drop applies to format=trl only, not format=prm800k"]}
+    # Their defaults change nothing, so they pass with any format (export_prm800k always sends them),
+    # and the formats they shape take every value.
+    for query in (
+        "format=prm800k&neutral=positive&alternatives=branch",
+        "format=trl&neutral=negative&alternatives=drop",
+        "format=math_shepherd&neutral=drop",
+    ):
+        response = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
+        assert response.status_code == 200, (query, response.data)
 
 
 @pytest.mark.django_db
@@ -217,13 +255,24 @@ def test_stream_and_job_accept_and_refuse_the_same_options(clients, project):
     assert listed.status_code == 202, listed.data
     assert Export.objects.get(pk=listed.data["id"]).filters["generation"] == [1, 2]
     assert clients["ml"].get("/api/v1/projects/exp/export/?generation=1&generation=2").status_code == 200
-    for bad in ({"include_history": "yes"}, {"generation": [1, "two"]}, {"gzip": "maybe"}):
+    for bad in (
+        {"include_history": "yes"},
+        {"generation": [1, "two"]},
+        {"gzip": "maybe"},
+        {"labeler": "not-a-uuid"},
+        {"neutral": "negative", "format": "prm800k"},
+        {"alternatives": "drop"},
+    ):
         refused = clients["ml"].post(url, bad, format="json")
         assert refused.status_code == 400 and next(iter(bad)) in refused.data, refused.data
     assert Export.objects.count() == jobs_before + 1  # the refused ones wrote nothing
-    for query in ("include_history=yes", "generation=1,two", "trailer=maybe"):
+    for query in ("include_history=yes", "generation=1,two", "trailer=maybe", "labeler=nope", "neutral=drop"):
         refused = clients["ml"].get(f"/api/v1/projects/exp/export/?{query}")
         assert refused.status_code == 400 and query.split("=")[0] in refused.data
+    labeler = "55555555555545558555555555555555"
+    job = clients["ml"].post(url, {"labeler": labeler}, format="json")
+    assert job.status_code == 202, job.data
+    assert Export.objects.get(pk=job.data["id"]).filters["labeler"] == str(uuid.UUID(labeler))
 
 
 # --- jobs (real Celery worker) ----------------------------------------------------------------------
