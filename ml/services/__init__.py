@@ -17,9 +17,8 @@ from ml.services.config import (
     training_config,
     validate_config,
 )
+from ml.services.examples import auto_label_examples, build_examples
 from ml.services.runs import (
-    auto_label_examples,
-    build_examples,
     request_retrain,
     run_training,
     sweep_stale_runs,
