@@ -109,9 +109,16 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
     project.save()
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below random on math and olympiadbench")
-    project.selection_strategy = Strategy.ANSWER_STRATIFIED  # the default: no caveat
+    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below 1.0x on 6 of 10 splits")
+    project.selection_strategy = Strategy.ANSWER_STRATIFIED  # the default: no caution, but no savings promised
     project.save()
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(page.locator('[data-slot="strategy-caveat"]')).to_have_text("")
+    caveat = page.locator('[data-slot="strategy-caveat"]')
+    expect(caveat).to_contain_text("no order saves labels beyond noise")
+    expect(caveat).not_to_contain_text("Caution")
+    project.selection_strategy = Strategy.RANDOM  # the baseline itself
+    project.save()
+    page.reload()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    expect(caveat).to_have_text("")

@@ -457,15 +457,17 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
   return event.detail > 1;
 }
 
-/** What the offline simulation (bench/results/simulation.md) says about strategies that did worse than random. */
+/** What the offline simulation (bench/results/simulation.md) says about each strategy a lead may choose against random. */
 const STRATEGY_CAVEATS: Record<string, string> = {
+  answer_stratified:
+    "In the offline simulation (5 seeds, 5 data sets, development and vault) the default `answer_stratified` was level with or above random on the whole learning curve on every set (normalised area -0.004 to +0.034), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.77x to 1.74x, twice never reaching random's final F1): with this CPU PRM no order saves labels beyond noise.",
   uncertainty:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `uncertainty` was below random on the whole learning curve on 4 of 5 development sets and all 5 vault sets (normalised area -0.03 to -0.05). The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `uncertainty` was level with random on the whole learning curve on most sets (normalised area -0.018 to +0.022) and below random on MR-Ben's vault (interval below zero); its label efficiency against random was below 1.0x on 6 of 10 splits (0.47x to 2.25x, twice never reaching random's final F1). The default `answer_stratified` is recommended.",
   convincing_wrong:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `convincing_wrong` was below random on every development set (normalised area -0.005 to -0.055) and on 2 of 5 vault sets (-0.06, -0.07). The default `answer_stratified` is recommended.",
-  mix: "Caution: `mix` is mostly `convincing_wrong`, which was below random on every data set in the offline simulation. The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `convincing_wrong` was below random on the whole learning curve on math and MR-Ben (development) and on stepwise and MR-Ben (vault), normalised area down to -0.061 with intervals below zero; its label efficiency against random was below 1.0x on 6 of 10 splits (5 never reaching random's final F1). The default `answer_stratified` is recommended.",
+  mix: "Caution: `mix` is mostly `convincing_wrong`, which was below random on 2 of 5 data sets in the offline simulation (intervals below zero). The default `answer_stratified` is recommended.",
   value:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `value` was below random on math and olympiadbench (normalised area -0.019 and -0.015, intervals below zero) on the development split, though level or above on the vault. The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) `value` was level with or above random on the whole learning curve (normalised area -0.009 to +0.032, no interval below zero), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.61x to 2.04x, twice never reaching random's final F1). The default `answer_stratified` is recommended.",
 };
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
