@@ -200,6 +200,17 @@ def test_json_errors_name_the_column_not_orjsons_line_within_the_line(tmp_path: 
     assert "column 1 (char" not in report and "line 2 column" not in report
 
 
+def test_a_binary_file_is_one_error_not_one_per_line(tmp_path: Path) -> None:
+    png = tmp_path / "picture.jsonl"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\xff\xfe\n" * 40)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="1 bad line"):
+        call_command("import_prm800k", str(png), project="x", no_progress=True, stderr=err)
+    report = err.getvalue()
+    assert report.count("not UTF-8 text") == 1 and "line 1: (json): not UTF-8 text (a binary file?)" in report
+    assert not Project.objects.filter(slug="x").exists()
+
+
 def test_only_first_twenty_errors_are_listed(tmp_path: Path) -> None:
     bad = tmp_path / "many.jsonl"
     bad.write_text("{not json\n" * 25)

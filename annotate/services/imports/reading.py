@@ -90,11 +90,14 @@ def _iter_parsed(
             yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
 
 
+NOT_TEXT = "not UTF-8 text"
+
+
 def _json_problem(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     """orjson's reason without its "line 2 column 1" (it counts within this one line, so it
     contradicted the file's line number), or what a binary file is."""
     if exc.msg.startswith("str is not valid UTF-8"):
-        return "not UTF-8 text (a binary file?); import JSONL text, or JSONL compressed with gzip"
+        return f"{NOT_TEXT} (a binary file?); import JSONL text, or JSONL compressed with gzip"
     where = "at the end of the line" if exc.pos >= len(raw.rstrip()) else f"at column {exc.pos + 1}"
     return f"not valid JSON: {exc.msg} {where}"
 
@@ -154,6 +157,8 @@ def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Va
                 bad_lines += 1
                 if len(errors) < MAX_REPORTED_ERRORS:
                     errors.append(item)
+                if bad_lines == 1 and not records and item.message.startswith(NOT_TEXT):
+                    break  # a binary file from its first line: one error says it, not 20 of the same
                 continue
             records += 1
             if not bad_lines and item not in verdicts:  # a refused file is not worth grading

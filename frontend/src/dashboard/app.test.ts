@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { Dashboard, repeatedClick } from "./app";
+import { Dashboard, repeatedClick, savingsText } from "./app";
 import type { DashboardConfig } from "./types";
 
 /** The few elements retrain() touches: the button, its message and the statistics' meta line. */
@@ -99,5 +99,40 @@ describe("repeatedClick", () => {
     expect(repeatedClick({ detail: 0 })).toBe(false); // Enter or Space on the button
     expect(repeatedClick({ detail: 2 })).toBe(true);
     expect(repeatedClick({ detail: 3 })).toBe(true);
+  });
+});
+
+describe("savingsText", () => {
+  const base = {
+    status: "not_enough_data",
+    measure: "first errors found per step label",
+    control_share: 0.1,
+    n_control: 4,
+    n_strategy: 24,
+    labels_control: 30,
+    labels_strategy: 200,
+    errors_control: 1,
+    errors_strategy: 9,
+    min_control: 20,
+    min_strategy: 20,
+    labels_saved: null,
+    labels_saved_ci: null,
+    yield_ratio: null,
+    yield_ratio_ci: null,
+  };
+
+  it("names only the group that is still short", () => {
+    expect(savingsText(base)).toBe(
+      "Labels saved vs random: not enough data yet (4 of the 20 control labelings it needs; 10% control share).",
+    );
+    expect(savingsText({ ...base, n_control: 3, n_strategy: 5 })).toContain(
+      "3 of the 20 control labelings it needs and 5 of the 20 strategy labelings it needs",
+    );
+  });
+
+  it("gives both counts when both suffice but there is no estimate yet", () => {
+    expect(savingsText({ ...base, n_control: 25 })).toBe(
+      "Labels saved vs random: not enough data yet (25 control and 24 strategy labelings; 10% control share).",
+    );
   });
 });

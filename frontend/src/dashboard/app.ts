@@ -475,10 +475,12 @@ export function savingsText(v: Savings | undefined): string {
   if (!v) return "";
   if (v.control_share <= 0) return "Labels saved vs random: no control share is set for this project, so there is no estimate.";
   if (v.status !== "ok" || v.labels_saved == null || !v.labels_saved_ci || !v.yield_ratio_ci || v.yield_ratio == null) {
-    return (
-      `Labels saved vs random: not enough data yet (${v.n_control} of ${v.min_control} control and ` +
-      `${v.n_strategy} of ${v.min_strategy} strategy labelings, ${Math.round(v.control_share * 100)}% control share).`
-    );
+    // Name only the group that is short: "24 of 20 strategy labelings" read as still missing.
+    const short = [];
+    if (v.n_control < v.min_control) short.push(`${v.n_control} of the ${v.min_control} control labelings it needs`);
+    if (v.n_strategy < v.min_strategy) short.push(`${v.n_strategy} of the ${v.min_strategy} strategy labelings it needs`);
+    const counts = short.length ? short.join(" and ") : `${v.n_control} control and ${v.n_strategy} strategy labelings`;
+    return `Labels saved vs random: not enough data yet (${counts}; ${Math.round(v.control_share * 100)}% control share).`;
   }
   const [lo, hi] = v.labels_saved_ci;
   const [rlo, rhi] = v.yield_ratio_ci;
