@@ -37,6 +37,7 @@ def _psql(sql: str, db: str = "postgres") -> None:
 def _fill(*, labeled_steps: int, open_steps: int) -> dict[str, float]:
     import numpy as np
     from django.db import connection
+    from queue_bench.loading import insert_select
 
     from annotate.models import Annotation, Problem, Project, Solution, Step, Strategy
     from core.bulk_insert import insert_rows
@@ -120,26 +121,36 @@ def _fill(*, labeled_steps: int, open_steps: int) -> dict[str, float]:
         with cur.cursor.copy("COPY pool (id, text) FROM STDIN") as copy:
             for i, t in enumerate(pool):
                 copy.write_row([i, t])
-        cur.execute(
-            """
-            INSERT INTO annotate_solution (project_id, problem_id, final_answer, answer_correct, is_pregenerated,
-                is_quality_control, is_screening, is_gold, content_hash, n_steps, priority, is_open, annotation_count,
-                strategy, created_at)
-            SELECT %s, (%s::bigint[])[1 + g %% %s], NULL, g %% 3 <> 0, true, false, false, false,
-                'o' || g, %s, 0, true, 0, '', now()
-            FROM generate_series(1, %s) g
-            """,
-            [project.pk, problem_ids, len(problem_ids), OPEN_STEPS_PER_SOLUTION, n_open],
+        # every other column from the model's defaults (insert_select), so new columns need no edit here
+        insert_select(
+            cur,
+            Solution,
+            {
+                "project": "%(project)s",
+                "problem": "(%(problems)s::bigint[])[1 + g %% %(n_problems)s]",
+                "answer_correct": "g %% 3 <> 0",
+                "is_pregenerated": "true",
+                "content_hash": "'o' || g",
+                "n_steps": "%(steps)s",
+                "created_at": "now()",
+            },
+            "FROM generate_series(1, %(n)s) g",
+            {
+                "project": project.pk,
+                "problems": problem_ids,
+                "n_problems": len(problem_ids),
+                "steps": OPEN_STEPS_PER_SOLUTION,
+                "n": n_open,
+            },
         )
-        cur.execute(
-            """
-            INSERT INTO annotate_step (solution_id, index, text)
-            SELECT s.id, k, p.text || ' (' || s.id || '.' || k || ')'
-            FROM annotate_solution s CROSS JOIN generate_series(0, %s) k
-            JOIN pool p ON p.id = ((s.id * 7919 + k * 104729) %% %s)
-            WHERE s.project_id = %s AND s.is_open
-            """,
-            [OPEN_STEPS_PER_SOLUTION - 1, len(pool), project.pk],
+        insert_select(
+            cur,
+            Step,
+            {"solution": "s.id", "index": "k", "text": "p.text || ' (' || s.id || '.' || k || ')'"},
+            "FROM annotate_solution s CROSS JOIN generate_series(0, %(last)s) k "
+            "JOIN pool p ON p.id = ((s.id * 7919 + k * 104729) %% %(pool)s) "
+            "WHERE s.project_id = %(project)s AND s.is_open",
+            {"last": OPEN_STEPS_PER_SOLUTION - 1, "pool": len(pool), "project": project.pk},
         )
         cur.execute("ANALYZE")
     del rng
