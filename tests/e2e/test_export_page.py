@@ -1,0 +1,88 @@
+"""The export page's TRL options in Chromium against the live server: neutral and alternatives are
+shown for the TRL format only, start at the API's defaults, and reach the export a worker writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, Export, Project, Role
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
+from tests.celery_worker import celery_worker, purge_broker
+from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _trl_labeled_project() -> Project:
+    """One label rated +1, 0, +1 with a rated alternative (-1) at the last step: TRL's defaults give
+    the main row [T, T, T] and the alternative's [T, T, F]; neutral=drop ends the main row before
+    the neutral step ([T]), alternatives=drop leaves the alternative out."""
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    ann = make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    steps = [
+        {"completions": [{"text": text, "rating": rating, "flagged": False}], "human_completion": None}
+        | {"chosen_completion": 0}
+        for text, rating in zip(STEPS, [1, 0, 1], strict=True)
+    ]
+    steps[2]["completions"].append({"text": "So the answer is 11.", "rating": -1, "flagged": False})
+    Annotation.objects.create(
+        project=project,
+        solution=solution,
+        annotator=ann,
+        labeler_uuid="7b4f3a52-0000-4000-8000-000000000002",
+        submitted_at=timezone.now(),
+        finish_reason="solution",
+        total_time_ms=1000,
+        label_steps=dumps_label_steps(steps),
+        **label_counters(steps),
+    )
+    return project
+
+
+def _export_rows(page) -> list[dict]:
+    """Start an export on the page, wait for it and return the downloaded file's rows."""
+    status = page.locator("[data-export-status]")
+    page.get_by_role("button", name="Start export").click()
+    expect(status).to_contain_text("Export ready", timeout=60_000)
+    with page.expect_download() as info:
+        status.get_by_role("link", name="Download").click()
+    return [json.loads(line) for line in Path(info.value.path()).read_text().splitlines()]
+
+
+def test_export_page_offers_trls_neutral_and_alternatives_options(pages, screenshot):
+    _trl_labeled_project()
+    page = pages.page()
+    login(page, "lena", "/projects/algebra/export/")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    neutral, alternatives = page.get_by_label("Neutral (0) steps"), page.get_by_label("Rated alternatives")
+    expect(neutral).to_be_hidden()  # PRM800K records, the first format, have no such options
+    page.get_by_label("Format").select_option("trl")
+    expect(neutral).to_be_visible()
+    expect(neutral).to_have_value("positive")  # the export API's defaults
+    expect(alternatives).to_have_value("branch")
+    purge_broker()
+    with celery_worker(queues="default"):
+        rows = _export_rows(page)
+        assert [row["labels"] for row in rows] == [[True, True, True], [True, True, False]]
+        neutral.select_option("drop")
+        alternatives.select_option("drop")
+        screenshot(page, "self-service-export-trl", full_page=True)
+        rows = _export_rows(page)
+        assert rows == [{"prompt": rows[0]["prompt"], "completions": [STEPS[0]], "labels": [True]}]
+        neutral.select_option("negative")
+        alternatives.select_option("branch")
+        rows = _export_rows(page)
+        assert [row["labels"] for row in rows] == [[True, False, True], [True, False, False]]
+    latest = Export.objects.order_by("-id").first()
+    assert (latest.filters["neutral"], latest.filters["alternatives"]) == ("negative", "branch")
+    page.get_by_label("Format").select_option("prm800k")
+    expect(neutral).to_be_hidden()
+    expect(alternatives).to_be_hidden()
