@@ -83,9 +83,11 @@ class ProjectSettingsForm(forms.ModelForm):
         return self.instance.control_share if value is None else value
 
     def clean_guidelines(self) -> str:
-        # Browsers send a textarea's lines with CRLF; stored guidelines use LF, so an untouched
-        # editor must not count (and be audited) as a change.
-        return self.cleaned_data["guidelines"].replace("\r\n", "\n")
+        # Browsers send a textarea's lines with CRLF; stored guidelines use LF, and the field strips
+        # the text's ends: an untouched editor must not count (and be audited) as a change.
+        value = self.cleaned_data["guidelines"].replace("\r\n", "\n")
+        stored = self.instance.guidelines or ""
+        return stored if value == stored.strip() else value
 
 
 class ProjectCreateForm(ProjectSettingsForm):

@@ -149,3 +149,20 @@ def test_pairs_of_a_compare_project_follow_the_overlap(lead):
     assert list(Comparison.objects.filter(project=project, is_open=True).values_list("is_gold", flat=True)) == [False]
     update_settings(project=project, user=lead, overlap=1)
     assert not Comparison.objects.filter(project=project, is_open=True).exists()
+
+
+def test_guidelines_left_as_they_were_are_not_a_change(client, project, lead):
+    # Stored with a trailing newline (as the demo and imports write them); the form strips the
+    # text's ends and the browser sends CRLF, so an untouched editor differed from the stored text.
+    Project.objects.filter(pk=project.pk).update(name="Overlap", guidelines="# Rules\n\nRate each step.\n")
+    client.force_login(lead)
+    form = {"name": "Overlap", "task_kind": "steps", "overlap": "2", "qc_rate": "0", "control_share": "0.1"}
+    form |= {"selection_strategy": "uncertainty", "retrain_every": "300"}
+    form["guidelines"] = "# Rules\r\n\r\nRate each step."
+    response = client.post(f"/projects/{project.slug}/settings/", form, follow=True)
+    page = response.content.decode()
+    assert "Saved: Overlap" in page and "Guidelines" not in page.split("Saved:")[1].split("</li>")[0]
+    event = AuditEvent.objects.get(action="project.settings_changed")
+    assert "overlap" in event.details["changes"] and "guidelines" not in event.details["changes"]
+    project.refresh_from_db()
+    assert project.guidelines == "# Rules\n\nRate each step.\n"

@@ -303,7 +303,8 @@ def test_retrain_button_sends_one_request_however_often_it_is_clicked(pages):
     page.wait_for_timeout(300)
     assert posts == []
     button.click()  # a new click is a new request (it joins the waiting run: no second run)
-    expect(message).to_have_text(re.compile(r"^Training run #\d+ \w+\.$"))
+    joined = r"^Joined training run #\d+ \(\w+\): it covers these labels, so no second run\.$"
+    expect(message).to_have_text(re.compile(joined))
     assert len(posts) == 1 and TrainingRun.objects.count() == runs_before + 1
 
 

@@ -74,7 +74,8 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     savings = page.locator('[data-slot="savings"]')
     expect(savings).to_contain_text("not enough data yet")
-    expect(savings).to_contain_text("5 of 20 control")
+    expect(savings).to_contain_text("5 of the 20 control labelings it needs")
+    expect(savings).not_to_contain_text("strategy labelings")  # 40 strategy labelings are enough
 
     # the control (random picks): a first error in every fourth solution
     _labeled(project, ann, QueueOrigin.CONTROL, 31, n_steps=6, error_every=4)
@@ -110,6 +111,7 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below 1.0x on 6 of 10 splits")
+    expect(page.locator('[data-slot="strategy-caveat"]')).not_to_contain_text("Caution")
     project.selection_strategy = Strategy.ANSWER_STRATIFIED  # the default: no caution, but no savings promised
     project.save()
     page.reload()
@@ -122,3 +124,6 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     expect(caveat).to_have_text("")
+    expect(page.locator('[data-slot="savings"]')).to_have_text(
+        "Labels saved vs random: not applicable, the queue is in random order already."
+    )

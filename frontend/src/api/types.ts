@@ -25,5 +25,6 @@ export type Progress = Schemas["Progress"];
 export type Pace = Schemas["Pace"];
 export type PairProgress = Schemas["PairProgress"];
 export type TrainingRun = Schemas["TrainingRun"];
+export type TrainingRunRequested = Schemas["TrainingRunRequested"];
 export type CompareStats = Schemas["CompareStats"];
 export type Share = Schemas["Share"];

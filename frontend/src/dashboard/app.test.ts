@@ -80,6 +80,22 @@ describe("Retrain now", () => {
     expect(fetchMock.mock.calls.filter(([, init]) => init?.method === "POST")).toHaveLength(2);
   });
 
+  it("says when the request joined a run instead of starting one", async () => {
+    const { dashboard, message } = page();
+    vi.stubGlobal(
+      "fetch",
+      vi.fn((_url: string, init?: RequestInit) =>
+        Promise.resolve(
+          init?.method === "POST"
+            ? new Response(JSON.stringify({ id: 4, status: "running", merged: true }), { status: 202 })
+            : new Response("{}", { status: 503 }),
+        ),
+      ),
+    );
+    await dashboard.retrain();
+    expect(message.textContent).toBe("Joined training run #4 (running): it covers these labels, so no second run.");
+  });
+
   it("enables the button again after a refusal", async () => {
     const { dashboard, button, message } = page();
     vi.stubGlobal(
@@ -128,6 +144,13 @@ describe("savingsText", () => {
     expect(savingsText({ ...base, n_control: 3, n_strategy: 5 })).toContain(
       "3 of the 20 control labelings it needs and 5 of the 20 strategy labelings it needs",
     );
+  });
+
+  it("has nothing to estimate when the strategy is random itself", () => {
+    expect(savingsText(base, "random")).toBe(
+      "Labels saved vs random: not applicable, the queue is in random order already.",
+    );
+    expect(savingsText(base, "uncertainty")).toContain("not enough data yet");
   });
 
   it("gives both counts when both suffice but there is no estimate yet", () => {

@@ -21,7 +21,16 @@ import {
 import { compareCurveNote, compareFigures, pairProgressFigures } from "./compare";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
-import type { AnnotatorRow, CompareStats, HeldOut, ProjectStats as Stats, Run, Savings, Series, TrainingRun } from "../api/types";
+import type {
+  AnnotatorRow,
+  CompareStats,
+  HeldOut,
+  ProjectStats as Stats,
+  Run,
+  Savings,
+  Series,
+  TrainingRunRequested,
+} from "../api/types";
 import type { DashboardConfig } from "./types";
 
 /** Sources of automatic labels (autolabel.models.AutoSource). */
@@ -185,7 +194,8 @@ export class Dashboard {
         figure(
           "solutions labeled",
           `${fmtInt(p.solutions_labeled)} / ${fmtInt(p.solutions_total)}`,
-          fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null),
+          // at least once: with an overlap above 1 a solution counts here before its last label
+          `${fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null)}, at least once`,
         ),
         figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
         figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
@@ -360,7 +370,7 @@ export class Dashboard {
   }
 
   private queue(s: Stats): void {
-    this.slot("savings").textContent = savingsText(s.queue.savings);
+    this.slot("savings").textContent = savingsText(s.queue.savings, s.queue.selection_strategy);
     this.slot("strategy-caveat").textContent = STRATEGY_CAVEATS[s.queue.selection_strategy] ?? "";
     const rows = s.queue.open_by_strategy;
     const strategiesEl = this.chart("strategies");
@@ -435,8 +445,12 @@ export class Dashboard {
     message.classList.remove("sl-error");
     message.textContent = "Starting a training run…";
     try {
-      const run = await this.http.json<TrainingRun>("POST", this.config.urls.training_runs, {});
-      message.textContent = run.id ? `Training run #${run.id} ${run.status ?? "queued"}.` : "Retrain requested.";
+      const run = await this.http.json<TrainingRunRequested>("POST", this.config.urls.training_runs, {});
+      message.textContent = !run.id
+        ? "Retrain requested."
+        : run.merged // joined the run that waits for, or already trains on, these labels
+          ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
+          : `Training run #${run.id} ${run.status ?? "queued"}.`;
       await this.load();
     } catch (error) {
       message.textContent = `Retrain failed: ${describe(error)}`;
@@ -460,19 +474,20 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
 /** What the offline simulation (bench/results/simulation.md) says about each strategy a lead may choose against random. */
 const STRATEGY_CAVEATS: Record<string, string> = {
   answer_stratified:
-    "In the offline simulation (5 seeds, 5 data sets, development and vault) the default `answer_stratified` was level with or above random on the whole learning curve on every set (normalised area -0.004 to +0.034), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.77x to 1.74x, twice never reaching random's final F1): with this CPU PRM no order saves labels beyond noise.",
+    "In the offline simulation (5 seeds, 5 data sets, development and vault) the default answer_stratified was at or above random by the area under its learning curve on every set (normalised area -0.004 to +0.034), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.77x to 1.74x, and 2 splits never reached random's final F1): with this CPU PRM no order saves labels beyond noise.",
   uncertainty:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `uncertainty` was level with random on the whole learning curve on most sets (normalised area -0.018 to +0.022) and below random on MR-Ben's vault (interval below zero); its label efficiency against random was below 1.0x on 6 of 10 splits (0.47x to 2.25x, twice never reaching random's final F1). The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) uncertainty was level with random by the area under its learning curve on most sets (normalised area -0.018 to +0.022) and below random on MR-Ben's vault (interval below zero); its label efficiency against random was below 1.0x on 6 of 10 splits (0.47x to 2.25x, and 2 splits never reached random's final F1). The default answer_stratified is recommended.",
   convincing_wrong:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `convincing_wrong` was below random on the whole learning curve on math and MR-Ben (development) and on stepwise and MR-Ben (vault), normalised area down to -0.061 with intervals below zero; its label efficiency against random was below 1.0x on 6 of 10 splits (5 never reaching random's final F1). The default `answer_stratified` is recommended.",
-  mix: "Caution: `mix` is mostly `convincing_wrong`, which was below random on 2 of 5 data sets in the offline simulation (intervals below zero). The default `answer_stratified` is recommended.",
+    "Caution: in the offline simulation (5 seeds, 5 data sets) convincing_wrong was below random by the area under its learning curve on math and MR-Ben (development) and on stepwise and MR-Ben (vault), down to -0.061 with intervals below zero; its label efficiency against random was below 1.0x on 6 of 10 splits (5 never reached random's final F1). The default answer_stratified is recommended.",
+  mix: "Caution: mix is mostly convincing_wrong, which was below random on 2 of 5 data sets in the offline simulation (intervals below zero). The default answer_stratified is recommended.",
   value:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) `value` was level with or above random on the whole learning curve (normalised area -0.009 to +0.032, no interval below zero), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.61x to 2.04x, twice never reaching random's final F1). The default `answer_stratified` is recommended.",
+    "In the offline simulation (5 seeds, 5 data sets) value was at or above random by the area under its learning curve on every set but one (normalised area -0.009 to +0.032, no interval below zero), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.61x to 2.04x, and 2 splits never reached random's final F1), like the default answer_stratified's.",
 };
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
-export function savingsText(v: Savings | undefined): string {
+export function savingsText(v: Savings | undefined, strategy?: string): string {
   if (!v) return "";
+  if (strategy === "random") return "Labels saved vs random: not applicable, the queue is in random order already.";
   if (v.control_share <= 0) return "Labels saved vs random: no control share is set for this project, so there is no estimate.";
   if (v.status !== "ok" || v.labels_saved == null || !v.labels_saved_ci || !v.yield_ratio_ci || v.yield_ratio == null) {
     // Name only the group that is short: "24 of 20 strategy labelings" read as still missing.
