@@ -15,14 +15,15 @@ class LabelingMode(models.TextChoices):
 
 
 class Strategy(models.TextChoices):
-    VALUE = "value", "Value per label (where the first error is, per expected label)"
+    VALUE = "value", "Value per label"
     UNCERTAINTY = "uncertainty", "Uncertainty"
     CONVINCING_WRONG = "convincing_wrong", "Convincing wrong answer"
     RANDOM = "random", "Random"
-    MIX = "mix", "Mix (80% convincing wrong, 20% most convincing)"
+    MIX = "mix", "Mix (PRM800K's)"
     # The default: half the expected step labels on graded-wrong answers, random within each stratum
     # (ml/prm/selection.py); why it is the default: README, "Which strategy, and how sure we are".
-    ANSWER_STRATIFIED = "answer_stratified", "Answer-stratified (default: half the labels on graded-wrong answers)"
+    # Labels short enough for the settings page's select; what each does is in its help text.
+    ANSWER_STRATIFIED = "answer_stratified", "Answer-stratified (default)"
 
 
 class TaskKind(models.TextChoices):

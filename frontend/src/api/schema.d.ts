@@ -1011,12 +1011,12 @@ export interface components {
      */
     ScreeningStatusStatusEnum: "not_required" | "pending" | "passed" | "failed";
     /**
-     * @description * `value` - Value per label (where the first error is, per expected label)
+     * @description * `value` - Value per label
      * * `uncertainty` - Uncertainty
      * * `convincing_wrong` - Convincing wrong answer
      * * `random` - Random
-     * * `mix` - Mix (80% convincing wrong, 20% most convincing)
-     * * `answer_stratified` - Answer-stratified (default: half the labels on graded-wrong answers)
+     * * `mix` - Mix (PRM800K's)
+     * * `answer_stratified` - Answer-stratified (default)
      * @enum {string}
      */
     SelectionStrategyEnum: "value" | "uncertainty" | "convincing_wrong" | "random" | "mix" | "answer_stratified";
