@@ -128,8 +128,9 @@ def first_error_f1(predicted, true, weights=None) -> dict:
     true = np.asarray(true)
     w = np.ones(len(true)) if weights is None else np.asarray(weights, dtype=np.float64)
     err = true >= 0
-    acc_err = float(np.average(pred[err] == true[err], weights=w[err])) if err.any() else None
-    acc_ok = float(np.average(pred[~err] == -1, weights=w[~err])) if (~err).any() else None
+    # A group whose weights are all zero (a stratum the population lacks) is missing, not an error.
+    acc_err = float(np.average(pred[err] == true[err], weights=w[err])) if w[err].sum() > 0 else None
+    acc_ok = float(np.average(pred[~err] == -1, weights=w[~err])) if w[~err].sum() > 0 else None
     if acc_err is None or acc_ok is None:
         f1 = acc_err if acc_ok is None else acc_ok
     else:

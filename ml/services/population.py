@@ -16,10 +16,13 @@ def _steps_by_solution(solution_ids: list[int]) -> dict[int, list[StepExample]]:
     problems = dict(Solution.objects.filter(pk__in=solution_ids).values_list("id", "problem__text"))
     out: dict[int, list[StepExample]] = {sid: [] for sid in solution_ids}
     rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
+    previous: tuple[str, ...] = ()
     for solution_id, index, text in rows.values_list("solution_id", "index", "text").iterator(chunk_size=5000):
         steps = out[solution_id]
-        previous = tuple(e.step for e in steps)
+        if not steps:
+            previous = ()  # rows come ordered by solution: a new one starts
         steps.append(StepExample(problems[solution_id], previous, text, None, str(solution_id), "", index))
+        previous = (*previous, text)
     return out
 
 

@@ -9,9 +9,12 @@ import os
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from annotate.models import Annotation, Membership, Problem, Project, Role, Solution, Step
+from prm800k.labels import label_counters
+from prm800k.records import dumps_label_steps
 
 PASSWORD = "pw-steplabel-e2e"
 _seq = itertools.count()
@@ -66,6 +69,21 @@ def make_solution(
     )
     Step.objects.bulk_create([Step(solution=solution, index=i, text=t) for i, t in enumerate(steps)])
     return solution
+
+
+def store_label(solution: Solution, annotator, steps: list[dict], *, labeler_uuid: str) -> Annotation:
+    """An annotator's PRM800K label of `solution` (label steps as stored), with its counters."""
+    return Annotation.objects.create(
+        project=solution.project,
+        solution=solution,
+        annotator=annotator,
+        labeler_uuid=labeler_uuid,
+        submitted_at=timezone.now(),
+        finish_reason="solution",
+        total_time_ms=1000,
+        label_steps=dumps_label_steps(steps),
+        **label_counters(steps),
+    )
 
 
 STEPS = [

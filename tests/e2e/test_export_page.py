@@ -7,14 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotate.models import Annotation, Export, Project, Role
-from prm800k.labels import label_counters
-from prm800k.records import dumps_label_steps
+from annotate.models import Export, Project, Role
 from tests.celery_worker import celery_worker, purge_broker
-from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user
+from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, store_label
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,17 +30,7 @@ def _trl_labeled_project() -> Project:
         for text, rating in zip(STEPS, [1, 0, 1], strict=True)
     ]
     steps[2]["completions"].append({"text": "So the answer is 11.", "rating": -1, "flagged": False})
-    Annotation.objects.create(
-        project=project,
-        solution=solution,
-        annotator=ann,
-        labeler_uuid="7b4f3a52-0000-4000-8000-000000000002",
-        submitted_at=timezone.now(),
-        finish_reason="solution",
-        total_time_ms=1000,
-        label_steps=dumps_label_steps(steps),
-        **label_counters(steps),
-    )
+    store_label(solution, ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-000000000002")
     return project
 
 

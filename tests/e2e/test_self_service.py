@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
-from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import (
@@ -32,10 +31,8 @@ from annotate.models import (
     TaskKind,
 )
 from annotate.services.projects import PROJECT_CREATORS
-from prm800k.labels import label_counters
-from prm800k.records import dumps_label_steps
 from tests.celery_worker import celery_worker, purge_broker, wait_for
-from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, wait_ready
+from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, store_label, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -232,17 +229,7 @@ def _labeled_project(slug: str = "algebra") -> Project:
             }
             for t in STEPS
         ]
-        Annotation.objects.create(
-            project=project,
-            solution=solution,
-            annotator=ann,
-            labeler_uuid="7b4f3a52-0000-4000-8000-000000000001",
-            submitted_at=timezone.now(),
-            finish_reason="solution",
-            total_time_ms=1000,
-            label_steps=dumps_label_steps(steps),
-            **label_counters(steps),
-        )
+        store_label(solution, ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-000000000001")
     return project
 
 

@@ -111,6 +111,8 @@ def test_weights_count_solutions_in_first_error_f1_and_move_the_chosen_threshold
     assert first_error_f1(pred, true)["acc_erroneous"] == 0.5
     assert first_error_f1(pred, true, weights=[3, 1, 1, 1])["acc_erroneous"] == 0.75
     assert first_error_f1(pred, true, weights=[1, 1, 1, 3])["acc_correct"] == 0.25
+    # zero weight on every correct solution (a stratum the population lacks): that group is missing
+    assert first_error_f1(pred, true, weights=[1, 1, 0, 0]) == first_error_f1(pred[:2], true[:2]) | {"n_solutions": 4}
     # two erroneous solutions (error at step 1) that want different thresholds (the first one
     # in [0.1, 0.5), the second in [0.3, 0.8)) and a correct one that both satisfy: the heavier wins
     seqs = [np.array([0.1, 0.5]), np.array([0.3, 0.8]), np.array([0.2])]
