@@ -5,12 +5,13 @@
 Builds a fresh database (steplabel_bench_loop): `labeled-steps` rated steps in PRM800K phase-2
 annotations (generated solutions with a planted error pattern, ml.prm.synthetic; every step up to
 the first error rated) and `open-steps` unlabeled steps in open solutions of 10 steps. Then runs
-`ml.services.run_training` with the default PRMConfig (hashed n-gram featurizer, 4 heads) -- it
-builds examples from the annotations, trains, writes the checkpoint, scores every open step
-(StepScore rows by COPY), activates and rewrites the queue priorities -- and then
-`ml.services.rescore_project` alone (what a rollback does). Targets (issue 5): a retrain on
-100,000 labeled steps in under 60 s, rescoring 1,000,000 unlabeled steps in under 60 s.
-Writes bench/results/loop.md and .json.
+`ml.tasks.featurize_steps`' body once (what a worker does after an import: every step's features
+into the disk store), then `ml.services.run_training` with the default PRMConfig (hashed n-gram
+featurizer) -- it builds examples from the annotations, trains, writes the checkpoint, scores every
+open step, activates and rewrites the queue priorities -- and then `ml.services.rescore_project`
+alone (what a rollback does), with and without the optional per-step score record
+(ML_STORE_STEP_SCORES). Targets (issue 14, with cached step features): a retrain on 100,000 labeled
+steps in under 30 s, rescoring 1,000,000 steps in under 15 s. Writes bench/results/loop.md and .json.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 DB = "steplabel_bench_loop"
 OPEN_STEPS_PER_SOLUTION = 10
-TARGET_S = 60.0
+TRAIN_TARGET_S = 30.0
+RESCORE_TARGET_S = 15.0
 
 
 def _psql(sql: str, db: str = "postgres") -> None:
@@ -149,7 +151,7 @@ def _fill(*, labeled_steps: int, open_steps: int) -> dict[str, float]:
             {"solution": "s.id", "index": "k", "text": "p.text || ' (' || s.id || '.' || k || ')'"},
             "FROM annotate_solution s CROSS JOIN generate_series(0, %(last)s) k "
             "JOIN pool p ON p.id = ((s.id * 7919 + k * 104729) %% %(pool)s) "
-            "WHERE s.project_id = %(project)s AND s.is_open",
+            "WHERE s.project_id = %(project)s AND s.is_open ORDER BY s.id, k",
             {"last": OPEN_STEPS_PER_SOLUTION - 1, "pool": len(pool), "project": project.pk},
         )
         cur.execute("ANALYZE")
@@ -190,16 +192,34 @@ def main() -> None:
     n_open = Step.objects.filter(solution__project=project, solution__is_open=True).count()
     print(f"filled: {fill}; open steps {n_open}", flush=True)
 
+    from ml.services.step_features import featurize_project_steps
+
+    t0 = time.perf_counter()
+    featurized = featurize_project_steps(project_id=project.pk)
+    t_featurize = time.perf_counter() - t0
+    print(f"featurized {featurized} steps once (the import task) in {t_featurize:.1f} s", flush=True)
+
+    run = services.request_retrain(project=project, enqueue=False)
+    t0 = time.perf_counter()
+    run = services.run_training(run_id=run.pk, log=lambda line: print("  ", line, flush=True))
+    t_run = time.perf_counter() - t0
+    assert run.status == "succeeded", run.error
+    m_cold = run.metrics
+    # the same labels again: what a periodic retrain pays for labels it has seen (features cached)
     run = services.request_retrain(project=project, enqueue=False)
     t0 = time.perf_counter()
     run = services.run_training(run_id=run.pk, log=lambda line: print("  ", line, flush=True))
     t_run = time.perf_counter() - t0
     assert run.status == "succeeded", run.error
     m = run.metrics
+    rescore = {}
+    for record in (False, True):  # the queue alone, then with the per-step score record
+        settings.ML_STORE_STEP_SCORES = record
+        t1 = time.perf_counter()
+        services.rescore_project(project=project, run=run)
+        rescore[record] = time.perf_counter() - t1
     scores = StepScore.objects.filter(training_run=run).count()
-    t1 = time.perf_counter()
-    services.rescore_project(project=project, run=run)
-    t_rescore = time.perf_counter() - t1
+    t_rescore = rescore[False]
     top = list(Solution.objects.filter(project=project, is_open=True).order_by("-priority")[:5].values("priority"))
 
     result = {
@@ -209,11 +229,15 @@ def main() -> None:
         "open_steps": n_open,
         "step_scores_written": scores,
         **fill,
+        "featurize_once_s (import task, all steps)": round(t_featurize, 1),
+        "steps_featurized_once": featurized,
         "retrain_total_s": round(t_run, 1),
-        "train_s (examples + features + fit)": m["train_seconds"],
-        "score_s (1 run: features + model + StepScore COPY)": m["score_seconds"],
+        "train_s first run (examples + features computed + fit)": m_cold["train_seconds"],
+        "train_s (examples + cached features + fit)": m["train_seconds"],
+        "score_s (inside the run)": m["score_seconds"],
         "activate_apply_s": round(t_run - m["train_seconds"] - m["score_seconds"], 1),
         "rescore_project_s": round(t_rescore, 1),
+        "rescore_project_with_step_score_record_s": round(rescore[True], 1),
         "heldout": {k: m.get(k) for k in ("auroc_negative", "accuracy", "ece", "first_error_f1")},
         "best_epoch": m["best_epoch"],
         "top_priorities": [t["priority"] for t in top],
@@ -225,20 +249,27 @@ def main() -> None:
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "loop.json").write_text(json.dumps(result, indent=1))
-    ok_train = m["train_seconds"] < TARGET_S
-    ok_score = t_rescore < TARGET_S
+    ok_train = m["train_seconds"] < TRAIN_TARGET_S
+    ok_score = t_rescore < RESCORE_TARGET_S
+    met = lambda ok: "(met)" if ok else "(missed)"  # noqa: E731
     lines = [
         "# Model loop in the app (bench/bench_loop.py)",
         "",
         f"PostgreSQL, default PRMConfig, {os.cpu_count()} CPUs (1-minute load average at the end: "
-        f"{result['load_avg_1m_at_end']:.1f}; other work shared the machine).",
+        f"{result['load_avg_1m_at_end']:.1f}). Step features are computed once by the worker task that",
+        "follows an import (`ml.tasks.featurize_steps`, into the disk store `ml.prm.feature_store`) and",
+        "only read afterwards; a rescoring reads step ids, never step texts.",
         "",
-        "| what | number | target |",
+        "| what | number | target (issue 14) |",
         "|---|---|---|",
-        f"| retrain on {m['n_examples']:,} labeled steps (examples from the DB, features, fit) | "
-        f"{m['train_seconds']:.1f} s | < {TARGET_S:.0f} s {'(met)' if ok_train else '(missed)'} |",
-        f"| rescoring {n_open:,} open steps (features, model, StepScore COPY, priorities) | "
-        f"{t_rescore:.1f} s | < {TARGET_S:.0f} s {'(met)' if ok_score else '(missed)'} |",
+        f"| featurizing every step once after import ({featurized:,} steps) | {t_featurize:.1f} s | |",
+        f"| retrain on {m['n_examples']:,} labeled steps (examples from the DB, cached features, fit) | "
+        f"{m['train_seconds']:.1f} s | < {TRAIN_TARGET_S:.0f} s {met(ok_train)} |",
+        f"| the first retrain on them (their features computed and stored) | {m_cold['train_seconds']:.1f} s | |",
+        f"| rescoring {n_open:,} open steps (cached features, model, queue priorities) | "
+        f"{t_rescore:.1f} s | < {RESCORE_TARGET_S:.0f} s {met(ok_score)} |",
+        f"| the same with the per-step score record on (`ML_STORE_STEP_SCORES=true`, {scores:,} rows) | "
+        f"{rescore[True]:.1f} s | |",
         f"| the whole run (train + score + activate + priorities) | {t_run:.1f} s | |",
         f"| scoring inside the run | {m['score_seconds']:.1f} s | |",
         "",

@@ -18,6 +18,7 @@ from django.db.models.signals import post_save
 
 from annotate.models import Annotation, AnnotationSource, Preference, Project, TaskKind
 from core.models import JobStatus
+from core.signals import steps_imported
 from ml.models import TrainingRun
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,17 @@ def _on_preference_saved(sender, instance: Preference, created: bool, **kwargs) 
     transaction.on_commit(check)
 
 
+def _on_steps_imported(sender, project_id: int, **kwargs) -> None:
+    """Featurize an import's steps on the ml queue once it commits (ml.services.step_features)."""
+    from core import jobs
+    from ml.tasks import featurize_steps
+
+    if Project.objects.filter(pk=project_id).exclude(task_kind=TaskKind.COMPARE).exists():
+        jobs.enqueue_on_commit(featurize_steps, project_id)  # a lost message costs only speed
+
+
 def connect() -> None:
+    steps_imported.connect(_on_steps_imported, dispatch_uid="ml.featurize_imported_steps")
     post_save.connect(_on_annotation_saved, sender=Annotation, dispatch_uid="ml.auto_retrain")
     # Compare projects: every preference counts toward retrain_every (ml.services.reward trains on them).
     post_save.connect(_on_preference_saved, sender=Preference, dispatch_uid="ml.auto_retrain_preferences")

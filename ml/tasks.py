@@ -28,3 +28,11 @@ def train_model(run_id: int) -> str | None:
 
     run = services.run_training(run_id=run_id)
     return None if run is None else run.status
+
+
+@shared_task(acks_late=True)
+def featurize_steps(project_id: int) -> int:
+    """After an import: store the new steps' features, so the next rescoring only reads them."""
+    from ml.services.step_features import featurize_project_steps
+
+    return featurize_project_steps(project_id=project_id)

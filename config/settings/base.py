@@ -236,8 +236,13 @@ INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 ML_STALE_RUN_SECONDS = int(os.environ.get("ML_STALE_RUN_SECONDS", "3600"))
 # Training defaults of the deployment (a JSON object of PRMConfig fields); a run's own overrides win.
 ML_TRAINING_CONFIG = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
-# Store each step's scores (ml.StepScore) when scoring the queue; off saves space at 1M+ steps.
-ML_STORE_STEP_SCORES = env_bool("ML_STORE_STEP_SCORES", True)
+# Keep each open step's scores (ml.StepScore, shown in the admin) every time the queue is scored.
+# Off by default: the queue needs only each solution's score, and a million rows per retrain cost
+# 12 s of the 21 s a 1M-step rescoring takes with them (bench/results/loop.md).
+ML_STORE_STEP_SCORES = env_bool("ML_STORE_STEP_SCORES", False)
+# Where step features are kept once computed (ml.services.step_features); default MEDIA_ROOT/features.
+# Workers that train and score must share it (a volume), like the model artifacts.
+ML_FEATURE_STORE_ROOT = os.environ.get("ML_FEATURE_STORE_ROOT", "")
 # The workspace's lease heartbeat: how often the page extends the annotator's lease.
 WORKSPACE_HEARTBEAT_SECONDS = int(os.environ.get("WORKSPACE_HEARTBEAT_SECONDS", "60"))
 

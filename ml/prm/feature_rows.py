@@ -57,14 +57,37 @@ class Rows:
 
     def take(self, idx) -> Rows:
         idx = np.asarray(idx, dtype=np.int64)
+        if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and (len(idx) == 1 or (np.diff(idx) == 1).all()):
+            return self._slice(int(idx[0]), int(idx[-1]) + 1)  # a run of rows (the stored order): no gather
         if not self.sparse:
             return Rows(dim=self.dim, dense=self.dense[idx])
-        starts, ends = self.indptr[idx], self.indptr[idx + 1]
-        lens = ends - starts
-        indptr = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lens, out=indptr[1:])
-        src = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1], dtype=np.int64)
-        return Rows(dim=self.dim, indptr=indptr, indices=self.indices[src], values=self.values[src])
+        sub = self.scipy()[idx]  # scipy's row gather (C): no index arrays the size of every value
+        return Rows(
+            dim=self.dim,
+            indptr=sub.indptr.astype(np.int64),
+            indices=sub.indices.astype(np.int32, copy=False),
+            values=sub.data.astype(np.float32, copy=False),
+        )
+
+    def scipy(self) -> sp.csr_matrix:
+        """A csr_matrix view of the same arrays, built once per Rows (int32 offsets where they fit,
+        so scipy does not copy the column indices up to int64)."""
+        if self._scipy is None:
+            small = self.indptr[-1] < np.iinfo(np.int32).max
+            indptr = self.indptr.astype(np.int32) if small else self.indptr
+            indices = self.indices if small else self.indices.astype(np.int64)
+            self._scipy = sp.csr_matrix((self.values, indices, indptr), shape=(len(self), self.dim))
+        return self._scipy
+
+    def _slice(self, a: int, b: int) -> Rows:
+        # copies: the source may be a read-only memory map of the disk store, and torch wants writable arrays
+        if not self.sparse:
+            return Rows(dim=self.dim, dense=np.array(self.dense[a:b]))
+        lo, hi = int(self.indptr[a]), int(self.indptr[b])
+        indptr = np.array(self.indptr[a : b + 1], dtype=np.int64) - lo
+        return Rows(
+            dim=self.dim, indptr=indptr, indices=np.array(self.indices[lo:hi]), values=np.array(self.values[lo:hi])
+        )
 
     def training_inputs(self, idx, device: str = "cpu") -> dict:
         """Head inputs for a training batch of rows `idx`: sparse rows go as a CSR matrix with its
@@ -72,9 +95,7 @@ class Rows:
         backward sorts every index of the batch: 4.3x slower per batch (bench/results/prm.md)."""
         if not self.sparse:
             return self.take(idx).torch_inputs(device)
-        if self._scipy is None:  # a view of the same arrays, built once per Rows, not per batch
-            self._scipy = sp.csr_matrix((self.values, self.indices, self.indptr), shape=(len(self), self.dim))
-        x = self._scipy[np.asarray(idx)]
+        x = self.scipy()[np.asarray(idx)]
         return {"csr": _torch_csr(x, device), "csr_t": _torch_csr(x.T.tocsr(), device)}
 
     def torch_inputs(self, device: str = "cpu") -> dict:
@@ -115,8 +136,9 @@ def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:
 class FeatureCache:
     """Feature rows by step key; steps are immutable, so each is featurized once per featurizer."""
 
-    def __init__(self, featurizer: Featurizer):
+    def __init__(self, featurizer: Featurizer, store=None):
         self.featurizer = featurizer
+        self.store = store  # a FeatureStore keyed by feature_store.key_of(step key): misses read it first
         self._index: dict[str, int] = {}
         self._parts: list[Rows] = []
         self._rows: Rows | None = None
@@ -141,11 +163,25 @@ class FeatureCache:
             if k not in self._index and k not in missing:
                 missing[k] = i
         if missing:
-            new = featurize(self.featurizer, [inputs[i] for i in missing.values()])
+            new = self._fetch(list(missing), [inputs[i] for i in missing.values()])
             base = len(self._index)
             for j, k in enumerate(missing):
                 self._index[k] = base + j
             self._parts.append(new)
-            self.computed += len(missing)
         idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
         return self._all().take(idx)
+
+    def _fetch(self, keys: list[str], inputs: list) -> Rows:
+        """Rows for keys not in memory: from the disk store where it has them, else featurized
+        (and stored). `computed` counts the featurized ones."""
+        if self.store is None:
+            self.computed += len(keys)
+            return featurize(self.featurizer, inputs)
+        from ml.prm.feature_store import key_of
+
+        def compute(missing: np.ndarray) -> Rows:
+            return featurize(self.featurizer, [inputs[i] for i in missing])
+
+        rows, computed = self.store.rows(np.fromiter(map(key_of, keys), np.int64, len(keys)), compute)
+        self.computed += computed
+        return rows

@@ -24,6 +24,10 @@ import torch
 
 StepInput = tuple[str, Sequence[str], str]  # (problem, previous steps, step)
 
+# Part of every stored feature row's identity (ml.prm.feature_store): bump it when a featurizer's
+# output changes for the same spec, so rows made by the old code are never read again.
+FEATURE_CODE_VERSION = "2026-12-02"
+
 
 def as_inputs(items) -> list[StepInput]:
     """Accept StepExample objects or (problem, previous, step) tuples."""

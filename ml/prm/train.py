@@ -100,6 +100,7 @@ def evaluate(examples: Sequence[StepExample], head_probs: torch.Tensor, threshol
 def _threshold_weights(
     head: EnsembleHead,
     train_ex: Sequence[StepExample],
+    tr_keys: Sequence[str],
     tr_probs: torch.Tensor,
     boot: torch.Tensor,
     population: Sequence[Sequence[StepExample]],
@@ -117,7 +118,7 @@ def _threshold_weights(
     out = (boot == 0).numpy()
     cnt = out.sum(0)
     oob = np.where(cnt > 0, (p_tr * out).sum(0) / np.maximum(cnt, 1), p_tr.mean(0))
-    trained = {e.key: float(p) for e, p in zip(train_ex, oob, strict=True)}
+    trained = dict(zip(tr_keys, oob.tolist(), strict=True))
     order = list(path_first_error(train_ex))
     by_sid: dict[str, list[StepExample]] = {}
     for e in train_ex:
@@ -126,9 +127,10 @@ def _threshold_weights(
     labeled = [list(solution_steps.get(sid) or by_sid[sid]) for sid in order]
     solutions = [*labeled, *(list(steps) for steps in population)]
     flat = [e for steps in solutions for e in steps]
-    probs = torch.softmax(_logits(head, cache.get(flat), device) / temperature, dim=-1)
+    keys = [e.key for e in flat]
+    probs = torch.softmax(_logits(head, cache.get(flat, keys), device) / temperature, dim=-1)
     p = probs.mean(0)[:, 0].numpy().astype(np.float64)
-    p = np.asarray([trained.get(e.key, q) for e, q in zip(flat, p, strict=True)])
+    p = np.asarray([trained.get(k, q) for k, q in zip(keys, p, strict=True)])
     top = reweight.solution_max(p, [len(steps) for steps in solutions])
     return reweight.population_weights(top[: len(labeled)], top[len(labeled) :])
 
@@ -168,7 +170,8 @@ def train_prm(
     tr_idx, he_idx = split_by_problem(examples, cfg.heldout_fraction, cfg.seed)
     train_ex = [examples[i] for i in tr_idx]
     held_ex = [examples[i] for i in he_idx]
-    x_tr = cache.get(train_ex)
+    tr_keys = [e.key for e in train_ex]  # hashed once: the threshold's weighting reads them again
+    x_tr = cache.get(train_ex, tr_keys)
     x_he = cache.get(held_ex) if held_ex else None
     y_tr = torch.tensor([e.target + 1 for e in train_ex], dtype=torch.long)
     y_he = torch.tensor([e.target + 1 for e in held_ex], dtype=torch.long)
@@ -184,7 +187,10 @@ def train_prm(
         head.load_state_dict(base["state_dict"])
         # L2 toward the base, not toward zero: a prior centred on what the base learned
         anchors = [(p, p.detach().clone()) for p in head.parameters()]
-    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=0.0 if anchors else cfg.weight_decay)
+    # fused: one pass over the hashed table per step instead of six (11 ms -> 1 ms a step on 2 CPUs
+    # for the default table); the same Adam update up to float rounding
+    fused = torch.device(dev).type in ("cpu", "cuda")
+    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=0.0 if anchors else cfg.weight_decay, fused=fused)
     gen = torch.Generator().manual_seed(cfg.seed)
     n = len(train_ex)
     k = cfg.ensemble_size
@@ -246,6 +252,7 @@ def train_prm(
             weights = _threshold_weights(
                 head,
                 train_ex,
+                tr_keys,
                 tr_probs,
                 boot,
                 population,

@@ -16,9 +16,9 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
-from annotate.models import Project, QueueOrigin, Solution, Step, Strategy
+from annotate.models import Project, QueueOrigin, Solution, Strategy
 from annotate.queue_order import route_controls
-from core.bulk_insert import insert_rows
+from core.bulk_insert import copy_arrays
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
 from ml.services.config import (
@@ -29,6 +29,7 @@ from ml.services.config import (
     artifact_abspath,
 )
 from ml.services.prm_lib import lib
+from ml.services.step_features import context_store, features_for_steps, step_rows
 from prm800k.kinds import UNRATED_STEP_TYPES
 
 if TYPE_CHECKING:
@@ -44,13 +45,14 @@ _feature_caches: dict[str, FeatureCache] = {}
 
 def feature_cache(config: PRMConfig) -> FeatureCache:
     """One cache per featurizer per process: steps never change, so their features are reused
-    across runs; it starts over past FEATURE_CACHE_MAX_ROWS to bound memory."""
+    across runs; it starts over past FEATURE_CACHE_MAX_ROWS to bound memory, and behind it the
+    disk store of training contexts (ml.services.step_features) keeps them between processes."""
     featurizer = lib.make_featurizer(config)
     key = json.dumps(featurizer.spec(), sort_keys=True)
     with _cache_lock:
         cache = _feature_caches.get(key)
         if cache is None or len(cache) > FEATURE_CACHE_MAX_ROWS:
-            cache = _feature_caches[key] = lib.FeatureCache(featurizer)
+            cache = _feature_caches[key] = lib.FeatureCache(featurizer, store=context_store(featurizer))
         return cache
 
 
@@ -79,35 +81,24 @@ def _open_solution_ids(project: Project) -> list[int]:
 
 
 def _score_batches(
-    *, ids: list[int], prm: PRM, skip_types: tuple[str, ...] = ()
+    *, project: Project, ids: list[int], prm: PRM, skip_types: tuple[str, ...] = ()
 ) -> Iterator[tuple[list[int], list[int], list[int], Any, Any, np.ndarray]]:
     """(solution ids, step counts, step ids, StepScores, (per-head P(-1), feature rows), mask of
     the steps nobody rates) per batch of solutions; StepScores and the pair are None when the batch
-    has no steps. skip_types: step types shown but not rated (a trace's observations)."""
+    has no steps. skip_types: step types shown but not rated (a trace's observations). Features
+    come from the project's step feature store (ml.services.step_features): a step featurized by
+    the import task or an earlier rescoring is only read, and its text is never fetched."""
     for start in range(0, len(ids), SCORE_BATCH_SOLUTIONS):
         chunk = ids[start : start + SCORE_BATCH_SOLUTIONS]
-        problems = dict(Solution.objects.filter(pk__in=chunk).values_list("id", "problem__text"))
-        rows = Step.objects.filter(solution_id__in=chunk).order_by("solution_id", "index")
-        items, step_ids, lengths, unrated = [], [], {sid: 0 for sid in chunk}, []
-        previous: list[str] = []
-        current = None
-        columns = ("id", "solution_id", "text", "step_type")
-        for step_id, solution_id, text, step_type in rows.values_list(*columns).iterator(chunk_size=5000):
-            unrated.append(step_type in skip_types)
-            if solution_id != current:
-                current, previous = solution_id, []
-            prev = tuple(previous)
-            items.append((problems[solution_id], prev, text))
-            step_ids.append(step_id)
-            lengths[solution_id] += 1
-            previous.append(text)
-        counts = [lengths[sid] for sid in chunk]
-        mask = np.asarray(unrated, dtype=bool)
-        if not items:
+        rows = step_rows(chunk)
+        position = {sid: i for i, sid in enumerate(chunk)}
+        counts = np.bincount([position[s] for s in rows.solution_id.tolist()], minlength=len(chunk)).tolist()
+        mask = np.asarray([t in skip_types for t in rows.step_type], dtype=bool)
+        step_ids = rows.step_id.tolist()
+        if not len(rows):
             yield chunk, counts, step_ids, None, None, mask
             continue
-        # Features straight from the featurizer, not the cache: a million open steps would not fit.
-        feats = lib.featurize(prm.featurizer, items)
+        feats = features_for_steps(project=project, featurizer=prm.featurizer, rows=rows)
         head_p = prm.head_probs(feats)
         head_neg = head_p[:, :, 0].numpy().copy()  # a copy: head_p stays as the model gave it
         head_neg[:, mask] = 0.0  # steps nobody rates are never where a label pass finds the error
@@ -156,7 +147,8 @@ def score_open_solutions(
     # Steps shown but not rated (trace observations) neither lower a solution's score nor make it
     # uncertain: nobody would label them.
     skip = () if project.rate_observations else UNRATED_STEP_TYPES
-    for chunk, lengths, step_ids, sc, extra, unrated in _score_batches(ids=ids, prm=prm, skip_types=skip):
+    batches = _score_batches(project=project, ids=ids, prm=prm, skip_types=skip)
+    for chunk, lengths, step_ids, sc, extra, unrated in batches:
         if disagreement_first:
             disagree_l.append(_auto_disagreement(chunk, lengths, None if sc is None else sc.p_negative))
         if sc is None:
@@ -174,19 +166,17 @@ def score_open_solutions(
             step_unc = np.where(unrated, 0.0, sc.uncertainty(config.uncertainty))
             unc = lib.roll_up(step_unc, lengths, "max")
             if settings.ML_STORE_STEP_SCORES:
-                insert_rows(
+                probs = np.asarray(sc.probs, dtype=np.float64)
+                copy_arrays(
                     StepScore,
-                    [
-                        {
-                            "step_id": sid,
-                            "training_run_id": run.pk,
-                            "p_negative": float(p[0]),
-                            "p_neutral": float(p[1]),
-                            "p_positive": float(p[2]),
-                            "uncertainty": float(u),
-                        }
-                        for sid, p, u in zip(step_ids, sc.probs, step_unc, strict=True)
-                    ],
+                    {
+                        "step_id": np.asarray(step_ids, dtype=np.int64),
+                        "training_run_id": np.full(len(step_ids), run.pk, dtype=np.int64),
+                        "p_negative": probs[:, 0],
+                        "p_neutral": probs[:, 1],
+                        "p_positive": probs[:, 2],
+                        "uncertainty": np.asarray(step_unc, dtype=np.float64),
+                    },
                 )
         all_ids += chunk
         length_l += lengths

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 
 from annotate.models import Annotation, AnnotationSource, Project, Solution
 from ml import services
@@ -106,9 +107,10 @@ def test_disagreement_first_serves_where_the_prm_contradicts_automatic_labels(tm
     project.control_share = 0.0  # no random control share: the whole queue follows the order under test
     project.save(update_fields=["control_share"])
     AutolabelSettings.objects.create(project=project, disagreement_first=True)
-    call_command(
-        "retrain", project="warm", wait=True, config='{"auto_labels": "add", "max_epochs": 1}', stdout=io.StringIO()
-    )
+    with override_settings(ML_STORE_STEP_SCORES=True):  # the per-step record shows what the PRM said
+        call_command(
+            "retrain", project="warm", wait=True, config='{"auto_labels": "add", "max_epochs": 1}', stdout=io.StringIO()
+        )
     run = TrainingRun.objects.get(project=project, is_active=True)
     solutions = list(Solution.objects.filter(project=project).order_by("-priority", "id"))
     labels = auto_labels_by_solution([s.pk for s in solutions])

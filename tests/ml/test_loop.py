@@ -77,7 +77,7 @@ def test_examples_are_every_rated_completion_with_its_main_line_context():
 def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_model(tmp_path):
     project = planted_project("inl", labeled=80, open_=30)
     before = [s.pk for s in open_queue(project)]
-    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY, ML_STORE_STEP_SCORES=True):
         run = services.request_retrain(project=project, enqueue=False)
         done = services.run_training(run_id=run.pk)
 
@@ -130,7 +130,7 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
 @pytest.mark.django_db
 def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
     project = planted_project("rb", labeled=60, open_=20, strategy=Strategy.UNCERTAINTY)
-    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY, ML_STORE_STEP_SCORES=True):
         first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
         second = services.run_training(
             run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk

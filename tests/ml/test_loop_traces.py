@@ -43,7 +43,8 @@ def test_retrain_on_traces_scores_open_traces_and_masks_unrated_observations(tmp
     result = import_file(project=project, path=path)
     assert (result.annotations_created, result.solutions_created) == (40, 52)
 
-    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+    # the per-step score record (off by default) shows what each step type was given
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY, ML_STORE_STEP_SCORES=True):
         run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
 
     assert run.status == JobStatus.SUCCEEDED, run.error

@@ -33,6 +33,7 @@ from annotate.services.imports.reading import (
     validate_file,
 )
 from core.bulk_insert import analyze, insert_rows
+from core.signals import steps_imported
 from prm800k.parse import ParsedSolution
 from prm800k.records import dumps_label_steps
 from prm800k.splits import math500_flag, text_sha256
@@ -100,6 +101,8 @@ def import_file(
             result.pairs_created = build_pairs(project=project, per_problem=pairs_per_problem)
     if result.created_anything:
         analyze(Problem, Solution, Step, Annotation)
+    if result.steps_created:
+        steps_imported.send(sender=Project, project_id=project.pk)
     return result
 
 

@@ -1,0 +1,156 @@
+"""Step features on disk (ml.prm.feature_store): featurized once per step by a worker after an
+import, then read by every rescoring and retraining instead of featurized again.
+
+Two key spaces per featurizer spec (settings.ML_FEATURE_STORE_ROOT/<spec digest>/):
+- `steps-<project>`: a project's Step rows by id, so a rescoring reads ids from the database and
+  never the step texts. The directory also names the project's creation time: ids start over in a
+  new database (a test run, a reset demo) and must never meet rows of the old one.
+- `contexts`: training examples by their step_key (a hash of problem, previous steps and step):
+  annotations carry their own completion texts, which need not be Step rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+from annotate.models import Project, Solution, Step
+
+if TYPE_CHECKING:
+    from ml.prm.feature_rows import Rows
+    from ml.prm.feature_store import FeatureStore
+    from ml.prm.featurizers import Featurizer
+
+logger = logging.getLogger("ml.services")
+
+FEATURIZE_BATCH_SOLUTIONS = 2000  # solutions whose steps are featurized together by the import task
+
+
+def store_root() -> Path:
+    return Path(settings.ML_FEATURE_STORE_ROOT or Path(settings.MEDIA_ROOT) / "features")
+
+
+def _spec_dir(featurizer: Featurizer) -> Path:
+    from ml.prm.feature_store import spec_digest
+    from ml.prm.featurizers import FEATURE_CODE_VERSION
+
+    return store_root() / spec_digest(featurizer.spec(), code_version=FEATURE_CODE_VERSION)
+
+
+_stores: dict[Path, FeatureStore] = {}
+
+
+def _store(path: Path) -> FeatureStore:
+    from ml.prm.feature_store import FeatureStore
+
+    store = _stores.get(path)
+    if store is None:  # one per process: it keeps the merged key index between calls
+        store = _stores[path] = FeatureStore(path)
+    return store
+
+
+def project_store(project: Project, featurizer: Featurizer) -> FeatureStore:
+    born = int(project.created_at.timestamp() * 1_000_000)
+    return _store(_spec_dir(featurizer) / f"steps-{project.pk}-{born}")
+
+
+def context_store(featurizer: Featurizer) -> FeatureStore:
+    return _store(_spec_dir(featurizer) / "contexts")
+
+
+@dataclass
+class StepRows:
+    """Steps of some solutions, ordered by solution and index: ids and types, no texts."""
+
+    step_id: np.ndarray  # int64
+    solution_id: np.ndarray  # int64
+    step_type: list[str]
+
+    def __len__(self) -> int:
+        return len(self.step_id)
+
+
+def step_rows(solution_ids: list[int]) -> StepRows:
+    if connection.vendor == "postgresql":  # one array parameter: no per-id work in the ORM
+        table = connection.ops.quote_name(Step._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, solution_id, step_type FROM {table} WHERE solution_id = ANY(%s) "
+                "ORDER BY solution_id, index",
+                [list(solution_ids)],
+            )
+            rows = cursor.fetchall()
+    else:
+        qs = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
+        rows = list(qs.values_list("id", "solution_id", "step_type"))
+    return StepRows(
+        step_id=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+        solution_id=np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)),
+        step_type=[r[2] for r in rows],
+    )
+
+
+def step_inputs(solution_ids) -> dict[int, tuple[str, tuple[str, ...], str, int]]:
+    """Per step id of these solutions: (problem, previous steps, step text, index), what a
+    featurizer reads. The one place that rebuilds a step's context from the Step rows."""
+    problems = dict(Solution.objects.filter(pk__in=solution_ids).values_list("id", "problem__text"))
+    out: dict[int, tuple[str, tuple[str, ...], str, int]] = {}
+    current, previous = None, ()
+    rows = Step.objects.filter(solution_id__in=solution_ids).order_by("solution_id", "index")
+    for step_id, solution_id, index, text in rows.values_list("id", "solution_id", "index", "text").iterator(
+        chunk_size=5000
+    ):
+        if solution_id != current:
+            current, previous = solution_id, ()
+        out[step_id] = (problems[solution_id], previous, text, index)
+        previous = (*previous, text)
+    return out
+
+
+def features_for_steps(
+    *, project: Project, featurizer: Featurizer, rows: StepRows, on_computed: Callable[[int], None] | None = None
+) -> Rows:
+    """Feature rows of these steps, in order: from the store, the missing ones featurized (their
+    texts read) and stored."""
+    from ml.prm.feature_rows import featurize
+
+    def compute(missing: np.ndarray) -> Rows:
+        inputs = step_inputs(np.unique(rows.solution_id[missing]).tolist())
+        return featurize(featurizer, [inputs[i][:3] for i in rows.step_id[missing].tolist()])
+
+    feats, computed = project_store(project, featurizer).rows(rows.step_id, compute)
+    if on_computed and computed:
+        on_computed(computed)
+    return feats
+
+
+def featurize_project_steps(*, project_id: int, featurizer: Featurizer | None = None) -> int:
+    """Store features of every step of the project not stored yet (after an import); returns how
+    many were featurized. Idempotent: a second delivery finds them stored."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return 0
+    if featurizer is None:
+        from ml.prm.featurizers import make_featurizer
+        from ml.services.config import training_config
+
+        featurizer = make_featurizer(training_config())
+    store = project_store(project, featurizer)
+    solution_ids = list(Solution.objects.filter(project=project).order_by("id").values_list("id", flat=True))
+    done = 0
+    for start in range(0, len(solution_ids), FEATURIZE_BATCH_SOLUTIONS):
+        rows = step_rows(solution_ids[start : start + FEATURIZE_BATCH_SOLUTIONS])
+        if store.contains(rows.step_id).all():
+            continue
+        counted: list[int] = []
+        features_for_steps(project=project, featurizer=featurizer, rows=rows, on_computed=counted.append)
+        done += sum(counted)
+    logger.info("featurized %s steps of project %s", done, project_id)
+    return done

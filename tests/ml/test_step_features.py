@@ -1,0 +1,92 @@
+"""Step features in the app (ml.services.step_features): an import's steps are featurized once by
+the worker, a rescoring then reads them by step id, never the step texts, and scores exactly as a
+featurizer run from scratch would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+
+from annotate.models import Project, Solution, Step
+from annotate.services import imports
+from ml import services
+from ml.prm.featurizers import make_featurizer
+from ml.services import step_features
+from ml.services.config import training_config
+from ml.services.scoring import load_prm, score_open_solutions
+from tests.celery_worker import celery_worker, purge_broker, wait_for
+from tests.ml.loop_helpers import TINY, planted_project
+
+FIXTURE = Path(__file__).parents[1] / "annotate" / "fixtures" / "edge_cases.jsonl"
+
+
+def _stored(project: Project, featurizer) -> np.ndarray:
+    ids = list(Step.objects.filter(solution__project=project).values_list("id", flat=True))
+    return step_features.project_store(project, featurizer).contains(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_has_its_steps_featurized_by_the_worker():
+    project = Project.objects.create(slug="feat-import", name="Featurized on import")
+    purge_broker()
+    with celery_worker(queues="ml"):
+        result = imports.import_file(project=project, path=FIXTURE)
+        assert result.steps_created > 0
+        featurizer = make_featurizer(training_config())
+        wait_for(lambda: _stored(project, featurizer).all(), timeout=90, message="the import's step features")
+    stored = _stored(project, featurizer)
+    assert len(stored) == Step.objects.filter(solution__project=project).count() == result.steps_created
+    # a second delivery of the task finds everything stored
+    assert step_features.featurize_project_steps(project_id=project.pk, featurizer=featurizer) == 0
+
+
+@pytest.mark.django_db
+def test_rescoring_reads_stored_features_and_scores_as_a_cold_start(tmp_path):
+    project = planted_project("feat", labeled=60, open_=25)
+    with override_settings(MEDIA_ROOT=tmp_path / "a", ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        assert run.status == "succeeded", run.error
+        prm = load_prm(run=run)
+        # the run's own scoring stored every open step; the import task adds the labeled ones
+        open_steps = Step.objects.filter(solution__project=project, solution__is_open=True).count()
+        closed = Step.objects.filter(solution__project=project).count() - open_steps
+        assert step_features.featurize_project_steps(project_id=project.pk, featurizer=prm.featurizer) == closed
+        with CaptureQueriesContext(connection) as queries:
+            warm = score_open_solutions(project=project, run=run, prm=prm)
+    step_table = Step._meta.db_table
+    step_reads = [q["sql"] for q in queries.captured_queries if step_table in q["sql"]]
+    assert step_reads and not [sql for sql in step_reads if '"text"' in sql or " text" in sql]
+    assert warm.n_steps == open_steps
+
+    # the same model in a fresh store (every feature computed again) orders the queue identically
+    step_features._stores.clear()
+    with override_settings(MEDIA_ROOT=tmp_path / "b"):
+        assert not Path(settings.MEDIA_ROOT, "features").exists()
+        cold = score_open_solutions(project=project, run=run, prm=prm)
+        assert _stored(project, prm.featurizer).sum() == open_steps
+    np.testing.assert_array_equal(cold.solution_ids, warm.solution_ids)
+    np.testing.assert_allclose(cold.priority, warm.priority, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cold.score, warm.score, rtol=0, atol=1e-12)
+
+
+@pytest.mark.django_db
+def test_each_project_and_each_database_has_its_own_step_store(tmp_path):
+    featurizer = make_featurizer(training_config())
+    a = Project.objects.create(slug="fa")
+    b = Project.objects.create(slug="fb")
+    assert step_features.project_store(a, featurizer).root != step_features.project_store(b, featurizer).root
+    # the same id in a database made later (a reset demo, a test run) is another project: its
+    # creation time is part of the directory
+    again = Project(
+        pk=a.pk, slug="fa", created_at=a.created_at.replace(microsecond=(a.created_at.microsecond + 1) % 10**6)
+    )
+    assert step_features.project_store(again, featurizer).root != step_features.project_store(a, featurizer).root
+    # a steps project with no open solution scores nothing and stores nothing
+    assert Solution.objects.filter(project=a).count() == 0
+    assert step_features.featurize_project_steps(project_id=a.pk) == 0
