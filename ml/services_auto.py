@@ -14,7 +14,7 @@ import logging
 
 from django.db import connection, transaction
 from django.db.models import F, Sum
-from django.db.models.signals import post_save
+from django.db.models.signals import post_delete, post_save
 
 from annotate.models import Annotation, AnnotationSource, Preference, Project, TaskKind
 from core.models import JobStatus
@@ -116,7 +116,15 @@ def _on_steps_imported(sender, project_id: int, **kwargs) -> None:
         jobs.enqueue_on_commit(featurize_steps, project_id)  # a lost message costs only speed
 
 
+def _on_project_deleted(sender, instance: Project, **kwargs) -> None:
+    from ml.services.step_features import drop_project_stores, project_dir_name
+
+    name = project_dir_name(instance)
+    transaction.on_commit(lambda: drop_project_stores(name))  # a rolled-back delete keeps them
+
+
 def connect() -> None:
+    post_delete.connect(_on_project_deleted, sender=Project, dispatch_uid="ml.drop_project_features")
     steps_imported.connect(_on_steps_imported, dispatch_uid="ml.featurize_imported_steps")
     post_save.connect(_on_annotation_saved, sender=Annotation, dispatch_uid="ml.auto_retrain")
     # Compare projects: every preference counts toward retrain_every (ml.services.reward trains on them).

@@ -56,9 +56,25 @@ def _store(path: Path) -> FeatureStore:
     return store
 
 
+def project_dir_name(project: Project) -> str:
+    """Taken while the row exists when it is deleted: Django clears a deleted instance's pk."""
+    return f"steps-{project.pk}-{int(project.created_at.timestamp() * 1_000_000)}"
+
+
 def project_store(project: Project, featurizer: Featurizer) -> FeatureStore:
-    born = int(project.created_at.timestamp() * 1_000_000)
-    return _store(_spec_dir(featurizer) / f"steps-{project.pk}-{born}")
+    return _store(_spec_dir(featurizer) / project_dir_name(project))
+
+
+def drop_project_stores(name: str) -> int:
+    """Remove a deleted project's stored step features (every featurizer's) by `project_dir_name`;
+    returns directories. Plain file work, no torch: it runs in whichever process deleted it."""
+    import shutil
+
+    dirs = [d for d in store_root().glob(f"*/{name}") if d.is_dir()]
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+    _stores.clear()
+    return len(dirs)
 
 
 def context_store(featurizer: Featurizer) -> FeatureStore:

@@ -90,3 +90,18 @@ def test_each_project_and_each_database_has_its_own_step_store(tmp_path):
     # a steps project with no open solution scores nothing and stores nothing
     assert Solution.objects.filter(project=a).count() == 0
     assert step_features.featurize_project_steps(project_id=a.pk) == 0
+
+
+@pytest.mark.django_db
+def test_deleting_a_project_removes_its_stored_features(tmp_path, django_capture_on_commit_callbacks):
+    project = planted_project("feat-del", labeled=5, open_=5)
+    other = planted_project("feat-keep", labeled=5, open_=5)
+    featurizer = make_featurizer(training_config())
+    for p in (project, other):
+        assert step_features.featurize_project_steps(project_id=p.pk, featurizer=featurizer) > 0
+    gone = step_features.project_store(project, featurizer).root
+    kept = step_features.project_store(other, featurizer).root
+    with django_capture_on_commit_callbacks(execute=True):
+        project.delete()
+    assert not gone.exists() and kept.exists()
+    assert _stored(other, featurizer).all()
