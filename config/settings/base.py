@@ -238,7 +238,7 @@ ML_STALE_RUN_SECONDS = int(os.environ.get("ML_STALE_RUN_SECONDS", "3600"))
 ML_TRAINING_CONFIG = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
 # Keep each open step's scores (ml.StepScore, shown in the admin) every time the queue is scored.
 # Off by default: the queue needs only each solution's score, and a million rows per retrain cost
-# 12 s of the 21 s a 1M-step rescoring takes with them (bench/results/loop.md).
+# 15 s of the 25 s a 1M-step rescoring takes with them (bench/results/loop.md).
 ML_STORE_STEP_SCORES = env_bool("ML_STORE_STEP_SCORES", False)
 # Where step features are kept once computed (ml.services.step_features); default MEDIA_ROOT/features.
 # Workers that train and score must share it (a volume), like the model artifacts.

@@ -1,8 +1,8 @@
 """Feature rows kept on disk by 64-bit key, so a step is featurized once, not at every rescoring.
 
 A store is a directory of append-only segments; a segment is a directory of .npy arrays (keys in
-the order they were written, then CSR indptr / indices / values or one dense block) written under a temporary name and
-renamed into place, so a reader never sees half a segment. Readers memory-map the arrays and gather
+the order they were written, then CSR indptr / indices / values or one dense block) written under
+a temporary name and renamed into place, so a reader never sees half a segment. Readers memory-map the arrays and gather
 the rows they need; two writers racing on the same keys only store the same rows twice (features
 are a pure function of the step), and the first copy wins on read. Past MAX_SEGMENTS the writer
 that holds the lock merges every segment into one.
@@ -99,24 +99,23 @@ class FeatureStore:
         self._refresh()
         return len(self._index[0]) if self._index else 0
 
-    def contains(self, keys) -> np.ndarray:
+    def _find(self, keys) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, each key's position in the merged index; meaningless where not found)."""
         keys = np.asarray(keys, dtype=np.int64)
         self._refresh()
         sorted_keys = self._index[0]
         if not len(sorted_keys):
-            return np.zeros(len(keys), dtype=bool)
+            return np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.int64)
         pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-        return sorted_keys[pos] == keys
+        return sorted_keys[pos] == keys, pos
+
+    def contains(self, keys) -> np.ndarray:
+        return self._find(keys)[0]
 
     def lookup(self, keys) -> tuple[np.ndarray, Rows | None]:
         """(found mask, the found keys' rows in the order of `keys`) -- rows None when none is found."""
-        keys = np.asarray(keys, dtype=np.int64)
-        self._refresh()
-        sorted_keys, seg, row = self._index
-        if not len(sorted_keys) or not len(keys):
-            return np.zeros(len(keys), dtype=bool), None
-        pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-        found = sorted_keys[pos] == keys
+        found, pos = self._find(keys)
+        _, seg, row = self._index
         if not found.any():
             return found, None
         pos = pos[found]

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("ml.services")
 
-FEATURIZE_BATCH_SOLUTIONS = 2000  # solutions whose steps are featurized together by the import task
+# Solutions whose steps the import task featurizes and stores together (one segment each): large,
+# so a 1M-step import writes about a dozen segments instead of rewriting the store in merges.
+FEATURIZE_BATCH_SOLUTIONS = 10_000
 
 
 def store_root() -> Path:
