@@ -164,6 +164,7 @@ def main() -> None:
     parser.add_argument("--labeled-steps", type=int, default=100_000)
     parser.add_argument("--open-steps", type=int, default=1_000_000)
     parser.add_argument("--no-write", action="store_true", help="Do not write bench/results.")
+    parser.add_argument("--profile", metavar="PATH", help="cProfile the cached retrain into PATH (pstats).")
     args = parser.parse_args()
 
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}"}
@@ -208,7 +209,14 @@ def main() -> None:
 
     m_cold = retrain()[0].metrics
     # the same labels again: what a periodic retrain pays for labels it has seen (features cached)
-    run, t_run = retrain()
+    if args.profile:
+        import cProfile
+
+        with cProfile.Profile() as prof:
+            run, t_run = retrain()
+        prof.dump_stats(args.profile)
+    else:
+        run, t_run = retrain()
     m = run.metrics
     rescore = {}
     for record in (False, True):  # the queue alone, then with the per-step score record

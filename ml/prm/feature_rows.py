@@ -55,10 +55,12 @@ class Rows:
             )
         return cls(dim=parts[0].dim, dense=np.concatenate([p.dense for p in parts]))
 
-    def take(self, idx) -> Rows:
+    def take(self, idx, *, view: bool = False) -> Rows:
+        """Rows `idx`, a copy; `view=True` lets a run of rows come back as views of these arrays
+        (for a caller that copies them anyway, as `concat` does)."""
         idx = np.asarray(idx, dtype=np.int64)
         if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and (len(idx) == 1 or (np.diff(idx) == 1).all()):
-            return self._slice(int(idx[0]), int(idx[-1]) + 1)  # a run of rows (the stored order): no gather
+            return self._slice(int(idx[0]), int(idx[-1]) + 1, copy=not view)  # a run of rows: no gather
         if not self.sparse:
             return Rows(dim=self.dim, dense=self.dense[idx])
         sub = self.scipy()[idx]  # scipy's row gather (C): no index arrays the size of every value
@@ -79,24 +81,25 @@ class Rows:
             self._scipy = sp.csr_matrix((self.values, indices, indptr), shape=(len(self), self.dim))
         return self._scipy
 
-    def _slice(self, a: int, b: int) -> Rows:
-        # copies: the source may be a read-only memory map of the disk store, and torch wants writable arrays
+    def _slice(self, a: int, b: int, copy: bool = True) -> Rows:
+        # copies by default: the source may be a read-only memory map of the disk store, and torch
+        # wants writable arrays
+        keep = np.array if copy else np.asarray
         if not self.sparse:
-            return Rows(dim=self.dim, dense=np.array(self.dense[a:b]))
+            return Rows(dim=self.dim, dense=keep(self.dense[a:b]))
         lo, hi = int(self.indptr[a]), int(self.indptr[b])
         indptr = np.array(self.indptr[a : b + 1], dtype=np.int64) - lo
-        return Rows(
-            dim=self.dim, indptr=indptr, indices=np.array(self.indices[lo:hi]), values=np.array(self.values[lo:hi])
-        )
+        return Rows(dim=self.dim, indptr=indptr, indices=keep(self.indices[lo:hi]), values=keep(self.values[lo:hi]))
 
     def training_inputs(self, idx, device: str = "cpu") -> dict:
         """Head inputs for a training batch of rows `idx`: sparse rows go as a CSR matrix with its
         transpose, so the backward pass is one sparse-dense matmul (X^T @ grad). EmbeddingBag's CPU
-        backward sorts every index of the batch: 4.3x slower per batch (bench/results/prm.md)."""
+        backward sorts every index of the batch: 4.3x slower per batch (bench/results/prm.md).
+        A training run feeds fixed batches through `TrainingBatches` instead."""
         if not self.sparse:
             return self.take(idx).torch_inputs(device)
         x = self.scipy()[np.asarray(idx)]
-        return {"csr": _torch_csr(x, device), "csr_t": _torch_csr(x.T.tocsr(), device)}
+        return {"csr": _torch_csr(x, device), "csr_t": _torch_csr(x.T.tocsr(), device, np.int32)}
 
     def torch_inputs(self, device: str = "cpu") -> dict:
         """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
@@ -109,17 +112,59 @@ class Rows:
         return {"dense": torch.from_numpy(self.dense).to(device)}
 
 
-def _torch_csr(x: sp.csr_matrix, device: str) -> torch.Tensor:
+def _torch_csr(x: sp.csr_matrix, device: str, index_dtype=np.int64) -> torch.Tensor:
+    """A torch CSR tensor of `x`. The forward product wants int64 indices (torch's int32 CSR @
+    dense was 3.7x slower on CPU); the backward one (X^T @ grad) runs as fast on int32, which halves
+    what a kept transpose holds."""
     with warnings.catch_warnings():
         # torch calls CSR tensors beta; the one op used here (CSR @ dense) has been stable for years
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
         return torch.sparse_csr_tensor(
-            torch.from_numpy(x.indptr.astype(np.int64)),
-            torch.from_numpy(x.indices.astype(np.int64)),
+            torch.from_numpy(x.indptr.astype(index_dtype)),
+            torch.from_numpy(x.indices.astype(index_dtype)),
             torch.from_numpy(np.asarray(x.data, dtype=np.float32)),
             size=x.shape,
             check_invariants=False,  # built by scipy from valid CSR rows
         ).to(device)
+
+
+# Transposed training batches kept across epochs up to this size (8 bytes a stored feature: about
+# 210,000 labeled steps of ~300 features); a larger run builds each batch's transpose every epoch.
+TRANSPOSES_KEPT_BYTES = 512 * 2**20
+
+
+class TrainingBatches:
+    """Fixed training batches over rows in their stored order (the caller shuffles the rows once);
+    each epoch visits them in a new order (`order`). Fixed batches are contiguous: a batch is a
+    slice, not a row gather, and a sparse batch's transpose for the backward pass is built once and
+    kept (while they fit TRANSPOSES_KEPT_BYTES). At 2,048 rows of ~300 features the gather and the
+    transpose were 7 of a training step's 28 ms (bench/bench_loop.py)."""
+
+    def __init__(self, rows: Rows, batch_size: int, device: str = "cpu", keep_bytes: int = TRANSPOSES_KEPT_BYTES):
+        self.rows, self.device = rows, device
+        n = len(rows)
+        self.bounds = [(a, min(a + batch_size, n)) for a in range(0, n, batch_size)]
+        self._keep = rows.sparse and int(rows.indptr[-1]) * 8 <= keep_bytes
+        self._transposes: dict[int, torch.Tensor] = {}
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def order(self, gen: torch.Generator) -> list[int]:
+        return torch.randperm(len(self.bounds), generator=gen).tolist()
+
+    def inputs(self, j: int) -> dict:
+        """Head inputs for batch j (rows `bounds[j]`), as `Rows.training_inputs` gives them."""
+        a, b = self.bounds[j]
+        if not self.rows.sparse:
+            return self.rows._slice(a, b).torch_inputs(self.device)
+        x = self.rows.scipy()[a:b]
+        x_t = self._transposes.get(j)
+        if x_t is None:
+            x_t = _torch_csr(x.T.tocsr(), self.device, np.int32)
+            if self._keep:
+                self._transposes[j] = x_t
+        return {"csr": _torch_csr(x, self.device), "csr_t": x_t}
 
 
 def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:

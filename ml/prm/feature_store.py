@@ -120,9 +120,11 @@ class FeatureStore:
             return found, None
         pos = pos[found]
         parts, where = [], []
-        for s in np.unique(seg[pos]):
+        segments = np.unique(seg[pos])
+        for s in segments:
             sel = np.flatnonzero(seg[pos] == s)
-            parts.append(self._segments[s].rows.take(row[pos[sel]]))
+            # several parts are copied once, by concat: until then a run of rows may stay a view of the map
+            parts.append(self._segments[s].rows.take(row[pos[sel]], view=len(segments) > 1))
             where.append(sel)
         rows = Rows.concat(parts) if len(parts) > 1 else parts[0]
         placed = np.concatenate(where)

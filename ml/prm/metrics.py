@@ -155,12 +155,15 @@ def first_error_f1_interval(predicted, true, *, n_boot: int = 1000, seed: int = 
     true = np.asarray(true)
     if len(true) == 0:
         return None
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(true), size=(n_boot, len(true)))
-    # first_error_f1 on every resample at once: counts of the two groups and of their hits per draw
+    # F1 reads only how many solutions fall in each of four cells (has an error or not, hit or
+    # not), so resampling solutions is a multinomial draw of the four counts: the same bootstrap
+    # without an n_boot x n index matrix (160 MB at 20,000 solutions)
     err = true >= 0
-    n_err, n_ok = err[draws].sum(1), (~err)[draws].sum(1)
-    hit_err, hit_ok = (err & (pred == true))[draws].sum(1), (~err & (pred == -1))[draws].sum(1)
+    hit = np.where(err, pred == true, pred == -1)
+    cells = np.asarray([(err & hit).sum(), (err & ~hit).sum(), (~err & hit).sum(), (~err & ~hit).sum()])
+    counts = np.random.default_rng(seed).multinomial(len(true), cells / len(true), size=n_boot)
+    hit_err, n_err = counts[:, 0], counts[:, 0] + counts[:, 1]
+    hit_ok, n_ok = counts[:, 2], counts[:, 2] + counts[:, 3]
     with np.errstate(invalid="ignore", divide="ignore"):
         acc_err = np.where(n_err > 0, hit_err / np.maximum(n_err, 1), np.nan)
         acc_ok = np.where(n_ok > 0, hit_ok / np.maximum(n_ok, 1), np.nan)

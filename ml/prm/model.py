@@ -63,9 +63,17 @@ class EnsembleHead(nn.Module):
         n = h.shape[0]
         hk = self.hidden * self.k
         wide = h[:, hk:].reshape(n, self.k, 3).transpose(0, 1)  # (K, n, 3)
-        h = self.drop(torch.relu(h[:, :hk] + self.bias1))
+        h = _dropout(torch.relu(h[:, :hk] + self.bias1), self.drop.p, self.training)
         h = h.reshape(n, self.k, self.hidden).transpose(0, 1)  # (K, n, hidden)
         return torch.baddbmm(self.b2, h, self.w2) + wide
+
+
+def _dropout(h: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """nn.Dropout's function with a mask from torch.rand: its CPU bernoulli path was 1.4 ms of a
+    2,048 x 128 batch, this 0.8 ms."""
+    if not training or p <= 0:
+        return h
+    return h * (torch.rand_like(h) >= p) * (1.0 / (1.0 - p))
 
 
 @dataclass

@@ -16,9 +16,32 @@ a random sample looks unlike the pool).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+if TYPE_CHECKING:
+    from ml.prm.feature_rows import Rows
+
 BINS = 5
+
+
+@dataclass
+class ThresholdPool:
+    """The app trainer's view of the pool: feature rows of every step of some solutions laid end
+    to end (`lengths` steps each, in solution order), `sample` the positions of a random sample of
+    the project's solutions, `labeled` each training solution id's position (the solution its
+    annotation labels). Built from the step-id feature store (`ml.services.population`), so a
+    retrain reads no step text for it."""
+
+    rows: Rows
+    lengths: np.ndarray
+    sample: np.ndarray
+    labeled: dict[str, int]
+
+    def starts(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
 
 
 def solution_max(p_negative: np.ndarray, lengths) -> np.ndarray:

@@ -14,6 +14,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 from ml.prm import reweight
 from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
-from ml.prm.feature_rows import FeatureCache, Rows
+from ml.prm.feature_rows import FeatureCache, Rows, TrainingBatches
 from ml.prm.featurizers import make_featurizer
 from ml.prm.metrics import (
     choose_threshold,
@@ -74,65 +75,78 @@ def _fit_temperature(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float(grid[int(np.argmin(nll))])
 
 
-def _path_eval(examples: Sequence[StepExample], p_negative: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-    """Per-solution path P(-1) sequences and true first-error indices (see `path_first_error`)."""
-    pos = {id(e): i for i, e in enumerate(examples)}
-    seqs, truth = [], []
-    for path, fe in path_first_error(examples).values():
-        seqs.append(p_negative[[pos[id(e)] for e in path]])
-        truth.append(fe)
-    return seqs, np.asarray(truth, dtype=np.int64)
+@dataclass
+class _Paths:
+    """`path_first_error` of some examples, worked out once per run: each solution's id, its path's
+    positions among the examples, and its true first-error index."""
+
+    solution_ids: list[str]
+    positions: list[np.ndarray]
+    truth: np.ndarray
+
+    @classmethod
+    def of(cls, examples: Sequence[StepExample]) -> _Paths:
+        pos = {id(e): i for i, e in enumerate(examples)}
+        ids, positions, truth = [], [], []
+        for sid, (path, fe) in path_first_error(examples).items():
+            ids.append(sid)
+            positions.append(np.fromiter((pos[id(e)] for e in path), dtype=np.int64, count=len(path)))
+            truth.append(fe)
+        return cls(ids, positions, np.asarray(truth, dtype=np.int64))
+
+    def sequences(self, p_negative: np.ndarray) -> list[np.ndarray]:
+        """Per-solution path P(-1) sequences."""
+        return [p_negative[i] for i in self.positions]
 
 
-def evaluate(examples: Sequence[StepExample], head_probs: torch.Tensor, threshold: float) -> dict:
+def evaluate(
+    examples: Sequence[StepExample], head_probs: torch.Tensor, threshold: float, paths: _Paths | None = None
+) -> dict:
     """Step metrics and first-error F1 for examples (with targets) given (K, n, 3) head probabilities."""
     sc = scores_from_head_probs(head_probs)
     y = np.asarray([e.target + 1 for e in examples], dtype=np.int64)
     m = step_metrics(y, sc.probs)
-    seqs, truth = _path_eval(examples, sc.p_negative)
-    if len(truth):
-        predicted = first_error_predictions(seqs, threshold)
-        m.update(first_error_f1(predicted, truth))
-        m["first_error_f1_ci"] = first_error_f1_interval(predicted, truth)
+    paths = paths or _Paths.of(examples)
+    if len(paths.truth):
+        predicted = first_error_predictions(paths.sequences(sc.p_negative), threshold)
+        m.update(first_error_f1(predicted, paths.truth))
+        m["first_error_f1_ci"] = first_error_f1_interval(predicted, paths.truth)
     return m
 
 
 def _threshold_weights(
     head: EnsembleHead,
     train_ex: Sequence[StepExample],
-    tr_keys: Sequence[str],
     tr_probs: torch.Tensor,
     boot: torch.Tensor,
-    population: Sequence[Sequence[StepExample]],
-    solution_steps: dict[str, Sequence[StepExample]],
+    pool: reweight.ThresholdPool,
+    paths: _Paths,
     *,
-    cache: FeatureCache,
     temperature: float,
     device: str,
 ) -> np.ndarray:
-    """`reweight.population_weights` of the training solutions (in `_path_eval`'s order) to the
-    population, each solution scored by its largest step P(-1); a step the model trained on is
+    """`reweight.population_weights` of the training solutions (in `paths`' order) to the
+    pool's sample, each solution scored by its largest step P(-1); a step the model trained on is
     scored out of bag (by the members whose bootstrap left it out), so fitting its label does
     not inflate it."""
     p_tr = tr_probs[:, :, 0].numpy()
     out = (boot == 0).numpy()
     cnt = out.sum(0)
     oob = np.where(cnt > 0, (p_tr * out).sum(0) / np.maximum(cnt, 1), p_tr.mean(0))
-    trained = dict(zip(tr_keys, oob.tolist(), strict=True))
-    order = list(path_first_error(train_ex))
-    by_sid: dict[str, list[StepExample]] = {}
-    for e in train_ex:
-        if e.on_path:
-            by_sid.setdefault(e.solution_id, []).append(e)
-    labeled = [list(solution_steps.get(sid) or by_sid[sid]) for sid in order]
-    solutions = [*labeled, *(list(steps) for steps in population)]
-    flat = [e for steps in solutions for e in steps]
-    keys = [e.key for e in flat]
-    probs = torch.softmax(_logits(head, cache.get(flat, keys), device) / temperature, dim=-1)
+    probs = torch.softmax(_logits(head, pool.rows, device) / temperature, dim=-1)
     p = probs.mean(0)[:, 0].numpy().astype(np.float64)
-    p = np.asarray([trained.get(k, q) for k, q in zip(keys, p, strict=True)])
-    top = reweight.solution_max(p, [len(steps) for steps in solutions])
-    return reweight.population_weights(top[: len(labeled)], top[len(labeled) :])
+    starts = pool.starts()
+    path_oob: dict[str, list[float]] = {}  # a training solution without Step rows: its path alone
+    for i, e in enumerate(train_ex):
+        if not e.on_path:
+            continue
+        path_oob.setdefault(e.solution_id, []).append(float(oob[i]))
+        s = pool.labeled.get(e.solution_id)
+        if s is not None and e.step_index < pool.lengths[s]:
+            p[starts[s] + e.step_index] = oob[i]
+    top = reweight.solution_max(p, pool.lengths)
+    labeled = [top[pool.labeled[sid]] if sid in pool.labeled else max(path_oob[sid]) for sid in paths.solution_ids]
+    return reweight.population_weights(np.asarray(labeled), top[pool.sample])
 
 
 def train_prm(
@@ -141,8 +155,7 @@ def train_prm(
     *,
     cache: FeatureCache | None = None,
     log: Callable[[str], None] | None = None,
-    population: Sequence[Sequence[StepExample]] = (),
-    solution_steps: dict[str, Sequence[StepExample]] | None = None,
+    threshold_pool: reweight.ThresholdPool | None = None,
 ) -> dict:
     """Train an ensemble PRM on rated step examples; return a checkpoint dict.
 
@@ -152,10 +165,10 @@ def train_prm(
     held-out set, choose the first-error threshold on the training solutions, and record held-out
     metrics. Pass a `FeatureCache` to reuse features across runs (steps never change).
 
-    `population`: a random sample of the project's solutions, each its steps in order as unrated
-    examples; `solution_steps`: every step of each training solution (by `solution_id`) likewise.
-    With both, the training solutions count toward the threshold with `ml.prm.reweight` weights,
-    so a threshold chosen on an actively chosen sample fits the pool it will flag.
+    `threshold_pool`: feature rows of a random sample of the project's solutions and of every step
+    of each training solution (`reweight.ThresholdPool`). With it, the training solutions count
+    toward the threshold with `ml.prm.reweight` weights, so a threshold chosen on an actively
+    chosen sample fits the pool it will flag.
     """
     cfg = config or PRMConfig()
     t0 = time.perf_counter()
@@ -168,10 +181,11 @@ def train_prm(
     cache = cache if cache is not None else FeatureCache(make_featurizer(cfg))
     featurizer = cache.featurizer
     tr_idx, he_idx = split_by_problem(examples, cfg.heldout_fraction, cfg.seed)
+    # one random order for the run: training visits fixed batches of it (`TrainingBatches`)
+    tr_idx = np.random.default_rng(cfg.seed).permutation(np.asarray(tr_idx, dtype=np.int64)).tolist()
     train_ex = [examples[i] for i in tr_idx]
     held_ex = [examples[i] for i in he_idx]
-    tr_keys = [e.key for e in train_ex]  # hashed once: the threshold's weighting reads them again
-    x_tr = cache.get(train_ex, tr_keys)
+    x_tr = cache.get(train_ex)
     x_he = cache.get(held_ex) if held_ex else None
     y_tr = torch.tensor([e.target + 1 for e in train_ex], dtype=torch.long)
     y_he = torch.tensor([e.target + 1 for e in held_ex], dtype=torch.long)
@@ -196,6 +210,7 @@ def train_prm(
     k = cfg.ensemble_size
     boot = torch.poisson(torch.ones(k, n), generator=gen) if cfg.bootstrap and k > 1 else torch.ones(k, n)
     bs = max(32, min(cfg.batch_size, math.ceil(n / max(1, cfg.min_batches_per_epoch))))
+    batches = TrainingBatches(x_tr, bs, dev)
     best_loss, best_state, best_epoch, bad = math.inf, None, -1, 0
     history = []
     if base is not None and x_he is not None:
@@ -205,20 +220,19 @@ def train_prm(
         history.append({"epoch": -1, "heldout_nll": best_loss})
     for epoch in range(cfg.max_epochs):
         head.train()
-        perm = torch.randperm(n, generator=gen).numpy()
         total = 0.0
-        for i in range(0, n, bs):
-            b = perm[i : i + bs]
-            logits = head(**x_tr.training_inputs(b, dev))  # (K, B, 3)
-            yb = y_tr[b].to(dev)
+        for j in batches.order(gen):
+            a, b = batches.bounds[j]
+            logits = head(**batches.inputs(j))  # (K, B, 3)
+            yb = y_tr[a:b].to(dev)
             ce = F.cross_entropy(logits.reshape(-1, 3), yb.repeat(k), reduction="none").view(k, -1)
-            loss = (ce * boot[:, b].to(dev)).sum() / len(b)  # summed over heads: each gets a full gradient
+            loss = (ce * boot[:, a:b].to(dev)).sum() / (b - a)  # summed over heads: each gets a full gradient
             opt.zero_grad(set_to_none=True)
             loss.backward()
             for p, p0 in anchors:
                 p.grad.add_(p.detach() - p0, alpha=cfg.base_l2)
             opt.step()
-            total += float(loss.detach()) * len(b)
+            total += float(loss.detach()) * (b - a)
         rec = {"epoch": epoch, "train_loss": total / n / k}
         if x_he is not None:
             rec["heldout_nll"] = _mean_nll(_logits(head, x_he, dev), y_he)
@@ -245,29 +259,22 @@ def train_prm(
     # first-error threshold: from the config, or the best one on the training solutions
     tr_probs = torch.softmax(_logits(head, x_tr, dev) / temperature, dim=-1)
     threshold = cfg.first_error_threshold
+    tr_paths = _Paths.of(train_ex)
     if threshold is None:
-        seqs, truth = _path_eval(train_ex, tr_probs.mean(0)[:, 0].numpy())
+        seqs, truth = tr_paths.sequences(tr_probs.mean(0)[:, 0].numpy()), tr_paths.truth
         weights = None
-        if population and solution_steps and len(truth):
+        pool = threshold_pool
+        if pool is not None and len(pool.sample) and pool.labeled and len(truth):
             weights = _threshold_weights(
-                head,
-                train_ex,
-                tr_keys,
-                tr_probs,
-                boot,
-                population,
-                solution_steps,
-                cache=cache,
-                temperature=temperature,
-                device=dev,
+                head, train_ex, tr_probs, boot, pool, tr_paths, temperature=temperature, device=dev
             )
             metrics["threshold_weights"] = {
-                "population": len(population),
+                "population": len(pool.sample),
                 "max": round(float(weights.max()), 3),
                 "min": round(float(weights.min()), 3),
             }
         threshold = choose_threshold(seqs, truth, weights=weights) if len(truth) else 0.5
-    metrics["train"] = evaluate(train_ex, tr_probs, threshold)
+    metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths)
     if x_he is not None:
         metrics["heldout"] = evaluate(held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold)
     label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)

@@ -38,7 +38,7 @@ from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
 from ml.services.examples import build_examples
-from ml.services.population import threshold_population
+from ml.services.population import threshold_pool
 from ml.services.prm_lib import lib
 from ml.services.scoring import (
     apply_selection,
@@ -236,8 +236,8 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""
             log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels{base}")
         cache = feature_cache(config)
-        weighting = threshold_population(project=project, examples=examples, seed=config.seed)
-        checkpoint = lib.train_prm(examples, config, cache=cache, log=log, **weighting)
+        pool = threshold_pool(project=project, examples=examples, featurizer=cache.featurizer, seed=config.seed)
+        checkpoint = lib.train_prm(examples, config, cache=cache, log=log, threshold_pool=pool)
         t_train = time.perf_counter() - t0
         lib.save_checkpoint(checkpoint, artifact_abspath(artifact))
         written = True

@@ -80,6 +80,11 @@ def test_first_error_f1_interval_is_wide_on_few_solutions_and_narrow_on_many():
     point = first_error_f1(pred, true)["first_error_f1"]
     assert lo < point < hi and hi - lo < 0.15
     assert first_error_f1_interval([], []) is None
+    # the four-cell multinomial draw is the bootstrap over solutions: the same interval as
+    # resampling the solutions themselves, up to Monte Carlo error
+    draws = np.random.default_rng(7).integers(0, 400, size=(4000, 400))
+    f1 = [first_error_f1(pred[d], true[d])["first_error_f1"] for d in draws]
+    assert [lo, hi] == pytest.approx(np.quantile(f1, [0.025, 0.975]), abs=0.01)
 
 
 def test_first_error_map_is_the_most_probable_first_error_and_its_margin():

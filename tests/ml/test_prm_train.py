@@ -125,6 +125,28 @@ def test_training_feed_gives_the_same_logits_and_gradients_as_the_scoring_feed(p
     assert grads[0].abs().sum() > 0 and torch.allclose(grads[0], grads[1], atol=1e-5)
 
 
+def test_fixed_training_batches_cover_every_row_once_an_epoch_and_feed_what_a_gather_feeds(planted):
+    """A run cuts its (once shuffled) rows into fixed batches; each epoch visits all of them in a
+    new order, and a batch, kept transpose or not, is the same input as the row gather of it."""
+    from ml.prm.feature_rows import TrainingBatches
+
+    examples, cache, _ckpt = planted
+    rows = cache.get(examples[:300])
+    kept, rebuilt = TrainingBatches(rows, 64), TrainingBatches(rows, 64, keep_bytes=0)
+    gen = torch.Generator().manual_seed(0)
+    first, second = kept.order(gen), kept.order(gen)
+    assert sorted(first) == sorted(second) == list(range(5)) and first != second
+    assert [b - a for a, b in kept.bounds] == [64, 64, 64, 64, 44]
+    for j in first + first:  # the second pass reads the kept transposes
+        a, b = kept.bounds[j]
+        gathered = rows.training_inputs(np.arange(a, b))
+        for batches in (kept, rebuilt):
+            inputs = batches.inputs(j)
+            for name in ("csr", "csr_t"):
+                assert torch.equal(inputs[name].to_dense(), gathered[name].to_dense()), name
+    assert len(kept._transposes) == 5 and not rebuilt._transposes
+
+
 def test_a_base_checkpoint_warm_starts_training_and_a_mismatched_one_is_refused(tmp_path):
     """Fine-tuning from a base trained on other labels of the same pattern beats training from
     scratch on a few labels; the base itself is the first early-stopping candidate."""

@@ -113,7 +113,7 @@ def test_real_pairs_through_the_worker_beat_chance_on_held_out_problems(tmp_path
 def test_prm_features_read_the_named_steps_projects_prm_in_training_and_scoring(tmp_path):
     steps_project = Project.objects.create(slug="prm-source")
     with override_settings(MEDIA_ROOT=tmp_path):
-        checkpoint = train_prm(planted_examples(600), PRMConfig(ensemble_size=2, max_epochs=4, step_hash_dim=4096))
+        checkpoint = train_prm(planted_examples(2000), PRMConfig(ensemble_size=2, max_epochs=6, step_hash_dim=4096))
         save_checkpoint(checkpoint, tmp_path / "models" / "prm-source" / "run-1.pt")
         TrainingRun.objects.create(
             project=steps_project,

@@ -53,10 +53,11 @@ def test_rescoring_reads_stored_features_and_scores_as_a_cold_start(tmp_path):
         run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
         assert run.status == "succeeded", run.error
         prm = load_prm(run=run)
-        # the run's own scoring stored every open step; the import task adds the labeled ones
+        # the run's scoring stored every open step, and its threshold pool (a sample of the project,
+        # here all of it, and every labeled solution) the rest: nothing is left for the import task
         open_steps = Step.objects.filter(solution__project=project, solution__is_open=True).count()
-        closed = Step.objects.filter(solution__project=project).count() - open_steps
-        assert step_features.featurize_project_steps(project_id=project.pk, featurizer=prm.featurizer) == closed
+        assert _stored(project, prm.featurizer).sum() == Step.objects.filter(solution__project=project).count()
+        assert step_features.featurize_project_steps(project_id=project.pk, featurizer=prm.featurizer) == 0
         with CaptureQueriesContext(connection) as queries:
             warm = score_open_solutions(project=project, run=run, prm=prm)
     step_table = Step._meta.db_table
