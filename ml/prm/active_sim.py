@@ -66,11 +66,13 @@ def prepare(
         return j
 
     step_idx, lab_rows, lab_y = [], [], []
+    graded = "answer" in blocks  # a row is then also keyed by its solution's graded answer
     for it in items:
-        step_idx.append([row((it.problem, it.steps[i - 1] if i else None, s, i)) for i, s in enumerate(it.steps)])
+        g = it.answer_correct if graded else None
+        step_idx.append([row((it.problem, it.steps[i - 1] if i else None, s, i, g)) for i, s in enumerate(it.steps)])
         lab_rows.append(
             np.asarray(
-                [row((e.problem, e.previous[-1] if e.previous else None, e.step, e.step_index)) for e in it.labeled],
+                [row((e.problem, e.previous[-1] if e.previous else None, e.step, e.step_index, g)) for e in it.labeled],
                 dtype=np.int64,
             )
         )
@@ -87,6 +89,14 @@ def prepare(
         D = np.zeros((len(tuples), R.dim), np.float32)
         D[np.repeat(np.arange(len(tuples)), np.diff(R.indptr)), R.indices] = R.values
         parts.append(D)
+    if graded:
+        # the solution's answer as graded on import (wrong, right; both 0 when ungraded), alone and
+        # times the step's relative position, so a wrong answer can raise P(-1) later in the solution
+        g = np.asarray([{False: 0, True: 1}.get(t[4], -1) for t in tuples])
+        pos = np.asarray([t[3] for t in tuples], dtype=np.float32)
+        rel = np.minimum(pos, 16) / 16
+        wrong, right = (g == 0).astype(np.float32), (g == 1).astype(np.float32)
+        parts.append(np.stack([wrong, right, wrong * rel, right * rel], axis=1))
     X = np.concatenate(parts, axis=1)
     # own steps laid out contiguously so slices work
     order = np.concatenate([np.asarray(s, dtype=np.int64) for s in step_idx]) if step_idx else np.zeros(0, np.int64)

@@ -211,3 +211,24 @@ def test_a_transfer_prior_from_another_set_starts_every_round_and_never_enters_t
     assert [p["labels"] for p in cold] == [p["labels"] for p in warm]  # the prior's labels are not spent
     assert runs["warm"]["meta"]["prior_solutions"] == 400 and runs["cold"]["meta"]["prior_solutions"] == 0
     assert warm[0]["auroc_negative"] > cold[0]["auroc_negative"] + 0.05, (warm[0], cold[0])
+
+
+def test_the_answer_block_gives_each_step_its_solutions_graded_answer(tmp_path):
+    """`--blocks hashed,answer` (an experiment, simulation_notes.md): four columns from the graded
+    answer (wrong, right, each times the step's position); the same step text under a right and a
+    wrong answer becomes two rows, and an ungraded solution's steps get zeros."""
+    from ml.prm.active_sim import prepare
+
+    items = _planted_items(40)
+    items[1] = SimItem("s1", items[1].problem_id, items[0].problem, items[0].steps, not items[0].answer_correct, 0, [])
+    items[2] = SimItem("s2", items[2].problem_id, items[2].problem, items[2].steps, None, -1, [])
+    store = EmbeddingStore(tmp_path / "none")
+    plain, graded = (prepare(items, store, blocks=b) for b in (("hashed",), ("hashed", "answer")))
+    assert graded.X.shape[1] == plain.X.shape[1] + 4
+    assert graded.X.shape[0] > plain.X.shape[0]  # s0 and s1 share their steps but not their grades
+    for i in (0, 1, 2):
+        a, b = graded.step_slice[i]
+        wrong, right = graded.X[a:b, -4], graded.X[a:b, -3]
+        answer = items[i].answer_correct
+        assert (right == (answer is True)).all() and (wrong == (answer is False)).all()
+        assert np.array_equal(graded.X[a:b, :-4], plain.X[slice(*plain.step_slice[i])])

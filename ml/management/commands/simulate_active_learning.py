@@ -30,7 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--seed-share", type=float, default=0.05, help="Random step labels before the first model.")
         parser.add_argument("--control-share", type=float, default=0.1, help="Random share of every other strategy.")
         parser.add_argument("--vault", action="store_true", help="Evaluate on the untouched 20%% of problems (final).")
-        parser.add_argument("--blocks", default="hashed", help="Feature blocks: hashed, minilm (stored embeddings).")
+        parser.add_argument(
+            "--blocks",
+            default="hashed",
+            help="Feature blocks: hashed, minilm (stored embeddings), answer (the graded answer; an experiment).",
+        )
         parser.add_argument(
             "--calibration",
             default="reweighted",
