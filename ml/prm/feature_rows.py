@@ -94,7 +94,7 @@ class Rows:
     def training_inputs(self, idx, device: str = "cpu") -> dict:
         """Head inputs for a training batch of rows `idx`: sparse rows go as a CSR matrix with its
         transpose, so the backward pass is one sparse-dense matmul (X^T @ grad). EmbeddingBag's CPU
-        backward sorts every index of the batch: 4.3x slower per batch (bench/results/prm.md).
+        backward sorts every index of the batch: 1.7-4.3x slower per batch (bench/results/prm.md).
         A training run feeds fixed batches through `TrainingBatches` instead."""
         if not self.sparse:
             return self.take(idx).torch_inputs(device)
