@@ -79,6 +79,14 @@ def drop_project_stores(name: str) -> int:
     return len(dirs)
 
 
+def orphaned_project_stores() -> list[Path]:
+    """Project store directories (any featurizer's) of no project in this database: a project
+    deleted while its directory could not be removed, or a database made anew (a test run, a
+    reset demo) under the same MEDIA_ROOT. Features are a cache, so removing these loses nothing."""
+    live = {project_dir_name(p) for p in Project.objects.only("pk", "created_at")}
+    return sorted(d for d in store_root().glob("*/steps-*") if d.is_dir() and d.name not in live)
+
+
 def context_store(featurizer: Featurizer) -> FeatureStore:
     return _store(_spec_dir(featurizer) / "contexts")
 

@@ -106,3 +106,30 @@ def test_deleting_a_project_removes_its_stored_features(tmp_path, django_capture
         project.delete()
     assert not gone.exists() and kept.exists()
     assert _stored(other, featurizer).all()
+
+
+@pytest.mark.django_db
+def test_prune_removes_the_stores_of_projects_this_database_does_not_have(tmp_path):
+    """A database made anew under the same MEDIA_ROOT (a reset demo, a test run) leaves the old
+    projects' store directories behind: `prune_feature_store` removes them and nothing else."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    with override_settings(MEDIA_ROOT=tmp_path, ML_FEATURE_STORE_ROOT=""):
+        step_features._stores.clear()
+        live = planted_project("feat-live", labeled=5, open_=5)
+        featurizer = make_featurizer(training_config())
+        assert step_features.featurize_project_steps(project_id=live.pk, featurizer=featurizer) > 0
+        kept = step_features.project_store(live, featurizer).root
+        contexts = step_features.context_store(featurizer).root
+        contexts.mkdir(parents=True)
+        orphan = kept.parent / "steps-999-1700000000000000"  # a project of an earlier database
+        orphan.mkdir()
+        (orphan / "segment.npy").write_bytes(b"\0" * 2048)
+        out = StringIO()
+        call_command("prune_feature_store", "--dry-run", stdout=out)
+        assert orphan.exists() and "1 orphaned project store(s); would free" in out.getvalue()
+        call_command("prune_feature_store", stdout=out)
+        assert not orphan.exists() and kept.exists() and contexts.exists()
+        assert _stored(live, featurizer).all()
