@@ -254,6 +254,8 @@ def test_retrain_button_reports_the_outcome(pages):
         expect(page.locator('[data-slot="model-figures"]')).to_contain_text("training in progress")
         TrainingRun.objects.filter(pk=run.pk).update(status="succeeded", finished_at=timezone.now())
         expect(page.locator('[data-slot="model-figures"]')).to_contain_text(f"#{run.pk} succeeded", timeout=15_000)
+        # and the note under the button no longer says the run was created
+        expect(message).to_have_text(f"Training run #{run.pk} succeeded.")
     else:
         assert "Retrain failed" in message.inner_text()
         expect(message).to_have_class(re.compile("sl-error"))

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { Dashboard, repeatedClick, savingsText } from "./app";
+import { Dashboard, repeatedClick, runEndedNote, savingsText } from "./app";
 import type { DashboardConfig } from "./types";
 
 /** The few elements retrain() touches: the button, its message and the statistics' meta line. */
@@ -157,5 +157,15 @@ describe("savingsText", () => {
     expect(savingsText({ ...base, n_control: 25 })).toBe(
       "Labels saved vs random: not enough data yet (25 control and 24 strategy labelings; 10% control share).",
     );
+  });
+});
+
+describe("runEndedNote", () => {
+  it("says how the followed run ended, and whether it now serves the queue", () => {
+    expect(runEndedNote({ id: 7, status: "succeeded" }, 7)).toBe(
+      "Training run #7 succeeded: it is the active model and the queue follows it.",
+    );
+    expect(runEndedNote({ id: 7, status: "succeeded" }, 6)).toBe("Training run #7 succeeded.");
+    expect(runEndedNote({ id: 8, status: "failed" }, 6)).toBe("Training run #8 failed: its error is in the runs table.");
   });
 });

@@ -85,6 +85,8 @@ export class Dashboard {
   private stats: Stats | null = null;
   private readonly http: Http;
   private refreshTimer = 0;
+  /** The run "Retrain now" started or joined: its note follows it until it ends. */
+  private followedRun: number | null = null;
   /** The "Retrain now" request in flight, if any. */
   private retraining: Promise<void> | null = null;
 
@@ -326,6 +328,7 @@ export class Dashboard {
       ),
       figure("runs", fmtInt(m.runs.length)),
     );
+    this.followRun(m.runs, active?.id);
     const curve = m.learning_curve;
     const curveEl = this.chart("curve");
     if (curve.length) {
@@ -437,6 +440,16 @@ export class Dashboard {
     return this.retraining;
   }
 
+  /** A run that the note says was created or is running has ended: the note says how. */
+  private followRun(runs: { id: number; status: string }[], activeId: number | undefined): void {
+    const run = runs.find((r) => r.id === this.followedRun);
+    if (!run || run.status === "created" || run.status === "running") return;
+    const message = this.slot("retrain-message");
+    message.textContent = runEndedNote(run, activeId);
+    message.classList.toggle("sl-error", run.status !== "succeeded");
+    this.followedRun = null;
+  }
+
   private async postRetrain(): Promise<void> {
     const button = this.button("retrain");
     const message = this.slot("retrain-message");
@@ -451,6 +464,7 @@ export class Dashboard {
         : run.merged // joined the run that waits for, or already trains on, these labels
           ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
           : `Training run #${run.id} ${run.status ?? "queued"}.`;
+      this.followedRun = run.id ?? null;
       await this.load();
     } catch (error) {
       message.textContent = `Retrain failed: ${describe(error)}`;
@@ -460,6 +474,16 @@ export class Dashboard {
       button.removeAttribute("aria-busy");
     }
   }
+}
+
+/** How the note under "Retrain now" reads once the run it followed has ended. */
+export function runEndedNote(run: { id: number; status: string }, activeId: number | undefined): string {
+  if (run.status === "succeeded") {
+    return activeId === run.id
+      ? `Training run #${run.id} succeeded: it is the active model and the queue follows it.`
+      : `Training run #${run.id} succeeded.`;
+  }
+  return `Training run #${run.id} ${run.status}: its error is in the runs table.`;
 }
 
 /**
