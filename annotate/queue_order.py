@@ -28,6 +28,8 @@ import numpy as np
 from annotate.models import QueueOrigin, Strategy
 from prm800k.stratified import answer_stratified_priority
 
+MODEL_FREE = frozenset({Strategy.RANDOM, Strategy.ANSWER_STRATIFIED})
+
 
 def cold_start_priority(answer_correct: bool | None, strategy: str, rng: random.Random) -> float:
     u = rng.random()
@@ -69,4 +71,6 @@ def cold_start_queue(
         pri = [cold_start_priority(a, strategy, rng) for a in answers]
     share = 0.0 if strategy == Strategy.RANDOM else control_share
     pri, ctrl = route_controls(pri, share, rng)
-    return [(p, QueueOrigin.CONTROL if c else QueueOrigin.COLD_START) for p, c in zip(pri, ctrl, strict=True)]
+    # a model-free strategy's order is already its own: the queue says so, not "cold start"
+    origin = strategy if strategy in MODEL_FREE else QueueOrigin.COLD_START
+    return [(p, QueueOrigin.CONTROL if c else origin) for p, c in zip(pri, ctrl, strict=True)]

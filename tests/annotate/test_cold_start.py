@@ -59,7 +59,8 @@ def test_the_default_answer_stratified_order_holds_from_the_first_claim(tmp_path
     assert project.selection_strategy == Strategy.ANSWER_STRATIFIED  # the default
     imports.import_file(project=project, path=_write(tmp_path, 90))
     order = _queue(project)
-    assert {s.strategy for s in order} == {QueueOrigin.COLD_START}
+    # its own order from the import on, and the queue says whose (not "cold start")
+    assert {s.strategy for s in order} == {Strategy.ANSWER_STRATIFIED}
     cost = [(s.n_steps + 1) / 2 if s.answer_correct is False else s.n_steps for s in order]
     for head in (4, 10, 30):
         wrong = sum(c for c, s in zip(cost[:head], order, strict=False) if s.answer_correct is False)
@@ -76,7 +77,7 @@ def test_random_strategy_ignores_the_grades_and_routes_no_control(tmp_path):
     project = Project.objects.create(slug="coldr", selection_strategy=Strategy.RANDOM, control_share=0.3)
     imports.import_file(project=project, path=_write(tmp_path, 90))
     order = _queue(project)
-    assert {s.strategy for s in order} == {QueueOrigin.COLD_START}
+    assert {s.strategy for s in order} == {Strategy.RANDOM}
     head = order[:30]
     assert 0 < sum(s.answer_correct is False for s in head) < 30
 
