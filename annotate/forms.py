@@ -189,11 +189,10 @@ class ExportForm(forms.Form):
 
     format = forms.ChoiceField(
         label="Format",
-        choices=[
-            ("prm800k", "PRM800K records"),
-            ("trl", "TRL stepwise supervision rows"),
-            ("critique", "Critiques: prompt, steps and a verdict per step"),
-        ],
+        # short names: the select is a quarter of the form wide, and a longer one was cut off
+        choices=[("prm800k", "PRM800K records"), ("trl", "TRL stepwise rows"), ("critique", "Critiques")],
+        help_text="TRL: stepwise supervision rows (prompt, completions, labels). Critiques: prompt, steps "
+        "and a verdict per step.",
     )
     since = forms.CharField(
         label="Since (cursor)",
