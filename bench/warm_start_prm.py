@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from ml.prm.active_sim import in_vault  # noqa: E402
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.data import load_dataset  # noqa: E402
+from ml.prm.examples import unlabeled_steps  # noqa: E402
 from ml.prm.feature_rows import FeatureCache  # noqa: E402
 from ml.prm.featurizers import make_featurizer  # noqa: E402
 from ml.prm.metrics import auroc, first_error_f1, first_error_predictions  # noqa: E402
@@ -34,8 +35,9 @@ SIZES = (100, 300, 800)
 
 
 def evaluate(prm, items) -> tuple[float, float]:
-    """First-error F1 of the solutions (all their steps scored in one call) and AUROC(-1) of their labels."""
-    steps = [(it.problem, tuple(it.steps[:i]), s) for it in items for i, s in enumerate(it.steps)]
+    """First-error F1 of the solutions (all their steps scored in one call) and AUROC(-1) of their
+    labels; each step with its solution's graded answer, as the app scores an open solution."""
+    steps = [e for it in items for e in unlabeled_steps(it.problem, it.steps, answer_correct=it.answer_correct)]
     seqs = np.split(prm.score_steps(steps).p_negative, np.cumsum([len(it.steps) for it in items])[:-1])
     f1 = first_error_f1(first_error_predictions(seqs, prm.threshold), np.array([it.first_error for it in items]))
     labeled = [e for it in items for e in it.labeled]
@@ -43,21 +45,24 @@ def evaluate(prm, items) -> tuple[float, float]:
     return f1["first_error_f1"], auroc(np.array([e.target == -1 for e in labeled]), p)
 
 
+def evaluation_and_pool(items, split: str, rng: np.random.Generator) -> tuple[list, list]:
+    """(evaluated solutions, pool) for one seed: the vault and every other problem, or 25% of the
+    non-vault problems (drawn with `rng`) and the rest of them."""
+    if split == "vault":
+        return [it for it in items if in_vault(it.problem_id)], [it for it in items if not in_vault(it.problem_id)]
+    dev = [it for it in items if not in_vault(it.problem_id)]
+    problems = sorted({it.problem_id for it in dev})
+    rng.shuffle(problems)
+    held = set(problems[: len(problems) // 4])
+    return [it for it in dev if it.problem_id in held], [it for it in dev if it.problem_id not in held]
+
+
 def run_set(name: str, base: str, seeds: int, cache: FeatureCache, split: str) -> dict:
     items = load_dataset(name)
     out: dict = {}
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
-        if split == "vault":
-            ev = [it for it in items if in_vault(it.problem_id)]
-            pool = [it for it in items if not in_vault(it.problem_id)]
-        else:
-            dev = [it for it in items if not in_vault(it.problem_id)]
-            problems = sorted({it.problem_id for it in dev})
-            rng.shuffle(problems)
-            held = set(problems[: len(problems) // 4])
-            ev = [it for it in dev if it.problem_id in held]
-            pool = [it for it in dev if it.problem_id not in held]
+        ev, pool = evaluation_and_pool(items, split, rng)
         order = rng.permutation(len(pool))
         for n in SIZES:
             if n > len(pool):

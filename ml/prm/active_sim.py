@@ -21,6 +21,7 @@ import numpy as np
 
 from ml.prm import acquisition as acq
 from ml.prm import reweight
+from ml.prm.answer_input import answer_block, grade_codes
 from ml.prm.head import HeadConfig, StepHead, WeakSet
 from ml.prm.metrics import auroc, choose_threshold, first_error_f1, first_error_predictions
 from ml.prm.selection import convincing_wrong_priority
@@ -90,13 +91,8 @@ def prepare(
         D[np.repeat(np.arange(len(tuples)), np.diff(R.indptr)), R.indices] = R.values
         parts.append(D)
     if graded:
-        # the solution's answer as graded on import (wrong, right; both 0 when ungraded), alone and
-        # times the step's relative position, so a wrong answer can raise P(-1) later in the solution
-        g = np.asarray([{False: 0, True: 1}.get(t[4], -1) for t in tuples])
-        pos = np.asarray([t[3] for t in tuples], dtype=np.float32)
-        rel = np.minimum(pos, 16) / 16
-        wrong, right = (g == 0).astype(np.float32), (g == 1).astype(np.float32)
-        parts.append(np.stack([wrong, right, wrong * rel, right * rel], axis=1))
+        # the solution's answer as graded on import: the app PRM's side columns (ml.prm.answer_input)
+        parts.append(answer_block(grade_codes([t[4] for t in tuples]), np.asarray([t[3] for t in tuples])))
     X = np.concatenate(parts, axis=1)
     # own steps laid out contiguously so slices work
     order = np.concatenate([np.asarray(s, dtype=np.int64) for s in step_idx]) if step_idx else np.zeros(0, np.int64)

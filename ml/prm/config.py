@@ -33,6 +33,10 @@ class PRMConfig:
     hf_model_path: str = ""
     hf_pooling: str = "mean"
     hf_max_length: int = 512
+    # The solution's graded final answer as a head input (ml.prm.answer_input): a wrong answer
+    # holds an error somewhere, a right one mostly none. Columns are zero for an ungraded solution,
+    # so a project without reference answers trains the same model either way.
+    answer_input: bool = True
     # --- head ---------------------------------------------------------------------------------
     hidden_size: int = 32  # per ensemble member
     ensemble_size: int = 4  # K heads; disagreement between them is the epistemic uncertainty

@@ -29,6 +29,9 @@ class StepExample:
     # Automatic (Monte Carlo) labels: used for training only, never held out, so held-out metrics
     # stay measured on human labels (see split_by_problem).
     train_only: bool = False
+    # The solution's final answer as graded on import (None: ungraded); a PRM input when
+    # PRMConfig.answer_input is on (ml.prm.answer_input).
+    answer_correct: bool | None = None
 
     @property
     def key(self) -> str:
@@ -50,7 +53,9 @@ def _problem_text(record: dict) -> str:
     return (record.get("question") or {}).get("problem") or ""
 
 
-def examples_from_record(record: dict, *, solution_id: str = "", problem_id: str = "") -> list[StepExample]:
+def examples_from_record(
+    record: dict, *, solution_id: str = "", problem_id: str = "", answer_correct: bool | None = None
+) -> list[StepExample]:
     """Every rated completion of one PRM800K record becomes an example (as PRM800K trains its PRM).
 
     Context of step i = problem + the main line before it: at each earlier step the chosen
@@ -86,6 +91,7 @@ def examples_from_record(record: dict, *, solution_id: str = "", problem_id: str
                     problem_id=problem_id,
                     step_index=i,
                     on_path=path_open and c is main,
+                    answer_correct=answer_correct,
                 )
             )
         if human is not None and human.get("rating") is not None:
@@ -99,6 +105,7 @@ def examples_from_record(record: dict, *, solution_id: str = "", problem_id: str
                     problem_id=problem_id,
                     step_index=i,
                     on_path=False,
+                    answer_correct=answer_correct,
                 )
             )
         if chosen is not None and 0 <= chosen < len(completions):
@@ -118,6 +125,7 @@ def examples_from_steps(
     *,
     solution_id: str = "",
     problem_id: str = "",
+    answer_correct: bool | None = None,
 ) -> list[StepExample]:
     """Oracle labels from a first-error index (ProcessBench, MR-Ben).
 
@@ -138,17 +146,24 @@ def examples_from_steps(
             problem_id=problem_id,
             step_index=i,
             on_path=True,
+            answer_correct=answer_correct,
         )
         for i in range(last + 1)
     ]
 
 
 def unlabeled_steps(
-    problem: str, steps: Sequence[str], *, solution_id: str = "", problem_id: str = ""
+    problem: str,
+    steps: Sequence[str],
+    *,
+    solution_id: str = "",
+    problem_id: str = "",
+    answer_correct: bool | None = None,
 ) -> list[StepExample]:
     """All steps of a solution, unrated, for scoring."""
     return [
-        StepExample(problem, tuple(steps[:i]), s, None, solution_id, problem_id, i, True) for i, s in enumerate(steps)
+        StepExample(problem, tuple(steps[:i]), s, None, solution_id, problem_id, i, True, answer_correct=answer_correct)
+        for i, s in enumerate(steps)
     ]
 
 

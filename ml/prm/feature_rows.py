@@ -17,9 +17,12 @@ from ml.prm.featurizers import Featurizer, HashedNgramFeaturizer, as_inputs
 class Rows:
     """Feature rows, either CSR (indptr, indices, values) or dense, with a fast row gather."""
 
-    def __init__(self, *, dim: int, indptr=None, indices=None, values=None, dense=None):
+    def __init__(self, *, dim: int, indptr=None, indices=None, values=None, dense=None, side=None):
         self.dim = dim
         self.indptr, self.indices, self.values, self.dense = indptr, indices, values, dense
+        # dense side columns per row that the head takes apart from the features (the graded
+        # answer, `ml.prm.answer_input`); None when there are none
+        self.side: np.ndarray | None = side
         self._scipy: sp.csr_matrix | None = None
 
     @property
@@ -40,8 +43,19 @@ class Rows:
             )
         return cls(dim=t.shape[1], dense=t.detach().float().cpu().numpy())
 
+    def with_side(self, side: np.ndarray | None) -> Rows:
+        """These rows (the same arrays) with `side` columns."""
+        out = Rows(dim=self.dim, indptr=self.indptr, indices=self.indices, values=self.values, dense=self.dense)
+        out.side, out._scipy = side, self._scipy
+        return out
+
     @classmethod
     def concat(cls, parts: list[Rows]) -> Rows:
+        side = np.concatenate([p.side for p in parts]) if all(p.side is not None for p in parts) else None
+        return cls._concat(parts).with_side(side)
+
+    @classmethod
+    def _concat(cls, parts: list[Rows]) -> Rows:
         if parts[0].sparse:
             offs = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
             indptr = np.concatenate(
@@ -61,6 +75,11 @@ class Rows:
         idx = np.asarray(idx, dtype=np.int64)
         if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and (len(idx) == 1 or (np.diff(idx) == 1).all()):
             return self._slice(int(idx[0]), int(idx[-1]) + 1, copy=not view)  # a run of rows: no gather
+        out = self._gather(idx)
+        out.side = None if self.side is None else self.side[idx]
+        return out
+
+    def _gather(self, idx: np.ndarray) -> Rows:
         if not self.sparse:
             return Rows(dim=self.dim, dense=self.dense[idx])
         sub = self.scipy()[idx]  # scipy's row gather (C): no index arrays the size of every value
@@ -85,11 +104,21 @@ class Rows:
         # copies by default: the source may be a read-only memory map of the disk store, and torch
         # wants writable arrays
         keep = np.array if copy else np.asarray
+        side = None if self.side is None else keep(self.side[a:b])
         if not self.sparse:
-            return Rows(dim=self.dim, dense=keep(self.dense[a:b]))
+            return Rows(dim=self.dim, dense=keep(self.dense[a:b]), side=side)
         lo, hi = int(self.indptr[a]), int(self.indptr[b])
         indptr = np.array(self.indptr[a : b + 1], dtype=np.int64) - lo
-        return Rows(dim=self.dim, indptr=indptr, indices=keep(self.indices[lo:hi]), values=keep(self.values[lo:hi]))
+        return Rows(
+            dim=self.dim, indptr=indptr, indices=keep(self.indices[lo:hi]), values=keep(self.values[lo:hi]), side=side
+        )
+
+    def side_inputs(self, idx=None, device: str = "cpu") -> dict:
+        """{"side": tensor} of rows `idx` (all rows when None), or {} without side columns."""
+        if self.side is None:
+            return {}
+        side = self.side if idx is None else self.side[idx]
+        return {"side": torch.from_numpy(np.ascontiguousarray(side, dtype=np.float32)).to(device)}
 
     def training_inputs(self, idx, device: str = "cpu") -> dict:
         """Head inputs for a training batch of rows `idx`: sparse rows go as a CSR matrix with its
@@ -99,7 +128,11 @@ class Rows:
         if not self.sparse:
             return self.take(idx).torch_inputs(device)
         x = self.scipy()[np.asarray(idx)]
-        return {"csr": _torch_csr(x, device), "csr_t": _torch_csr(x.T.tocsr(), device, np.int32)}
+        return {
+            "csr": _torch_csr(x, device),
+            "csr_t": _torch_csr(x.T.tocsr(), device, np.int32),
+            **self.side_inputs(np.asarray(idx), device),
+        }
 
     def torch_inputs(self, device: str = "cpu") -> dict:
         """Inputs for the head: EmbeddingBag (indices, offsets, weights) or a dense matrix."""
@@ -108,8 +141,9 @@ class Rows:
                 "indices": torch.from_numpy(self.indices.astype(np.int64)).to(device),
                 "offsets": torch.from_numpy(self.indptr[:-1]).to(device),
                 "weights": torch.from_numpy(self.values).to(device),
+                **self.side_inputs(device=device),
             }
-        return {"dense": torch.from_numpy(self.dense).to(device)}
+        return {"dense": torch.from_numpy(self.dense).to(device), **self.side_inputs(device=device)}
 
 
 def _torch_csr(x: sp.csr_matrix, device: str, index_dtype=np.int64) -> torch.Tensor:
@@ -173,7 +207,7 @@ class TrainingBatches:
         lo, hi = int(rows.indptr[a]), int(rows.indptr[b])
         indptr = np.asarray(rows.indptr[a : b + 1], dtype=np.int64) - lo
         x = _csr_tensor(indptr, self._indices[lo:hi], rows.values[lo:hi], (b - a, rows.dim), self.device)
-        return {"csr": x, "csr_t": x_t}
+        return {"csr": x, "csr_t": x_t, **rows.side_inputs(slice(a, b), self.device)}
 
 
 def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:

@@ -33,9 +33,10 @@ class _SparseLinear(torch.autograd.Function):
 
 
 class EnsembleHead(nn.Module):
-    def __init__(self, input_dim: int, *, hidden: int, k: int, sparse: bool, dropout: float = 0.0):
+    def __init__(self, input_dim: int, *, hidden: int, k: int, sparse: bool, dropout: float = 0.0, side_dim: int = 0):
         super().__init__()
         self.input_dim, self.hidden, self.k, self.sparse = input_dim, hidden, k, sparse
+        self.side_dim = side_dim
         # one first layer for all heads: K*hidden units for the MLPs plus K*3 "wide" linear logits
         # (a linear path learns n-gram indicators from few labels; the MLP adds interactions)
         width = (hidden + 3) * k
@@ -46,20 +47,30 @@ class EnsembleHead(nn.Module):
                 self.first.weight[:, hidden * k :].mul_(0.1)
         else:
             self.first = nn.Linear(input_dim, width, bias=False)
+        # dense side columns (the graded answer, ml.prm.answer_input) into the same first layer:
+        # as if they were feature columns, without copying every sparse row to append them
+        # zeros, drawn from no random stream: an ungraded start (the labels teach what a grade
+        # means), and a head on ungraded data trains exactly as one without side columns
+        self.side_weight = nn.Parameter(torch.zeros(side_dim, width)) if side_dim else None
         self.bias1 = nn.Parameter(torch.zeros(hidden * k))
         self.drop = nn.Dropout(dropout)
         self.w2 = nn.Parameter(torch.randn(k, hidden, 3) / hidden**0.5)
         self.b2 = nn.Parameter(torch.zeros(k, 1, 3))
 
-    def forward(self, *, indices=None, offsets=None, weights=None, dense=None, csr=None, csr_t=None) -> torch.Tensor:
+    def forward(
+        self, *, indices=None, offsets=None, weights=None, dense=None, csr=None, csr_t=None, side=None
+    ) -> torch.Tensor:
         """Logits of shape (K, batch, 3). Sparse rows come as EmbeddingBag inputs (scoring) or as a
-        CSR batch with its transpose (training: see `Rows.training_inputs`)."""
+        CSR batch with its transpose (training: see `Rows.training_inputs`). `side`: the rows'
+        side columns; missing (rows without a grade) counts as all zeros."""
         if csr is not None:
             h = _SparseLinear.apply(self.first.weight, csr, csr_t)
         elif self.sparse:
             h = self.first(indices, offsets, per_sample_weights=weights)
         else:
             h = self.first(dense)
+        if self.side_weight is not None and side is not None:
+            h = h + side @ self.side_weight
         n = h.shape[0]
         hk = self.hidden * self.k
         wide = h[:, hk:].reshape(n, self.k, 3).transpose(0, 1)  # (K, n, 3)
@@ -176,8 +187,15 @@ class PRM:
         return scores_from_head_probs(self.head_probs(rows, batch_size))
 
     def score_steps(self, items, keys=None) -> StepScores:
-        """items: StepExamples or (problem, previous steps, step) tuples; features are cached by key."""
-        return self.score_rows(self.cache.get(items, keys))
+        """items: StepExamples or (problem, previous steps, step) tuples; features are cached by key.
+        StepExamples bring their graded answer (`answer_correct`) to a head that reads it; tuples
+        are scored as ungraded."""
+        rows = self.cache.get(items, keys)
+        if self.head.side_dim and items and not isinstance(items[0], tuple):
+            from ml.prm.answer_input import answer_block_for_examples
+
+            rows = rows.with_side(answer_block_for_examples(items))
+        return self.score_rows(rows)
 
     def score_solution(self, problem: str, steps: list[str]) -> dict:
         """Per-step probabilities and both solution scores for one candidate solution."""

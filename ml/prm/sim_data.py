@@ -39,13 +39,15 @@ def items_from_prm800k_records(records: Sequence[dict], *, source: str = "prm800
     items = []
     for n, rec in enumerate(records):
         sid = f"{source}:{n}"
-        exs = examples_from_record(rec, solution_id=sid)
+        q = rec.get("question") or {}
+        # Graded as the app grades an import (prm800k.grading): None when it cannot be decided.
+        correct = grade_answer(q.get("ground_truth_answer"), q.get("pre_generated_answer"))
+        exs = examples_from_record(rec, solution_id=sid, answer_correct=correct)
         if not exs:
             continue
         paths = path_first_error(exs)
         path, fe = paths.get(sid, ([], -1))
         fe = path[fe].step_index if fe >= 0 else -1  # unrated steps (trace observations) may come before it
-        q = rec.get("question") or {}
         steps = list(q.get("pre_generated_steps") or [e.step for e in path])
         if not steps:
             continue
@@ -53,8 +55,6 @@ def items_from_prm800k_records(records: Sequence[dict], *, source: str = "prm800
             continue
         # the oracle stops at the main line's first -1 (alternatives at that step are still rated)
         labeled = [e for e in exs if fe < 0 or e.step_index <= fe]
-        # Graded as the app grades an import (prm800k.grading): None when it cannot be decided.
-        correct = grade_answer(q.get("ground_truth_answer"), q.get("pre_generated_answer"))
         items.append(SimItem(sid, exs[0].problem_id, exs[0].problem, steps, correct, fe, labeled))
     return items
 
@@ -65,11 +65,12 @@ def items_from_first_error(rows: Sequence[dict], *, source: str) -> list[SimItem
     for n, r in enumerate(rows):
         sid = str(r.get("id") or f"{source}:{n}")
         pid = str(r.get("problem_id") or r["problem"])
-        exs = examples_from_steps(r["problem"], r["steps"], int(r["label"]), solution_id=sid, problem_id=pid)
         fac = r.get("final_answer_correct")
-        items.append(
-            SimItem(sid, pid, r["problem"], list(r["steps"]), None if fac is None else bool(fac), int(r["label"]), exs)
+        correct = None if fac is None else bool(fac)
+        exs = examples_from_steps(
+            r["problem"], r["steps"], int(r["label"]), solution_id=sid, problem_id=pid, answer_correct=correct
         )
+        items.append(SimItem(sid, pid, r["problem"], list(r["steps"]), correct, int(r["label"]), exs))
     return items
 
 

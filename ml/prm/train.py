@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from ml.prm import reweight
+from ml.prm.answer_input import ANSWER_DIM, answer_block_for_examples
 from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows, TrainingBatches
@@ -185,20 +186,31 @@ def train_prm(
     tr_idx = np.random.default_rng(cfg.seed).permutation(np.asarray(tr_idx, dtype=np.int64)).tolist()
     train_ex = [examples[i] for i in tr_idx]
     held_ex = [examples[i] for i in he_idx]
-    x_tr = cache.get(train_ex)
-    x_he = cache.get(held_ex) if held_ex else None
+    side_dim = ANSWER_DIM if cfg.answer_input else 0
+    x_tr = _with_answers(cache.get(train_ex), train_ex, side_dim)
+    x_he = _with_answers(cache.get(held_ex), held_ex, side_dim) if held_ex else None
     y_tr = torch.tensor([e.target + 1 for e in train_ex], dtype=torch.long)
     y_he = torch.tensor([e.target + 1 for e in held_ex], dtype=torch.long)
     t_feat = time.perf_counter() - t0
 
     dev = cfg.device
     head = EnsembleHead(
-        featurizer.dim, hidden=cfg.hidden_size, k=cfg.ensemble_size, sparse=featurizer.sparse, dropout=cfg.dropout
+        featurizer.dim,
+        hidden=cfg.hidden_size,
+        k=cfg.ensemble_size,
+        sparse=featurizer.sparse,
+        dropout=cfg.dropout,
+        side_dim=side_dim,
     ).to(dev)
     base = _load_base(cfg, featurizer) if cfg.base_checkpoint else None
     anchors: list[tuple[torch.Tensor, torch.Tensor]] = []
     if base is not None:
-        head.load_state_dict(base["state_dict"])
+        # a base trained without the answer columns (or this run without them) still fits: the
+        # side weights start at zero, or are left out
+        state = dict(base["state_dict"])
+        if not side_dim:
+            state.pop("side_weight", None)
+        head.load_state_dict(state, strict="side_weight" in state or not side_dim)
         # L2 toward the base, not toward zero: a prior centred on what the base learned
         anchors = [(p, p.detach().clone()) for p in head.parameters()]
     # fused: one pass over the hashed table per step instead of six (11 ms -> 1 ms a step on 2 CPUs
@@ -284,6 +296,7 @@ def train_prm(
         "featurizer": featurizer.spec(),
         "input_dim": int(featurizer.dim),
         "sparse": bool(featurizer.sparse),
+        "side_dim": side_dim,
         "state_dict": {k_: v.detach().cpu() for k_, v in head.state_dict().items()},
         "temperature": float(temperature),
         "threshold": float(threshold),
@@ -298,6 +311,10 @@ def train_prm(
         "base": None if base is None else {"path": cfg.base_checkpoint, "label_count": base.get("label_count")},
         "seconds": {"features": round(t_feat, 3), "total": round(time.perf_counter() - t0, 3)},
     }
+
+
+def _with_answers(rows: Rows, examples: Sequence[StepExample], side_dim: int) -> Rows:
+    return rows.with_side(answer_block_for_examples(examples)) if side_dim else rows
 
 
 def _load_base(cfg: PRMConfig, featurizer) -> dict:
@@ -337,6 +354,7 @@ def build_prm(checkpoint: dict, *, featurizer=None, cache: FeatureCache | None =
         k=cfg.ensemble_size,
         sparse=checkpoint["sparse"],
         dropout=cfg.dropout,
+        side_dim=checkpoint.get("side_dim", 0),  # 0: a checkpoint from before answer_input
     )
     head.load_state_dict(checkpoint["state_dict"])
     prm = PRM(

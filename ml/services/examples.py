@@ -21,13 +21,17 @@ def build_examples(
     qs = Annotation.objects.filter(project=project)
     if up_to_annotation_id is not None:
         qs = qs.filter(id__lte=up_to_annotation_id)
-    rows = qs.order_by("id").values_list("id", "solution__problem_id", "solution__problem__text", "label_steps")
+    rows = qs.order_by("id").values_list(
+        "id", "solution__problem_id", "solution__problem__text", "label_steps", "solution__answer_correct"
+    )
     out: list[StepExample] = []
     texts: dict[int, str] = {}  # one string per problem, shared by its examples
-    for annotation_id, problem_id, problem_text, label_steps in rows.iterator(chunk_size=2000):
+    for annotation_id, problem_id, problem_text, label_steps, answer_correct in rows.iterator(chunk_size=2000):
         problem_text = texts.setdefault(problem_id, problem_text)
         record = {"question": {"problem": problem_text}, "label": {"steps": json.loads(label_steps)}}
-        out += examples_from_record(record, solution_id=f"a{annotation_id}", problem_id=f"p{problem_id}")
+        out += examples_from_record(
+            record, solution_id=f"a{annotation_id}", problem_id=f"p{problem_id}", answer_correct=answer_correct
+        )
     if auto_labels == "add":
         labeled = set(qs.values_list("solution_id", flat=True))
         out += auto_label_examples(project=project, skip_solution_ids=labeled)
@@ -48,7 +52,9 @@ def auto_label_examples(*, project: Project, skip_solution_ids: set[int] = froze
         .distinct()
     )
     labels = auto_labels_by_solution(ids)
-    problems = dict(Solution.objects.filter(pk__in=list(labels)).values_list("id", "problem_id"))
+    solutions = Solution.objects.filter(pk__in=list(labels))
+    problems = dict(solutions.values_list("id", "problem_id"))
+    graded = dict(solutions.values_list("id", "answer_correct"))
     texts = dict(Problem.objects.filter(pk__in=set(problems.values())).values_list("id", "text"))
     steps: dict[int, list[str]] = {i: [] for i in labels}
     for solution_id, text in (
@@ -71,6 +77,7 @@ def auto_label_examples(*, project: Project, skip_solution_ids: set[int] = froze
                     problem_id=f"p{problems[solution_id]}",
                     step_index=index,
                     train_only=True,
+                    answer_correct=graded[solution_id],
                 )
             )
             if label < 0:

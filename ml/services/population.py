@@ -13,7 +13,7 @@ import numpy as np
 from annotate.models import Annotation, Project, Solution
 from ml.prm.examples import StepExample
 from ml.prm.reweight import ThresholdPool
-from ml.services.step_features import features_for_steps, step_rows
+from ml.services.step_features import answer_columns, features_for_steps, step_rows
 
 if TYPE_CHECKING:
     from ml.prm.featurizers import Featurizer  # torch: only the worker that trains loads it
@@ -22,11 +22,12 @@ SAMPLE_SOLUTIONS = 2000  # enough for 5 quantile strata; read from the store in 
 
 
 def threshold_pool(
-    *, project: Project, examples: list[StepExample], featurizer: Featurizer, seed: int = 0
+    *, project: Project, examples: list[StepExample], featurizer: Featurizer, answers: bool = False, seed: int = 0
 ) -> ThresholdPool | None:
     """`train_prm`'s `threshold_pool`: a random sample of the project's solutions (gold and
     screening questions aside) and every solution the examples label (by their `solution_id`,
-    "a<annotation id>"), solutions without steps left out; None when no solution has steps."""
+    "a<annotation id>"), solutions without steps left out; None when no solution has steps.
+    `answers`: with the graded-answer side columns (a PRM with `answer_input`)."""
     training_solution_ids = {e.solution_id for e in examples}
     ids = list(Solution.objects.filter(project=project, is_gold=False, is_screening=False).values_list("id", flat=True))
     sample = random.Random(seed).sample(ids, min(SAMPLE_SOLUTIONS, len(ids)))
@@ -37,8 +38,9 @@ def threshold_pool(
         return None
     solutions, lengths = np.unique(rows.solution_id, return_counts=True)
     position = {int(sid): i for i, sid in enumerate(solutions.tolist())}
+    feats = features_for_steps(project=project, featurizer=featurizer, rows=rows)
     return ThresholdPool(
-        rows=features_for_steps(project=project, featurizer=featurizer, rows=rows),
+        rows=feats.with_side(answer_columns(rows)) if answers else feats,
         lengths=lengths.astype(np.int64),
         sample=np.asarray([position[sid] for sid in sample if sid in position], dtype=np.int64),
         labeled={f"a{aid}": position[sid] for aid, sid in solution_of.items() if sid in position},

@@ -236,7 +236,13 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
             base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""
             log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels{base}")
         cache = feature_cache(config)
-        pool = threshold_pool(project=project, examples=examples, featurizer=cache.featurizer, seed=config.seed)
+        pool = threshold_pool(
+            project=project,
+            examples=examples,
+            featurizer=cache.featurizer,
+            answers=config.answer_input,
+            seed=config.seed,
+        )
         checkpoint = lib.train_prm(examples, config, cache=cache, log=log, threshold_pool=pool)
         t_train = time.perf_counter() - t0
         lib.save_checkpoint(checkpoint, artifact_abspath(artifact))

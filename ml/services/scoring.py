@@ -29,7 +29,7 @@ from ml.services.config import (
     artifact_abspath,
 )
 from ml.services.prm_lib import lib
-from ml.services.step_features import context_store, features_for_steps, step_rows
+from ml.services.step_features import answer_columns, context_store, features_for_steps, step_rows
 from prm800k.kinds import UNRATED_STEP_TYPES
 
 if TYPE_CHECKING:
@@ -99,6 +99,8 @@ def _score_batches(
             yield chunk, counts, step_ids, None, None, mask
             continue
         feats = features_for_steps(project=project, featurizer=prm.featurizer, rows=rows)
+        if prm.head.side_dim:
+            feats = feats.with_side(answer_columns(rows))
         head_p = prm.head_probs(feats)
         head_neg = head_p[:, :, 0].numpy().copy()  # a copy: head_p stays as the model gave it
         head_neg[:, mask] = 0.0  # steps nobody rates are never where a label pass finds the error

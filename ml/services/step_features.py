@@ -157,6 +157,17 @@ def features_for_steps(
     return feats
 
 
+def answer_columns(rows: StepRows) -> np.ndarray:
+    """The graded-answer side columns (`ml.prm.answer_input`) of these steps, from their
+    solutions' `answer_correct`: one query for the distinct solutions, no step text."""
+    from ml.prm.answer_input import answer_block, positions_within
+
+    ids, inverse = np.unique(rows.solution_id, return_inverse=True)
+    graded = dict(Solution.objects.filter(pk__in=ids.tolist()).values_list("id", "answer_correct"))
+    codes = np.asarray([-1 if graded.get(i) is None else int(graded[i]) for i in ids.tolist()], dtype=np.int8)
+    return answer_block(codes[inverse], positions_within(rows.solution_id))
+
+
 def featurize_project_steps(*, project_id: int, featurizer: Featurizer | None = None) -> int:
     """Store features of every step of the project not stored yet (after an import); returns how
     many were featurized. Idempotent: a second delivery finds them stored."""

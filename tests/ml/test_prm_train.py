@@ -167,3 +167,64 @@ def test_a_base_checkpoint_warm_starts_training_and_a_mismatched_one_is_refused(
         train_prm(few, PRMConfig(seed=2, base_checkpoint=path, **{**small, "step_hash_dim": 4096, "hidden_size": 4}))
     with pytest.raises(ConfigError, match="base_checkpoint: no such file"):
         train_prm(few, PRMConfig(base_checkpoint=str(tmp_path / "none.pt"), **small))
+
+
+def _graded_examples(n_solutions: int, seed: int):
+    """Solutions whose step texts carry no error signal: a graded-wrong answer's last step is its
+    first error, a graded-right one has none. Only the grade can tell them apart."""
+    from ml.prm.examples import examples_from_steps
+
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(300)]
+    out = []
+    for n in range(n_solutions):
+        steps = [" ".join(rng.choice(words, 8)) for _ in range(4)]
+        wrong = bool(n % 2)
+        out += examples_from_steps(
+            f"problem {n % 120}",
+            steps,
+            3 if wrong else -1,
+            solution_id=f"s{n}",
+            problem_id=f"p{n % 120}",
+            answer_correct=not wrong,
+        )
+    return out
+
+
+def test_the_graded_answer_is_a_head_input():
+    examples = _graded_examples(800, seed=2)
+    cfg = dict(seed=0, ensemble_size=2, hidden_size=8, step_hash_dim=2048, context_hash_dim=512, max_epochs=15)
+    featurizer = HashedNgramFeaturizer(step_hash_dim=2048, context_hash_dim=512)
+    graded = train_prm(examples, PRMConfig(**cfg), cache=FeatureCache(featurizer))
+    blind = train_prm(examples, PRMConfig(**cfg, answer_input=False), cache=FeatureCache(featurizer))
+    assert graded["side_dim"] == 4 and blind["side_dim"] == 0
+    g, b = graded["metrics"]["heldout"], blind["metrics"]["heldout"]
+    # position alone finds *where* an error would be (the last step); only the grade says whether
+    assert g["auroc_negative"] > b["auroc_negative"] and g["auroc_negative"] > 0.95, g
+    assert g["first_error_f1"] > 0.9 and b["first_error_f1"] < 0.75, (g, b)
+
+    from dataclasses import replace
+
+    from ml.prm.train import build_prm
+
+    prm = build_prm(graded, featurizer=featurizer)
+    last = [e for e in examples if e.step_index == 3][:50]
+    as_wrong = prm.score_steps([replace(e, answer_correct=False) for e in last]).p_negative
+    as_right = prm.score_steps([replace(e, answer_correct=True) for e in last]).p_negative
+    ungraded = prm.score_steps([(e.problem, e.previous, e.step) for e in last]).p_negative
+    assert (as_wrong > as_right).all()
+    assert as_right.mean() < ungraded.mean() < as_wrong.mean()
+
+
+def test_a_checkpoint_from_before_the_answer_input_loads(planted):
+    examples, cache, ckpt = planted
+    from ml.prm.train import build_prm
+
+    old = {**ckpt, "state_dict": {k: v for k, v in ckpt["state_dict"].items() if k != "side_weight"}}
+    del old["side_dim"]
+    prm = build_prm(old, cache=cache)
+    assert prm.head.side_dim == 0
+    # the planted examples are ungraded: the side columns are zero, so the scores are the same
+    np.testing.assert_allclose(
+        prm.score_steps(examples[:200]).probs, build_prm(ckpt, cache=cache).score_steps(examples[:200]).probs, atol=1e-6
+    )

@@ -133,3 +133,26 @@ def test_prune_removes_the_stores_of_projects_this_database_does_not_have(tmp_pa
         call_command("prune_feature_store", stdout=out)
         assert not orphan.exists() and kept.exists() and contexts.exists()
         assert _stored(live, featurizer).all()
+
+
+@pytest.mark.django_db
+def test_rescoring_reads_each_solutions_graded_answer(tmp_path):
+    """The PRM reads the solution's graded answer (PRMConfig.answer_input): re-grading the open
+    solutions (wrong <-> right) moves their scores, which the stored step features cannot hold."""
+    project = planted_project("graded", labeled=80, open_=30)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        assert run.status == "succeeded", run.error
+        prm = load_prm(run=run)
+        assert prm.head.side_dim == 4
+        before = score_open_solutions(project=project, run=run, prm=prm)
+        was_wrong = dict(Solution.objects.filter(pk__in=before.solution_ids).values_list("id", "answer_correct"))
+        for sid, correct in was_wrong.items():
+            Solution.objects.filter(pk=sid).update(answer_correct=not correct)
+        after = score_open_solutions(project=project, run=run, prm=prm)
+    np.testing.assert_array_equal(before.solution_ids, after.solution_ids)
+    wrong_first = np.asarray([was_wrong[s] is False for s in before.solution_ids.tolist()])
+    assert wrong_first.any() and (~wrong_first).any()
+    # a solution scores lower (more likely to hold an error) while its answer is graded wrong
+    assert (before.score[wrong_first] < after.score[wrong_first]).all()
+    assert (before.score[~wrong_first] > after.score[~wrong_first]).all()
