@@ -208,6 +208,19 @@ def test_lead_sees_every_chart_drawn_with_data(pages):
     expect(page.locator('[data-chart="strategies"] .sl-legend')).to_contain_text("uncertainty:")
     expect(page.locator('[data-chart="hourly"] .u-legend')).to_contain_text("all annotators")
     expect(page.locator('[data-chart="curve"] .u-legend')).to_contain_text("First-error F1")
+    # the legend shows the latest run's values while the cursor is off the chart, not uPlot's "--";
+    # hovering the first run's point shows its values, leaving shows the latest ones again
+    legend = page.locator('[data-chart="curve"] .u-legend')
+    expect(legend).to_contain_text("410")
+    expect(legend).to_contain_text("0.45")
+    expect(legend).not_to_contain_text("--")
+    over = page.locator('[data-chart="curve"] .u-over')
+    over.hover(position={"x": 2, "y": over.bounding_box()["height"] / 2})
+    expect(legend).to_contain_text("120")
+    expect(legend).to_contain_text("0.3")
+    page.mouse.move(5, 5)
+    expect(legend).to_contain_text("410")
+    expect(page.locator('[data-chart="hourly"] .u-legend')).not_to_contain_text("--")
     expect(page.locator('[data-slot="agreement"]')).to_contain_text("Krippendorff")
     expect(page.locator('[data-slot="model-figures"]')).to_contain_text("run #")
     # the quality table: five annotators, eli below the threshold

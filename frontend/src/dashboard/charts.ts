@@ -12,10 +12,23 @@ function width(el: HTMLElement): number {
 function mount(el: HTMLElement, opts: uPlot.Options, data: uPlot.AlignedData): uPlot {
   charts.get(el)?.destroy();
   el.replaceChildren();
-  const plot = new uPlot(opts, data, el);
+  const plot = new uPlot(withLatestLegend(opts, data[0].length), data, el);
+  if (data[0].length) plot.setLegend({ idx: data[0].length - 1 }, false);
   charts.set(el, plot);
   el.dataset.drawn = "true";
   return plot;
+}
+
+/**
+ * The legend shows the latest point's values while the cursor is off the chart (uPlot's own
+ * legend shows "--" then, which reads as "no data"); hovering shows the point under the cursor.
+ */
+function withLatestLegend(opts: uPlot.Options, n: number): uPlot.Options {
+  if (!n || opts.legend?.show === false) return opts;
+  const latest = (u: uPlot) => {
+    if (u.cursor.idx == null) u.setLegend({ idx: n - 1 }, false);
+  };
+  return { ...opts, hooks: { ...opts.hooks, setCursor: [...(opts.hooks?.setCursor ?? []), latest] } };
 }
 
 /** Keep every chart as wide as its box. */

@@ -32,8 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--vault", action="store_true", help="Evaluate on the untouched 20%% of problems (final).")
         parser.add_argument(
             "--blocks",
-            default="hashed",
-            help="Feature blocks: hashed, minilm (stored embeddings), answer (the graded answer; an experiment).",
+            default="hashed,answer",
+            help="Feature blocks: hashed, minilm (stored embeddings), answer (the graded answer, as the app's "
+            "PRM reads it: PRMConfig.answer_input).",
         )
         parser.add_argument(
             "--calibration",
