@@ -53,6 +53,26 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     expect(current_step(page)).to_contain_text("Step 3")
     expect(page.locator(".sl-step").nth(0).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")
     expect(page.locator(".sl-notice")).to_contain_text("Resumed")
+    expect(page.locator(".sl-save")).to_have_text("Saved")  # the server holds this draft: say so
+
+    # Offline, a third rating is saved only in this browser, and the tab closes: the tab opened
+    # next finds the newer draft here and sends it to the server at once (another browser then
+    # resumes all three ratings), and the bar says so.
+    offline = {"on": True}
+    ctx.route("**/api/v1/assignments/*/draft/", lambda route: route.abort() if offline["on"] else route.continue_())
+    page.keyboard.press("1")  # step 3: neutral
+    expect_rated(page, 3)
+    expect(page.locator(".sl-save")).to_contain_text("saved in this browser")
+    page.close()
+    offline["on"] = False
+    page = pages.page(ctx)  # the same browser: its cookies and localStorage
+    page.goto("/annotate/algebra/")
+    wait_ready(page)
+    expect_rated(page, 3)
+    expect(page.locator(".sl-save")).to_have_text("Saved")
+    page.keyboard.press("Backspace")  # back to two ratings, saved on the server too
+    expect_rated(page, 2)
+    expect(page.locator(".sl-save")).to_have_text("Saved")
 
     # A fresh browser (no localStorage) resumes from the server's draft.
     page.close()

@@ -6,7 +6,7 @@
 import type { SavedLabels, SubmitPayload } from "../labeling/state";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
-import { clearLocal, type Draft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
+import { clearLocal, type Draft, isDraft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
 import { submittedMessage } from "./guidance";
 import { ActiveTimer } from "./timer";
 
@@ -39,6 +39,7 @@ export class Session {
   private rev = 0;
   private draftTimer: number | undefined;
   private serverSaved = true;
+  private serverRev = -1; // revision of the server's draft of this task when it was loaded
   private pending: SubmitPayload | null = null;
   /** The server said the assignment is no longer ours: drafts stay in this browser only, so a
    * refused submit the server kept on the assignment is not overwritten by a later save. */
@@ -66,6 +67,7 @@ export class Session {
     window.clearTimeout(this.draftTimer);
     if (!task) return null;
     const draft = pickDraft(loadLocal(task.assignmentId), task.draft);
+    this.serverRev = isDraft(task.draft) ? task.draft.rev : -1;
     this.key = draft?.key ?? newIdempotencyKey();
     this.rev = draft?.rev ?? 0;
     this.timer = new ActiveTimer(draft?.elapsed_ms ?? 0);
@@ -79,8 +81,13 @@ export class Session {
 
   /** Once the page shows the task: store its key before any rating, resend a submit a reload cut off. */
   started(draft: Draft | null): void {
-    this.persist(!draft);
-    this.serverSaved = draft !== null;
+    // The server already holds this draft when its revision is at least the restored one's; a
+    // newer local one (the tab closed before its save) goes to the server now, so another browser
+    // resumes it too. Either way the bar says where the work is, not nothing.
+    const synced = draft !== null && this.serverRev >= draft.rev;
+    this.persist(!synced);
+    this.serverSaved = synced;
+    if (synced) this.host.saveState("Saved");
     if (this.pending) void this.send(this.pending);
   }
 
