@@ -81,8 +81,33 @@ def table(files: list[Path], png_suffix: str, results: Path) -> tuple[list[str],
     return rows, all_summ
 
 
-def write_report(sim_dir: Path, results: Path, *, tag: str = "") -> str:
-    """Write results/simulation.md (+ PNGs, summary JSON) from sim_dir/*.json; returns the markdown."""
+def strategy_evidence(summary: dict, seeds: int) -> dict:
+    """What the dashboard says about each strategy against random (frontend/src/dashboard/
+    evidence.ts), from the report's summary: per strategy and split, the efficiency (None where
+    random's final F1 was never reached) and nAULC minus random with its interval."""
+    rows: dict[str, list[dict]] = {}
+    for key, entry in summary.items():
+        name, split = (key[: -len("_vault")], "vault") if key.endswith("_vault") else (key, "development")
+        strategies = entry["strategies"]
+        base = strategies["random"]["aulc"]
+        for strategy, v in strategies.items():
+            if strategy == "random":
+                continue
+            rows.setdefault(strategy, []).append(
+                {
+                    "set": name,
+                    "split": split,
+                    "efficiency": round(v["efficiency"], 2) if v["reached_random_final"] else None,
+                    "aulc_diff": round(v["aulc"] - base, 3),
+                    "aulc_diff_ci": [round(x, 3) for x in v["aulc_minus_random_ci"]],
+                }
+            )
+    return {"seeds": seeds, "strategies": rows}
+
+
+def write_report(sim_dir: Path, results: Path, *, tag: str = "", evidence: Path | None = None) -> str:
+    """Write results/simulation.md (+ PNGs, summary JSON) from sim_dir/*.json; returns the markdown.
+    `evidence`: also write `strategy_evidence` there (the dashboard's copy)."""
     sim_dir, results = Path(sim_dir), Path(results)
     results.mkdir(parents=True, exist_ok=True)
     # the summary this writes is JSON too, and may sit in the same folder: not a run
@@ -131,4 +156,7 @@ def write_report(sim_dir: Path, results: Path, *, tag: str = "") -> str:
     text = "\n".join(out) + "\n"
     (results / "simulation.md").write_text(text)
     (results / "simulation_summary.json").write_text(json.dumps(summ, indent=1))
+    if evidence is not None and dev:
+        seeds = len(json.loads(dev[0].read_text())["meta"]["seeds"])
+        evidence.write_text(json.dumps(strategy_evidence(summ, seeds), indent=1) + "\n")
     return text

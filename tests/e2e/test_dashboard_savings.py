@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +17,8 @@ from annotate.services.savings import label_savings
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.e2e.helpers import login, make_project, make_solution, make_user
+
+EVIDENCE = Path(__file__).resolve().parents[2] / "frontend" / "src" / "dashboard" / "simulation_evidence.json"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SHOTS = Path(os.environ.get("SCREENSHOT_DIR", Path(__file__).resolve().parents[2] / "test-results" / "screenshots"))
@@ -98,27 +101,39 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     page.locator("#queue").screenshot(path=str(SHOTS / "dashboard-savings.png"))
 
 
+def _evidence(strategy: str) -> tuple[bool, str]:
+    """(any interval under zero, "below 1.0x on k of n splits") from the shipped simulation results."""
+    rows = json.loads(EVIDENCE.read_text())["strategies"][strategy]
+    slower = [r for r in rows if r["efficiency"] is None or r["efficiency"] < 1]
+    return any(r["aulc_diff_ci"][1] < 0 for r in rows), f"below 1.0x on {len(slower)} of {len(rows)} splits"
+
+
 def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboard(pages):
+    """Each order's caveat says what the shipped simulation says of it: a caution where its
+    interval against random is under zero somewhere, and on how many splits it was slower."""
     project = make_project("unsure", selection_strategy=Strategy.UNCERTAINTY, control_share=0.0)
     make_user("lena", project, Role.LEAD)
     page = pages.page()
     login(page, "lena", "/dashboard/unsure/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below random")
-    expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
-    project.selection_strategy = Strategy.VALUE
-    project.save()
-    page.reload()
-    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(page.locator('[data-slot="strategy-caveat"]')).to_contain_text("below 1.0x on 6 of 10 splits")
-    expect(page.locator('[data-slot="strategy-caveat"]')).not_to_contain_text("Caution")
-    project.selection_strategy = Strategy.ANSWER_STRATIFIED  # the default: no caution, but no savings promised
-    project.save()
-    page.reload()
-    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     caveat = page.locator('[data-slot="strategy-caveat"]')
-    expect(caveat).to_contain_text("no order saves labels beyond noise")
-    expect(caveat).not_to_contain_text("Caution")
+    for strategy in (Strategy.UNCERTAINTY, Strategy.VALUE, Strategy.CONVINCING_WRONG, Strategy.ANSWER_STRATIFIED):
+        project.selection_strategy = strategy
+        project.save()
+        page.reload()
+        page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+        below, slower = _evidence(strategy)
+        expect(caveat).to_contain_text(slower)
+        if below:
+            expect(caveat).to_contain_text("Caution")
+            expect(caveat).to_contain_text("below random, with its interval under zero, on")
+        else:
+            expect(caveat).not_to_contain_text("Caution")
+        if strategy == Strategy.ANSWER_STRATIFIED:  # the default: no savings promised
+            expect(caveat).to_contain_text("no order saves labels beyond noise")
+        else:
+            expect(caveat).to_contain_text("The default answer_stratified is recommended.")
+    expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
     project.selection_strategy = Strategy.RANDOM  # the baseline itself
     project.save()
     page.reload()

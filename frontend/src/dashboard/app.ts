@@ -19,6 +19,7 @@ import {
   toUnixSeconds,
 } from "./format";
 import { compareCurveNote, compareFigures, pairProgressFigures } from "./compare";
+import { strategyCaveat } from "./evidence";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
 import type {
@@ -374,7 +375,7 @@ export class Dashboard {
 
   private queue(s: Stats): void {
     this.slot("savings").textContent = savingsText(s.queue.savings, s.queue.selection_strategy);
-    this.slot("strategy-caveat").textContent = STRATEGY_CAVEATS[s.queue.selection_strategy] ?? "";
+    this.slot("strategy-caveat").textContent = strategyCaveat(s.queue.selection_strategy);
     const rows = s.queue.open_by_strategy;
     const strategiesEl = this.chart("strategies");
     if (!rows.length) {
@@ -495,18 +496,6 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
   return event.detail > 1;
 }
 
-/** What the offline simulation (bench/results/simulation.md) says about each strategy a lead may choose against random. */
-const STRATEGY_CAVEATS: Record<string, string> = {
-  answer_stratified:
-    "In the offline simulation (5 seeds, 5 data sets, development and vault) the default answer_stratified was at or above random by the area under its learning curve on every set (normalised area -0.004 to +0.034), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.77x to 1.74x, and 2 splits never reached random's final F1): with this CPU PRM no order saves labels beyond noise.",
-  uncertainty:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) uncertainty was level with random by the area under its learning curve on most sets (normalised area -0.018 to +0.022) and below random on MR-Ben's vault (interval below zero); its label efficiency against random was below 1.0x on 6 of 10 splits (0.47x to 2.25x, and 2 splits never reached random's final F1). The default answer_stratified is recommended.",
-  convincing_wrong:
-    "Caution: in the offline simulation (5 seeds, 5 data sets) convincing_wrong was below random by the area under its learning curve on math and MR-Ben (development) and on stepwise and MR-Ben (vault), down to -0.061 with intervals below zero; its label efficiency against random was below 1.0x on 6 of 10 splits (5 never reached random's final F1). The default answer_stratified is recommended.",
-  mix: "Caution: mix is mostly convincing_wrong, which was below random on 2 of 5 data sets in the offline simulation (intervals below zero). The default answer_stratified is recommended.",
-  value:
-    "In the offline simulation (5 seeds, 5 data sets) value was at or above random by the area under its learning curve on every set but one (normalised area -0.009 to +0.032, no interval below zero), but its label efficiency against random was below 1.0x on 6 of 10 splits (0.61x to 2.04x, and 2 splits never reached random's final F1), like the default answer_stratified's.",
-};
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
 export function savingsText(v: Savings | undefined, strategy?: string): string {

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+
+import { type Evidence, strategyCaveat } from "./evidence";
+
+const row = (set: string, split: string, efficiency: number | null, diff: number, hi: number) => ({
+  set,
+  split,
+  efficiency,
+  aulc_diff: diff,
+  aulc_diff_ci: [diff - 0.02, hi],
+});
+
+const evidence: Evidence = {
+  seeds: 5,
+  strategies: {
+    answer_stratified: [row("gsm8k", "development", 1.2, 0.01, 0.03), row("math", "vault", 0.8, 0.004, 0.02)],
+    convincing_wrong: [row("gsm8k", "development", null, -0.047, -0.02), row("mrben", "vault", 0.5, -0.01, 0.01)],
+  },
+};
+
+describe("strategyCaveat", () => {
+  it("says where an order is below random and how often it is slower than random", () => {
+    const text = strategyCaveat("convincing_wrong", evidence);
+    expect(text).toMatch(/^Caution: in the offline simulation \(5 seeds, 2 data sets/);
+    expect(text).toContain("ranged -0.047 to -0.010");
+    expect(text).toContain("below random, with its interval under zero, on GSM8K (development)");
+    expect(text).toContain("below 1.0x on 2 of 2 splits (0.50x to 0.50x; 1 never reached random's final F1)");
+    expect(text).toContain("The default answer_stratified is recommended.");
+  });
+
+  it("words the default without a caution when no interval is under zero", () => {
+    const text = strategyCaveat("answer_stratified", evidence);
+    expect(text).toMatch(/^In the offline simulation/);
+    expect(text).toContain("its interval was under zero on no split");
+    expect(text).toContain("below 1.0x on 1 of 2 splits (0.80x to 1.20x)");
+    expect(text).toContain("no order saves labels beyond noise");
+  });
+
+  it("reads mix as the convincing_wrong runs it mostly is, and says nothing for random or unknown orders", () => {
+    expect(strategyCaveat("mix", evidence)).toContain("mix (mostly convincing_wrong, whose runs these are)");
+    expect(strategyCaveat("random", evidence)).toBe("");
+    expect(strategyCaveat("unheard_of", evidence)).toBe("");
+  });
+
+  it("has words for every order a lead can choose, from the shipped results", () => {
+    for (const s of ["answer_stratified", "uncertainty", "bald", "convincing_wrong", "value", "mix"]) {
+      expect(strategyCaveat(s)).toMatch(/offline simulation \(\d+ seeds, 5 data sets/);
+    }
+  });
+});
