@@ -15,6 +15,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,10 @@ def evaluation_and_pool(items, split: str, rng: np.random.Generator) -> tuple[li
     return [it for it in dev if it.problem_id in held], [it for it in dev if it.problem_id not in held]
 
 
-def run_set(name: str, base: str, seeds: int, cache: FeatureCache, split: str) -> dict:
+def run_set(
+    name: str, seeds: int, cache: FeatureCache, split: str, arms: dict[str, Callable[[int], PRMConfig]]
+) -> dict:
+    """(N, arm) -> per seed (F1, AUROC): each arm's PRMConfig for a seed, trained on the same N solutions."""
     items = load_dataset(name)
     out: dict = {}
     for seed in range(seeds):
@@ -68,11 +72,51 @@ def run_set(name: str, base: str, seeds: int, cache: FeatureCache, split: str) -
             if n > len(pool):
                 continue
             examples = [e for i in order[:n] for e in pool[i].labeled]
-            for mode, base_path in (("scratch", ""), ("base", base)):
-                ckpt = train_prm(examples, PRMConfig(seed=seed, base_checkpoint=base_path), cache=cache)
-                prm = build_prm(ckpt, cache=cache)
-                out.setdefault((n, mode), []).append(evaluate(prm, ev))
+            for arm, config in arms.items():
+                ckpt = train_prm(examples, config(seed), cache=cache)
+                out.setdefault((n, arm), []).append(evaluate(build_prm(ckpt, cache=cache), ev))
     return out
+
+
+def compare_arms(
+    sets: list[str], seeds: int, cache: FeatureCache, arms: dict[str, Callable[[int], PRMConfig]]
+) -> list[str]:
+    """Table rows, development split then vault: per set and N, F1 of both arms, the difference
+    (mean, and its smallest and largest over seeds) and both AUROC(-1)."""
+    first, second = arms
+    rows = []
+    for split in ("dev", "vault"):
+        for name in sets:
+            res = run_set(name, seeds, cache, split, arms)
+            for n in SIZES:
+                if (n, first) not in res:
+                    continue
+                a, b = np.array(res[(n, first)], float), np.array(res[(n, second)], float)
+                diff = b[:, 0] - a[:, 0]
+                rows.append(
+                    f"| {split} | {name} | {n} | {a[:, 0].mean():.3f} | {b[:, 0].mean():.3f} | "
+                    f"{diff.mean():+.3f} ({diff.min():+.3f} to {diff.max():+.3f}) | {a[:, 1].mean():.3f} | "
+                    f"{b[:, 1].mean():.3f} |"
+                )
+                print(rows[-1], flush=True)
+    return rows
+
+
+def write_table(path: Path, title: str, intro: str, columns: tuple[str, str], rows: list[str]) -> None:
+    first, second = columns
+    md = [
+        f"# {title}",
+        "",
+        intro,
+        "",
+        f"| split | set | N | F1 {first} | F1 {second} | difference (range over seeds) "
+        f"| AUROC {first} | AUROC {second} |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
+    path.write_text("\n".join(md))
+    print("\n".join(md))
 
 
 def main() -> None:
@@ -85,25 +129,17 @@ def main() -> None:
     base_items = load_dataset("stepwise")
     base_examples = [e for it in base_items for e in it.labeled]
     base_ckpt = train_prm(base_examples, PRMConfig(), cache=cache)
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         base = save_checkpoint(base_ckpt, Path(tmp) / "base.pt")
-        rows = []
-        for split in ("dev", "vault"):
-            for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
-                res = run_set(name, base, args.seeds, cache, split)
-                for n in SIZES:
-                    if (n, "scratch") not in res:
-                        continue
-                    cold, warm = np.array(res[(n, "scratch")], float), np.array(res[(n, "base")], float)
-                    rows.append(
-                        f"| {split} | {name} | {n} | {cold[:, 0].mean():.3f} | {warm[:, 0].mean():.3f} | "
-                        f"{warm[:, 0].mean() - cold[:, 0].mean():+.3f} | {cold[:, 1].mean():.3f} | "
-                        f"{warm[:, 1].mean():.3f} |"
-                    )
-                    print(rows[-1], flush=True)
-    md = [
-        "# The app's PRM from scratch vs fine-tuned from a PRM800K base (bench/warm_start_prm.py)",
-        "",
+        arms = {
+            "scratch": lambda seed: PRMConfig(seed=seed),
+            "base": lambda seed: PRMConfig(seed=seed, base_checkpoint=base),
+        }
+        rows = compare_arms(sets, args.seeds, cache, arms)
+    write_table(
+        ROOT / "bench" / "results" / "warm_start_prm.md",
+        "The app's PRM from scratch vs fine-tuned from a PRM800K base (bench/warm_start_prm.py)",
         f"Base: `PRMConfig()` trained on {len(base_examples):,} PRM800K stepwise step labels "
         f"({len(base_items):,} solutions, as annotators give them); projects' runs use it through "
         f"`base_checkpoint` with L2 toward it (`base_l2` = {PRMConfig().base_l2}, chosen on math's development split "
@@ -111,14 +147,9 @@ def main() -> None:
         f"F1 and AUROC(-1), mean of {args.seeds} seeds; N = labeled solutions drawn at random from the pool "
         "(sets with fewer solutions stop earlier). Took "
         f"{time.perf_counter() - t0:.0f} s on this 2-core machine.",
-        "",
-        "| split | set | N | F1 scratch | F1 with base | difference | AUROC scratch | AUROC with base |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
-    ]
-    (ROOT / "bench" / "results" / "warm_start_prm.md").write_text("\n".join(md))
-    print("\n".join(md))
+        ("scratch", "with base"),
+        rows,
+    )
 
 
 if __name__ == "__main__":
