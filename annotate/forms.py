@@ -48,7 +48,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
             "Applies to solutions queued from now on (the next import or retrain).",
             "selection_strategy": "The queue's order; the default gives graded-wrong answers half the labels. "
-            "The dashboard says how each did against random.",
+            "The dashboard says how each did against random. Applies from the next retrain or import "
+            "(Retrain now on the dashboard applies it at once).",
             "retrain_every": "Retrain the PRM after this many new step labels.",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",

@@ -32,6 +32,13 @@ from tests.e2e.helpers import (
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def _clock_seconds(page) -> int:
+    """The workspace bar's "Active m:ss" as seconds."""
+    text = page.locator(".sl-clock").inner_text()
+    minutes, seconds = text.split()[1].split(":")
+    return int(minutes) * 60 + int(seconds)
+
+
 def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     project = make_project()
     user = make_user("ann", project)
@@ -46,9 +53,13 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     expect_rated(page, 2)
     expect(page.locator(".sl-save")).to_have_text("Saved")  # on the server too
 
-    # Reload: the same solution comes back with both ratings and the flag (localStorage + server).
+    # Reload: the same solution comes back with both ratings and the flag (localStorage + server),
+    # and the active-time clock where it was (kept in this browser as the page went away).
+    page.wait_for_timeout(2500)
+    before = _clock_seconds(page)
     page.reload()
     wait_ready(page)
+    assert _clock_seconds(page) >= before >= 2
     expect_rated(page, 2)
     expect(current_step(page)).to_contain_text("Step 3")
     expect(page.locator(".sl-step").nth(0).get_by_role("button", name="Flag")).to_have_attribute("aria-pressed", "true")

@@ -200,7 +200,7 @@ export class Dashboard {
           // at least once: with an overlap above 1 a solution counts here before its last label
           `${fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null)}, at least once`,
         ),
-        figure("solutions open", fmtInt(p.solutions_open), `${fmtInt(p.labels_remaining)} labels to go`),
+        figure("solutions open", fmtInt(p.solutions_open), `${plural(p.labels_remaining, "label")} to go`),
         figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
         figure(queue.label, queue.value, queue.note),
       );

@@ -91,6 +91,8 @@ export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: 
           width: 2,
           dash: line.dash,
           points: { show: true, size: 7 },
+          // as the runs table below prints them (uPlot's default drops trailing zeros: "0.5")
+          value: (_u: uPlot, v: number | null) => (v == null ? "--" : v.toFixed(3)),
         })),
       ],
     },

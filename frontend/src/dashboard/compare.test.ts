@@ -75,7 +75,7 @@ describe("compare project progress", () => {
       {
         label: "queue done in",
         value: "about 3.0 h",
-        note: "of labeling at 1.0 preferences per active hour (3 in 3 active hours, last 7 days)",
+        note: "at 1.0 preferences per active hour (3 in 3 active hours of labeling, last 7 days)",
       },
     ]);
   });

@@ -21,30 +21,34 @@ const evidence: Evidence = {
 describe("strategyCaveat", () => {
   it("says where an order is below random and how often it is slower than random", () => {
     const text = strategyCaveat("convincing_wrong", evidence);
-    expect(text).toMatch(/^Caution: in the offline simulation \(5 seeds, 2 data sets/);
-    expect(text).toContain("ranged -0.047 to -0.010");
-    expect(text).toContain("below random, with its interval under zero, on GSM8K (development)");
-    expect(text).toContain("below 1.0x on 2 of 2 splits (0.50x to 0.50x; 1 never reached random's final F1)");
-    expect(text).toContain("The default answer_stratified is recommended.");
+    expect(text).toMatch(/^Caution: In the offline simulation \(5 seeds, 2 data sets/);
+    expect(text).toContain("the Convincing wrong answer order's area under the learning curve was -0.047 to -0.010");
+    expect(text).toContain("below random with the interval under zero on GSM8K (development).");
+    expect(text).toContain("on 2 of 2 splits, and never reached it on 1 of these; where it reached it, its label efficiency was 0.50x");
+    expect(text).toContain("The default Answer-stratified is recommended.");
   });
 
   it("words the default without a caution when no interval is under zero", () => {
     const text = strategyCaveat("answer_stratified", evidence);
     expect(text).toMatch(/^In the offline simulation/);
-    expect(text).toContain("its interval was under zero on no split");
-    expect(text).toContain("below 1.0x on 1 of 2 splits (0.80x to 1.20x)");
+    expect(text).toContain("with no interval under zero.");
+    expect(text).toContain("on 1 of 2 splits; where it reached it, its label efficiency was 0.80x to 1.20x");
     expect(text).toContain("no order saves labels beyond noise");
   });
 
   it("reads mix as the convincing_wrong runs it mostly is, and says nothing for random or unknown orders", () => {
-    expect(strategyCaveat("mix", evidence)).toContain("mix (mostly convincing_wrong, whose runs these are)");
+    expect(strategyCaveat("mix", evidence)).toMatch(
+      /^Caution: Mix \(PRM800K's\) is mostly the Convincing wrong answer order; these are its runs\. In the/,
+    );
     expect(strategyCaveat("random", evidence)).toBe("");
     expect(strategyCaveat("unheard_of", evidence)).toBe("");
   });
 
   it("has words for every order a lead can choose, from the shipped results", () => {
     for (const s of ["answer_stratified", "uncertainty", "bald", "convincing_wrong", "value", "mix"]) {
-      expect(strategyCaveat(s)).toMatch(/offline simulation \(\d+ seeds, 5 data sets/);
+      const text = strategyCaveat(s);
+      expect(text).toMatch(/offline simulation \(\d+ seeds, 5 data sets/);
+      expect(text).toContain("It needed more labels than random to reach random's final F1 on");
     }
   });
 });

@@ -21,6 +21,17 @@ export interface Evidence {
 export const DEFAULT_STRATEGY = "answer_stratified";
 // "mix" spends most of its labels as convincing_wrong does: its own runs are that strategy's
 const SAME_AS: Record<string, string> = { mix: "convincing_wrong" };
+// The names the settings page shows (annotate/models/choices.py Strategy)
+export const STRATEGY_NAMES: Record<string, string> = {
+  answer_stratified: "Answer-stratified",
+  value: "Value per label",
+  uncertainty: "Uncertainty",
+  convincing_wrong: "Convincing wrong answer",
+  mix: "Mix (PRM800K's)",
+  bald: "BALD",
+  random: "Random",
+};
+const named = (s: string) => STRATEGY_NAMES[s] ?? s;
 
 const SET_NAMES: Record<string, string> = {
   gsm8k: "GSM8K",
@@ -49,25 +60,24 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
   const slower = rows.filter((r) => r.efficiency === null || r.efficiency < 1);
   const never = rows.filter((r) => r.efficiency === null).length;
   const reached = rows.map((r) => r.efficiency).filter((e): e is number => e !== null);
-  const name = source === strategy ? strategy : `${strategy} (mostly ${source}, whose runs these are)`;
-  const parts = [
-    `in the offline simulation (${evidence.seeds} seeds, ${sets} data sets, development and vault) ` +
-      `${name}'s area under the learning curve against random ranged ${signed(Math.min(...diffs))} to ` +
-      `${signed(Math.max(...diffs))} (first-error F1)`,
-    below.length
-      ? `; below random, with its interval under zero, on ${where(below)}`
-      : "; its interval was under zero on no split",
-    `. Its label efficiency against random was below 1.0x on ${slower.length} of ${rows.length} splits`,
-  ];
+  const mostly = source === strategy ? "" : `${named(strategy)} is mostly the ${named(source)} order; these are its runs. `;
+  let text =
+    `In the offline simulation (${evidence.seeds} seeds, ${sets} data sets, development and vault) the ` +
+    `${named(source)} order's area under the learning curve was ${signed(Math.min(...diffs))} to ` +
+    `${signed(Math.max(...diffs))} from random's (first-error F1)` +
+    (below.length ? `, below random with the interval under zero on ${where(below)}. ` : ", with no interval under zero. ") +
+    `It needed more labels than random to reach random's final F1 on ${slower.length} of ${rows.length} splits`;
+  if (never) text += `, and never reached it on ${never === slower.length ? "all of these" : `${never} of these`}`;
   if (reached.length) {
-    const span = `${Math.min(...reached).toFixed(2)}x to ${Math.max(...reached).toFixed(2)}x`;
-    parts.push(never ? ` (${span}; ${never} never reached random's final F1)` : ` (${span})`);
+    const lo = Math.min(...reached).toFixed(2);
+    const hi = Math.max(...reached).toFixed(2);
+    text += `; where it reached it, its label efficiency was ${lo === hi ? `${lo}x` : `${lo}x to ${hi}x`} (2.00x: half the labels)`;
   }
-  const text = parts.join("") + ".";
+  text += ".";
   const lead = below.length ? "Caution: " : "";
   const tail =
     strategy === DEFAULT_STRATEGY
       ? " With this CPU PRM no order saves labels beyond noise; this one needs no model."
-      : ` The default ${DEFAULT_STRATEGY} is recommended.`;
-  return lead + (lead ? text : text[0].toUpperCase() + text.slice(1)) + tail;
+      : ` The default ${named(DEFAULT_STRATEGY)} is recommended.`;
+  return lead + mostly + text + tail;
 }

@@ -63,7 +63,7 @@ describe("format", () => {
 
   it("bases the pace on active hours", () => {
     expect(fmtPace({ window_hours: 168, active_hours: 1, labels: 6, labels_per_hour: 6 })).toBe(
-      "of labeling at 6.0 labels per active hour (6 in 1 active hour, last 7 days)",
+      "at 6.0 labels per active hour (6 in 1 active hour of labeling, last 7 days)",
     );
     expect(fmtPace({ window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0 })).toBe(
       "no queue labels in the last 7 days",
@@ -79,12 +79,12 @@ describe("format", () => {
     ];
     expect(generationLines(rows)).toEqual([
       "no generation: 6 of 14 solutions labeled; their labels count under the generation that served them",
-      "gen 0: 6 labels served, 18 steps",
+      "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]);
     const unlabeled = [{ generation: 2, solutions: 4, labeled: 0, open: 4, labels: 0, imported_labels: 0, steps_labeled: 0 }];
     expect(generationLines(unlabeled)).toEqual(["gen 2: 0 of 4 solutions labeled; no labels served"]);
     const one = [{ generation: 0, solutions: 1, labeled: 1, open: 0, labels: 1, imported_labels: 0, steps_labeled: 1 }];
-    expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solutions labeled; 1 label served, 1 step"]);
+    expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solution labeled; 1 label served, 1 step"]);
   });
 
   it("marks generations whose labels all came from an import file", () => {

@@ -70,7 +70,7 @@ export function stepsNote(p: Progress): string {
 export function fmtPace(p: Pace, noun = "labels"): string {
   if (!p.labels) return `no queue ${noun} in the last 7 days`;
   const hours = p.active_hours === 1 ? "1 active hour" : `${fmtInt(p.active_hours)} active hours`;
-  return `of labeling at ${fmtNum(p.labels_per_hour, 1)} ${noun} per active hour (${fmtInt(p.labels)} in ${hours}, last ${Math.round(p.window_hours / 24)} days)`;
+  return `at ${fmtNum(p.labels_per_hour, 1)} ${noun} per active hour (${fmtInt(p.labels)} in ${hours} of labeling, last ${Math.round(p.window_hours / 24)} days)`;
 }
 
 /**
@@ -84,7 +84,7 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     .filter((g) => g.solutions > 0 || g.labels > 0)
     .map((g) => {
       const parts: string[] = [];
-      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${fmtInt(g.solutions)} solutions labeled`);
+      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${plural(g.solutions, "solution")} labeled`);
       const served = g.labels - g.imported_labels;
       const steps = `${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`;
       // Labeled solutions of a bucket without labels: their labels sit under the generation that
@@ -93,7 +93,11 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
       else if (served === 0) parts.push(`${fmtInt(g.labels)} label${g.labels === 1 ? "" : "s"} imported, ${steps}`);
       else if (g.imported_labels === 0) parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${steps}`);
       else parts.push(`${fmtInt(served)} label${served === 1 ? "" : "s"} served, ${fmtInt(g.imported_labels)} imported, ${steps}`);
-      return `${generationLabel(g)}: ${parts.join("; ")}`;
+      // labels served in a generation that holds no solution (it served imported ones) have no
+      // bar of their own; an imported file's round numbers say "(imported)" already
+      const label = generationLabel(g);
+      const barless = g.solutions === 0 && !label.endsWith("(imported)") ? " (no solutions of its own)" : "";
+      return `${label}${barless}: ${parts.join("; ")}`;
     });
 }
 

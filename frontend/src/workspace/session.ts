@@ -118,7 +118,12 @@ export class Session {
   /** Send the draft to the server now; `keepalive` when the page is going away. */
   flush(keepalive: boolean): void {
     const task = this.task;
-    if (!task || this.serverSaved || this.submitting) return;
+    if (!task || this.submitting) return;
+    if (this.serverSaved) {
+      // nothing new for the server, but the clock moved on: a reload resumes it from here
+      if (keepalive) saveLocal(task.assignmentId, this.draft());
+      return;
+    }
     window.clearTimeout(this.draftTimer);
     const draft = this.draft();
     saveLocal(task.assignmentId, draft);
