@@ -46,10 +46,11 @@ class ProjectSettingsForm(forms.ModelForm):
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
-            "Applies to solutions queued from now on (the next import or retrain).",
+            "Applies at once where the project has a model (a worker reorders the queue within a minute), "
+            "otherwise from the next import or retrain.",
             "selection_strategy": "The queue's order; the default gives graded-wrong answers half the labels. "
-            "The dashboard says how each did against random. Applies from the next retrain or import "
-            "(Retrain now on the dashboard applies it at once).",
+            "The dashboard says how each did against random. Applies at once where the project has a model "
+            "(a worker reorders the queue within a minute), otherwise from the next import or retrain.",
             "retrain_every": "Retrain the PRM after this many new step labels.",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",

@@ -18,7 +18,7 @@ from django.db.models.signals import post_delete, post_save
 
 from annotate.models import Annotation, AnnotationSource, Preference, Project, TaskKind
 from core.models import JobStatus
-from core.signals import steps_imported
+from core.signals import queue_order_changed, steps_imported
 from ml.models import TrainingRun
 
 logger = logging.getLogger(__name__)
@@ -116,6 +116,19 @@ def _on_steps_imported(sender, project_id: int, **kwargs) -> None:
         jobs.enqueue_on_commit(featurize_steps, project_id)  # a lost message costs only speed
 
 
+def _on_queue_order_changed(sender, project_id: int, **kwargs) -> None:
+    """A lead changed the strategy or the control share: reorder with the active model, on the ml
+    queue (a rescoring reads every open step). Without one, the next import or retrain orders it."""
+    from core import jobs
+    from ml.tasks import reorder_queue
+
+    active = TrainingRun.objects.filter(project_id=project_id, is_active=True).exclude(
+        project__task_kind=TaskKind.COMPARE  # a compare project's pairs are not ordered by a PRM
+    )
+    if active.exists():
+        jobs.enqueue_on_commit(reorder_queue, project_id)
+
+
 def _on_project_deleted(sender, instance: Project, **kwargs) -> None:
     from ml.services.step_features import drop_project_stores, project_dir_name
 
@@ -126,6 +139,7 @@ def _on_project_deleted(sender, instance: Project, **kwargs) -> None:
 def connect() -> None:
     post_delete.connect(_on_project_deleted, sender=Project, dispatch_uid="ml.drop_project_features")
     steps_imported.connect(_on_steps_imported, dispatch_uid="ml.featurize_imported_steps")
+    queue_order_changed.connect(_on_queue_order_changed, dispatch_uid="ml.reorder_on_settings")
     post_save.connect(_on_annotation_saved, sender=Annotation, dispatch_uid="ml.auto_retrain")
     # Compare projects: every preference counts toward retrain_every (ml.services.reward trains on them).
     post_save.connect(_on_preference_saved, sender=Preference, dispatch_uid="ml.auto_retrain_preferences")

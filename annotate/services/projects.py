@@ -13,6 +13,7 @@ from annotate.services import events
 from annotate.services.members import add_member
 from annotate.tasks import refresh_stats_snapshot
 from core import jobs
+from core.signals import queue_order_changed
 
 # The group whose members may create projects (created by migration 0007, managed in the admin).
 PROJECT_CREATORS = "Project creators"
@@ -92,6 +93,9 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
         queue = reopen_or_close(project=locked)
         # The dashboard's cached solution counts (large projects) were taken at the old overlap.
         jobs.enqueue_on_commit(refresh_stats_snapshot, locked.pk)
+    if changes.keys() & {"selection_strategy", "control_share"}:
+        pk = locked.pk
+        transaction.on_commit(lambda: queue_order_changed.send(sender=Project, project_id=pk))
     events.record(actor=user, project=project, action="project.settings_changed", changes=changes, **queue)
     return changes
 

@@ -7,7 +7,7 @@
 - activation: rollback to an earlier run and its rescoring job.
 """
 
-from ml.services.activation import rescore_after_activation, rollback
+from ml.services.activation import reorder_with_active_model, rescore_after_activation, rollback
 from ml.services.config import (
     CONFIG_KEYS,
     STALE_AFTER,
@@ -65,6 +65,7 @@ __all__ = [
     "label_total",
     "load_prm",
     "request_retrain",
+    "reorder_with_active_model",
     "rescore_after_activation",
     "rescore_project",
     "rollback",

@@ -73,3 +73,13 @@ def rescore_after_activation(*, run_id: int, previous_id: int | None = None) -> 
             elif still_active:
                 TrainingRun.objects.filter(pk=run_id).update(is_active=False)
         raise
+
+
+def reorder_with_active_model(*, project_id: int) -> int | None:
+    """Reorder the open queue by the project's current strategy and control share with its active
+    model (a settings change); the rows reordered, or None without an active model. A failure
+    leaves the model active: the queue keeps its previous order until the next run."""
+    run = TrainingRun.objects.select_related("project").filter(project_id=project_id, is_active=True).first()
+    if run is None:
+        return None
+    return rescore_project(project=run.project, run=run)

@@ -13,6 +13,7 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.test import override_settings
@@ -198,3 +199,54 @@ def test_auto_retrain_after_n_new_step_labels():
 def test_artifacts_live_under_media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     assert services.artifact_abspath("models/x/run-1.pt") == Path(tmp_path) / "models/x/run-1.pt"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_strategy_change_on_the_settings_page_reorders_the_queue_with_the_active_model(tmp_path):
+    """The lead's new order applies at once where a model is active: the worker rescores the open
+    queue under the new strategy (same model, same generation); settings changes that do not touch
+    the order enqueue nothing."""
+    from annotate.services.projects import update_settings
+    from tests.celery_worker import celery_worker, purge_broker, wait_for
+
+    project = planted_project("reorder", labeled=80, open_=30)
+    lead = make_user("lead-reorder", project=project, role=Role.LEAD)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.SUCCEEDED, run.error
+    project.refresh_from_db()
+    assert_convincing_wrong_order(project, run)
+    generation = project.current_generation
+    purge_broker()
+    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="ml"):
+        update_settings(project=project, user=lead, selection_strategy=Strategy.UNCERTAINTY)
+        wait_for(
+            lambda: {s.strategy for s in open_queue(project)} <= {"uncertainty"},
+            timeout=90,
+            message="the queue reordered as uncertainty",
+        )
+    order = open_queue(project)
+    assert all(s.model_run_id == run.pk and s.generation == generation for s in order)
+    project.refresh_from_db()
+    assert project.current_generation == generation and TrainingRun.objects.filter(project=project).count() == 1
+    # the order the active model gives under the new strategy
+    from ml.services.scoring import load_prm, score_open_solutions
+
+    with override_settings(MEDIA_ROOT=tmp_path):
+        expected = score_open_solutions(project=project, run=run, prm=load_prm(run=run))
+    ranked = expected.solution_ids[np.argsort(-expected.priority, kind="stable")].tolist()
+    assert [s.pk for s in order] == ranked
+
+
+@pytest.mark.django_db
+def test_settings_that_do_not_order_the_queue_enqueue_no_reordering(django_capture_on_commit_callbacks):
+    from annotate.services.projects import update_settings
+
+    project = planted_project("no-reorder", labeled=4, open_=2)
+    lead = make_user("lead-no-reorder", project=project, role=Role.LEAD)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        update_settings(project=project, user=lead, retrain_every=50, qc_rate=0.1)
+    assert callbacks == []
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        update_settings(project=project, user=lead, control_share=0.2)
+    assert len(callbacks) == 1  # the signal; without an active model its handler enqueues nothing
