@@ -46,11 +46,10 @@ class ProjectSettingsForm(forms.ModelForm):
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
             "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
-            "Applies at once where the project has a model (a worker reorders the queue within a minute), "
-            "otherwise from the next import or retrain.",
+            "A change reorders the open queue at once (a worker, within a minute).",
             "selection_strategy": "The queue's order; the default gives graded-wrong answers half the labels. "
-            "The dashboard says how each did against random. Applies at once where the project has a model "
-            "(a worker reorders the queue within a minute), otherwise from the next import or retrain.",
+            "The dashboard says how each did against random. A change reorders the open queue at once "
+            "(a worker, within a minute).",
             "retrain_every": "Retrain the PRM after this many new step labels.",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",

@@ -29,3 +29,12 @@ def refresh_stats_snapshot(project_id: int) -> None:
     project = Project.objects.filter(pk=project_id).first()
     if project is not None:
         snapshot.build_snapshot(project=project)
+
+
+@shared_task(acks_late=True)
+def reorder_queue_before_any_model(project_id: int) -> int:
+    """After a strategy or control-share change: queue the open solutions again under the new
+    settings where no model has ordered them (annotate.services.reorder)."""
+    from annotate.services.reorder import reorder_before_any_model
+
+    return reorder_before_any_model(project_id=project_id)

@@ -11,7 +11,7 @@ from django.db.models import BooleanField, Case, F, Q, Value, When
 from annotate.models import Comparison, Problem, Project, Role, Solution, TaskKind
 from annotate.services import events
 from annotate.services.members import add_member
-from annotate.tasks import refresh_stats_snapshot
+from annotate.tasks import refresh_stats_snapshot, reorder_queue_before_any_model
 from core import jobs
 from core.signals import queue_order_changed
 
@@ -94,7 +94,10 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
         # The dashboard's cached solution counts (large projects) were taken at the old overlap.
         jobs.enqueue_on_commit(refresh_stats_snapshot, locked.pk)
     if changes.keys() & {"selection_strategy", "control_share"}:
+        # before any model the order is this app's (a task: a queue may hold a million solutions);
+        # after, the model loop's, which the signal tells
         pk = locked.pk
+        jobs.enqueue_on_commit(reorder_queue_before_any_model, pk)
         transaction.on_commit(lambda: queue_order_changed.send(sender=Project, project_id=pk))
     events.record(actor=user, project=project, action="project.settings_changed", changes=changes, **queue)
     return changes

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("ml.services")
 
 SCORE_BATCH_SOLUTIONS = 2000  # solutions scored per batch (their steps featurized together)
-UPDATE_BATCH = 5000  # solution rows per priority-update transaction (short row locks for claims)
 FEATURE_CACHE_MAX_ROWS = 300_000  # per process; past this the cache starts over (memory bound)
 STALE_AFTER = timedelta(seconds=settings.ML_STALE_RUN_SECONDS)
 # Config keys a caller may override per run (API, command); the rest come from PRMConfig defaults.

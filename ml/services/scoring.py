@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
 
 from annotate.models import Project, QueueOrigin, Solution, Strategy
 from annotate.queue_order import route_controls
+from annotate.queue_positions import write_positions
 from core.bulk_insert import copy_arrays
 from ml.models import StepScore, TrainingRun
 from ml.prm.config import PRMConfig
 from ml.services.config import (
     FEATURE_CACHE_MAX_ROWS,
     SCORE_BATCH_SOLUTIONS,
-    UPDATE_BATCH,
     NoActiveModel,
     artifact_abspath,
 )
@@ -243,39 +242,14 @@ def _auto_disagreement(chunk: list[int], lengths: list[int], p_negative) -> np.n
 
 def apply_selection(*, selection: Selection, generation: int) -> int:
     """Write priorities and provenance to the solutions in short transactions; returns rows."""
-    table = connection.ops.quote_name(Solution._meta.db_table)
-    n = 0
-    for start in range(0, len(selection.solution_ids), UPDATE_BATCH):
-        ids = selection.solution_ids[start : start + UPDATE_BATCH].tolist()
-        pri = selection.priority[start : start + UPDATE_BATCH].tolist()
-        score = selection.score[start : start + UPDATE_BATCH].tolist()
-        origins = selection.origins[start : start + UPDATE_BATCH] or [selection.strategy] * len(ids)
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        f"UPDATE {table} AS s SET priority = v.priority, verifier_score = v.score, "
-                        "generation = %s, strategy = v.origin, model_run_id = %s "
-                        "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::text[]) "
-                        "AS v(id, priority, score, origin) WHERE s.id = v.id",
-                        [generation, selection.run_id, ids, pri, score, origins],
-                    )
-                    n += cursor.rowcount
-            else:
-                objs = [
-                    Solution(
-                        pk=i,
-                        priority=p,
-                        verifier_score=s,
-                        generation=generation,
-                        strategy=o,
-                        model_run_id=selection.run_id,
-                    )
-                    for i, p, s, o in zip(ids, pri, score, origins, strict=True)
-                ]
-                fields_ = ["priority", "verifier_score", "generation", "strategy", "model_run_id"]
-                n += Solution.objects.bulk_update(objs, fields_, batch_size=500)
-    return n
+    return write_positions(
+        ids=selection.solution_ids.tolist(),
+        priority=selection.priority.tolist(),
+        origin=selection.origins or [selection.strategy] * len(selection.solution_ids),
+        score=selection.score.tolist(),
+        generation=generation,
+        model_run_id=selection.run_id,
+    )
 
 
 def drop_other_scores(*, project: Project, run: TrainingRun) -> None:
