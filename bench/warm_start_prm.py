@@ -119,24 +119,29 @@ def write_table(path: Path, title: str, intro: str, columns: tuple[str, str], ro
     print("\n".join(md))
 
 
-def main() -> None:
+def parse_args() -> tuple[list[str], int]:
+    """(sets, seeds) from the command line; both benches of two PRM configs take the same two."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="gsm8k,math,olympiadbench,mrben")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
+    return [s.strip() for s in args.sets.split(",") if s.strip()], args.seeds
+
+
+def main() -> None:
+    sets, seeds = parse_args()
     t0 = time.perf_counter()
     cache = FeatureCache(make_featurizer(PRMConfig()))
     base_items = load_dataset("stepwise")
     base_examples = [e for it in base_items for e in it.labeled]
     base_ckpt = train_prm(base_examples, PRMConfig(), cache=cache)
-    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         base = save_checkpoint(base_ckpt, Path(tmp) / "base.pt")
         arms = {
             "scratch": lambda seed: PRMConfig(seed=seed),
             "base": lambda seed: PRMConfig(seed=seed, base_checkpoint=base),
         }
-        rows = compare_arms(sets, args.seeds, cache, arms)
+        rows = compare_arms(sets, seeds, cache, arms)
     write_table(
         ROOT / "bench" / "results" / "warm_start_prm.md",
         "The app's PRM from scratch vs fine-tuned from a PRM800K base (bench/warm_start_prm.py)",
@@ -144,7 +149,7 @@ def main() -> None:
         f"({len(base_items):,} solutions, as annotators give them); projects' runs use it through "
         f"`base_checkpoint` with L2 toward it (`base_l2` = {PRMConfig().base_l2}, chosen on math's development split "
         "among 0.01 and 0.1; plain fine-tuning, L2 toward zero, was also tried there). Held-out first-error "
-        f"F1 and AUROC(-1), mean of {args.seeds} seeds; N = labeled solutions drawn at random from the pool "
+        f"F1 and AUROC(-1), mean of {seeds} seeds; N = labeled solutions drawn at random from the pool "
         "(sets with fewer solutions stop earlier). Took "
         f"{time.perf_counter() - t0:.0f} s on this 2-core machine.",
         ("scratch", "with base"),

@@ -52,9 +52,12 @@ def auto_label_examples(*, project: Project, skip_solution_ids: set[int] = froze
         .distinct()
     )
     labels = auto_labels_by_solution(ids)
-    solutions = Solution.objects.filter(pk__in=list(labels))
-    problems = dict(solutions.values_list("id", "problem_id"))
-    graded = dict(solutions.values_list("id", "answer_correct"))
+    problems: dict[int, int] = {}
+    graded: dict[int, bool | None] = {}
+    for solution_id, problem_id, answer_correct in Solution.objects.filter(pk__in=list(labels)).values_list(
+        "id", "problem_id", "answer_correct"
+    ):
+        problems[solution_id], graded[solution_id] = problem_id, answer_correct
     texts = dict(Problem.objects.filter(pk__in=set(problems.values())).values_list("id", "text"))
     steps: dict[int, list[str]] = {i: [] for i in labels}
     for solution_id, text in (

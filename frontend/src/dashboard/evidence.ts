@@ -22,7 +22,7 @@ export const DEFAULT_STRATEGY = "answer_stratified";
 // "mix" spends most of its labels as convincing_wrong does: its own runs are that strategy's
 const SAME_AS: Record<string, string> = { mix: "convincing_wrong" };
 // The names the settings page shows (annotate/models/choices.py Strategy)
-export const STRATEGY_NAMES: Record<string, string> = {
+const STRATEGY_NAMES: Record<string, string> = {
   answer_stratified: "Answer-stratified",
   value: "Value per label",
   uncertainty: "Uncertainty",
