@@ -72,16 +72,29 @@ REFUSED_SHOWN_FOR = timedelta(days=7)
 REFUSED_SHOWN_MAX = 10
 
 
+REFUSED_MESSAGES = {
+    "late": (
+        "This submit arrived after your lease had expired and another annotator had taken the solution, "
+        "so it was not recorded as a label. Your ratings are shown here so your work is not lost."
+    ),
+    "conflict": (
+        "This solution was submitted first from another tab or device with other ratings; that submit is the "
+        "recorded one. These ratings, sent later with the same draft, were not recorded and are shown here."
+    ),
+}
+
+
 def refused_submits(*, project: Project, user: AbstractBaseUser) -> list[dict[str, Any]]:
-    """The caller's late submits that were refused (lease expired, solution taken) in the last
-    week, newest first: kept on the expired assignment's draft (annotate.services.submit) and
-    given back here until the annotator dismisses one by saving a null draft."""
+    """The caller's submits that were refused in the last week, newest first: late ones (lease
+    expired, solution taken) on the expired assignment, and conflicting ones (another tab submitted
+    first with the same key) on the submitted one, both kept in its draft (annotate.services.leases
+    .keep_refused) and given back here until the annotator dismisses one by saving a null draft."""
     since = timezone.now() - REFUSED_SHOWN_FOR
     rows = (
         Assignment.objects.filter(
             project=project,
             annotator=user,
-            status=AssignmentStatus.EXPIRED,
+            status__in=[AssignmentStatus.EXPIRED, AssignmentStatus.SUBMITTED],
             draft__has_key="refused_submit",
             updated_at__gte=since,
         )
@@ -95,10 +108,7 @@ def refused_submits(*, project: Project, user: AbstractBaseUser) -> list[dict[st
             "refused_at": row.updated_at,
             "problem": row.solution.problem.text[:200],
             "submit": row.draft["refused_submit"],
-            "message": (
-                "This submit arrived after your lease had expired and another annotator had taken the solution, "
-                "so it was not recorded as a label. Your ratings are shown here so your work is not lost."
-            ),
+            "message": REFUSED_MESSAGES.get(row.draft.get("refused_reason"), REFUSED_MESSAGES["late"]),
         }
         for row in rows
     ]

@@ -34,6 +34,19 @@ class LateRefused(Exception):
     after its transaction rolled back and answers 409."""
 
 
+class ConflictingReplay(Exception):
+    """A submit with the key of a stored one but other content: another tab or device of the same
+    annotator resumed the draft (same key) and submitted first. The first result stands; the caller
+    keeps this payload (keep_refused, reason "conflict") and answers 409, so neither is lost."""
+
+
+CONFLICT_MESSAGE = (
+    "This solution was already submitted from another tab or device with other ratings; that submit is the one "
+    "recorded. The ratings sent from here were not recorded; they are kept for you (listed in the workspace, and "
+    "under refused_submits in your progress)."
+)
+
+
 def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
     """Lock the assignment row (404 for anyone but its owner). Lock order: status, assignment, solution."""
     if assignment.annotator_id != user.pk:
@@ -112,13 +125,27 @@ def find_replay(
 
 
 @transaction.atomic
-def keep_refused(*, assignment: Assignment, user: AbstractBaseUser, payload: Any) -> None:
-    """A refused late submit is kept in the draft (listed under refused_submits) and the lease expired."""
+def keep_refused(*, assignment: Assignment, user: AbstractBaseUser, payload: Any, reason: str = "late") -> None:
+    """A refused submit is kept in the assignment's draft (listed under refused_submits): a late one
+    ("late") also expires the lease; a conflicting replay ("conflict") leaves the submitted
+    assignment as it is."""
     locked = lock_assignment(assignment=assignment, user=user)
     draft = locked.draft if isinstance(locked.draft, dict) else ({"previous": locked.draft} if locked.draft else {})
-    locked.draft = {**draft, "refused_submit": payload, "refused_at": timezone.now().isoformat()}
-    locked.status = AssignmentStatus.EXPIRED
-    locked.save(update_fields=["draft", "status", "updated_at"])
+    locked.draft = {
+        **draft,
+        "refused_submit": payload,
+        "refused_at": timezone.now().isoformat(),
+        "refused_reason": reason,
+    }
+    fields = ["draft", "updated_at"]
+    if reason == "late":
+        locked.status = AssignmentStatus.EXPIRED
+        fields.append("status")
+    locked.save(update_fields=fields)
+
+
+def keeps_refused(assignment: Assignment) -> bool:
+    return isinstance(assignment.draft, dict) and "refused_submit" in assignment.draft
 
 
 def heartbeat(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
@@ -155,9 +182,10 @@ def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) ->
     kept refused submit only null, which dismisses it)."""
     relaxed_commit()
     locked = lock_assignment(assignment=assignment, user=user)
-    if locked.status == AssignmentStatus.SUBMITTED:
+    # A submitted assignment takes one save: null over a kept conflicting submit, which dismisses it.
+    if locked.status == AssignmentStatus.SUBMITTED and not (draft is None and keeps_refused(locked)):
         raise LeaseConflict("This assignment was already submitted.")
-    if draft is not None and isinstance(locked.draft, dict) and "refused_submit" in locked.draft:
+    if draft is not None and keeps_refused(locked):
         # A refused late submit is kept here until the annotator dismisses it (null); a tab still
         # saving its work must not overwrite it.
         raise LeaseConflict("This assignment keeps a refused submit (see refused_submits); save null to dismiss it.")

@@ -2,7 +2,8 @@
 
 The payload arrives parsed and checked against the solution (labeling_api.serializers_submit, with
 the context from annotate.services.submission.submission_context). A repeat with the same
-idempotency key returns the first result; a late submit (lease expired) is accepted while the
+idempotency key returns the first result (a repeat with other content is a 409, kept as the draft:
+another tab submitted first); a late submit (lease expired) is accepted while the
 solution still has room, otherwise refused and kept as the draft.
 """
 
@@ -17,7 +18,15 @@ from django.db import IntegrityError, transaction
 from annotate import queue_sql
 from annotate.models import Annotation, AnnotationSource, Assignment, Project
 from annotate.services import quality
-from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
+from annotate.services.leases import (
+    CONFLICT_MESSAGE,
+    ConflictingReplay,
+    LateRefused,
+    LeaseConflict,
+    find_replay,
+    keep_refused,
+    lock_for_submit,
+)
 from annotate.services.members import labeler_uuid_for
 from annotate.services.queue import claim_next, lock_annotator_status
 from annotate.services.submission import CleanSubmission, SubmissionContext, build_label_steps
@@ -51,8 +60,10 @@ def submit(
 
     A repeat with the same idempotency key, sequential or concurrent, returns the first result:
     the assignment row lock serializes duplicates, and the unique (annotator, key) constraint
-    backs it. A late submit (lease expired) is accepted while the solution still has room;
-    otherwise 409, and the payload as sent is kept in the assignment's draft under "refused_submit".
+    backs it. A repeat with other labels (another tab resumed the draft and its key) is a 409 and
+    kept under "refused_submit", the first result standing. A late submit (lease expired) is
+    accepted while the solution still has room; otherwise 409, and the payload as sent is kept in
+    the assignment's draft under "refused_submit".
     """
     if assignment.annotator_id != user.pk:
         raise NotFound()
@@ -72,13 +83,29 @@ def submit(
             "Your ratings are kept: they are listed under refused_submits in your progress "
             f"(GET /api/v1/projects/{project.slug}/me/) and in the workspace."
         ) from None
+    except ConflictingReplay:
+        keep_refused(assignment=assignment, user=user, payload=submission.sent, reason="conflict")
+        raise LeaseConflict(CONFLICT_MESSAGE) from None
     except IntegrityError:
         # The key was used before (another assignment: a ValidationError from _replay), or a
         # duplicate got past the locks: the first result wins.
         first = _replay(user=user, key=submission.idempotency_key, assignment=assignment)
         if first is None:
             raise
+        if not _same_content(first, submission, label_steps):
+            keep_refused(assignment=assignment, user=user, payload=submission.sent, reason="conflict")
+            raise LeaseConflict(CONFLICT_MESSAGE) from None
         return SubmitResult(first, created=False)
+
+
+def _same_content(first: Annotation, sub: CleanSubmission, label_steps: list[dict[str, Any]]) -> bool:
+    """Is a repeat of `first`'s key a retry (same labels and finish) rather than another tab's work?
+    The active time is left out: a retry after a reload may carry a later clock."""
+    return (
+        first.label_steps == dumps_label_steps(label_steps)
+        and first.finish_reason == sub.finish_reason
+        and (first.finish_note or "") == (sub.reason or "")
+    )
 
 
 @transaction.atomic
@@ -93,8 +120,10 @@ def _store(
     # Lock order everywhere: annotator status (only screening submits touch it), assignment, solution.
     status = lock_annotator_status(project=assignment.project, user=user) if assignment.solution.is_screening else None
     held = lock_for_submit(assignment=assignment, user=user, idempotency_key=sub.idempotency_key, results=Annotation)
-    if held.first is not None:
-        return SubmitResult(held.first, created=False)  # a duplicate that waited for the lock
+    if held.first is not None:  # a repeat, also one that waited for the lock
+        if not _same_content(held.first, sub, label_steps):
+            raise ConflictingReplay()
+        return SubmitResult(held.first, created=False)
     locked, now = held.assignment, held.now
     project = locked.project
     solution = locked.solution  # read with the assignment lock: flags as of now

@@ -242,3 +242,38 @@ def test_enter_pressed_again_after_a_submit_keeps_the_confirmation(pages):
     page.wait_for_timeout(1100)
     page.keyboard.press("Enter")
     expect(page.locator(".sl-notice")).to_contain_text("Not ready to submit")
+
+
+def test_two_tabs_on_one_solution_are_told_and_the_later_different_submit_is_refused_and_kept(pages, screenshot):
+    """Was: both tabs said "Saved" with different ratings, and the second submit said "Submitted"
+    while the server kept the first tab's labels (the draft's shared key made it a replay)."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    ctx = pages.context()
+    first = pages.page(ctx)
+    open_workspace(first, "ann")
+    first.keyboard.press("3")
+    expect(first.locator(".sl-save")).to_have_text("Saved")
+
+    second = pages.page(ctx)  # the same browser: the draft (and its key) resumes here
+    second.goto("/annotate/algebra/")
+    wait_ready(second)
+    expect_rated(second, 1)
+    second.keyboard.press("3")
+    # The first tab learns at once that the solution is being worked on elsewhere.
+    expect(first.locator(".sl-alert")).to_contain_text("open in another tab")
+    second.keyboard.press("3")
+    second.keyboard.press("Enter")
+    expect_empty_queue(second)
+    expect(first.locator(".sl-alert")).to_contain_text("Another tab submitted or skipped this solution")
+
+    # The first tab submits other ratings anyway: refused, and said so; the first submit stands.
+    first.keyboard.press("1")  # step 2 Negative: a found error
+    first.keyboard.press("Enter")
+    expect(first.locator(".sl-alert")).to_contain_text("already submitted from another tab or device")
+    screenshot(first, "workspace-second-tab-refused")
+    assert main_ratings(annotation_for(solution)) == [1, 1, 1]
+    assert Annotation.objects.filter(solution=solution).count() == 1
+    kept = Assignment.objects.get(solution=solution).draft["refused_submit"]
+    assert [s["rating"] for s in kept["steps"]][:2] == [1, -1]

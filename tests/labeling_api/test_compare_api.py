@@ -179,6 +179,21 @@ def test_a_late_submit_after_someone_took_the_pair_is_refused_and_kept(compare_p
     assert Assignment.objects.get(pk=task["assignment_id"]).draft["refused_submit"]["preference"] == "B"
 
 
+def test_another_answer_with_the_same_key_is_refused_and_kept(compare_project, annotator):
+    """Two tabs on one pair share the draft's key: the second, other answer is a 409, not a silent replay."""
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    url = f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false"
+    sent = {"idempotency_key": "tab", "preference": "A", "strength": 2, "total_time_ms": 9}
+    assert annotator.post(url, sent, format="json").status_code == 201
+    assert annotator.post(url, {**sent, "total_time_ms": 50}, format="json").status_code == 200  # a retry
+    other = {**sent, "preference": "B"}
+    refused = annotator.post(url, other, format="json")
+    assert refused.status_code == 409 and "another tab or device" in refused.json()["detail"]
+    [stored] = Preference.objects.filter(annotator=annotator.user)
+    assert stored.shown == "A"
+    assert Assignment.objects.get(pk=task["assignment_id"]).draft["refused_submit"]["preference"] == "B"
+
+
 def test_a_non_member_cannot_claim_and_a_stranger_cannot_submit(compare_project, annotator):
     task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
     stranger = member_client(Project.objects.create(slug="elsewhere"), "stranger", Role.ANNOTATOR)

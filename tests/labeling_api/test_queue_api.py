@@ -189,6 +189,38 @@ def test_a_refused_late_submit_is_given_back_until_dismissed(project, annotator)
     assert client.get("/api/v1/projects/algebra/me/").json()["refused_submits"] == []
 
 
+def test_a_second_tab_submitting_other_ratings_with_the_same_key_is_refused_and_kept(project, annotator):
+    """Was: two tabs resumed one draft (one key); the second submit got 200 created=false and the
+    page said "Submitted" while its ratings were dropped."""
+    client = client_for(annotator)
+    task = next_task(client).json()
+    first = client.post(f"/api/v1/assignments/{task['id']}/submit/", payload([1, -1], key="tab"), format="json")
+    assert first.status_code == 201
+
+    # A retry of the same labels is still the first result, also with a later clock (a reload).
+    again = payload([1, -1], key="tab", total_time_ms=9999)
+    retry = client.post(f"/api/v1/assignments/{task['id']}/submit/", again, format="json")
+    assert retry.status_code == 200 and retry.json()["annotation_id"] == first.json()["annotation_id"]
+
+    other = payload([1, 1, 1], key="tab")
+    refused = client.post(f"/api/v1/assignments/{task['id']}/submit/", other, format="json")
+    assert refused.status_code == 409 and "another tab or device" in refused.json()["detail"]
+    assert Annotation.objects.filter(assignment_id=task["id"]).count() == 1
+    stored = Annotation.objects.get(assignment_id=task["id"])
+    assert stored.n_negative == 1 and stored.pk == first.json()["annotation_id"]
+    assignment = Assignment.objects.get(pk=task["id"])
+    assert assignment.status == "submitted"  # the first submit stands
+
+    [back] = client.get("/api/v1/projects/algebra/me/").json()["refused_submits"]
+    assert back["assignment_id"] == task["id"] and back["submit"] == other and "another tab" in back["message"]
+    # Dismissed like a late one: a null draft; any other save on the submitted assignment stays a 409.
+    draft_url = f"/api/v1/assignments/{task['id']}/draft/"
+    assert client.put(draft_url, {"v": 1}, format="json").status_code == 409
+    assert client.put(draft_url, "null", content_type="application/json").status_code == 200
+    assert client.get("/api/v1/projects/algebra/me/").json()["refused_submits"] == []
+    assert client.put(draft_url, "null", content_type="application/json").status_code == 409
+
+
 # --- permissions --------------------------------------------------------------------------------
 
 

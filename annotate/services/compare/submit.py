@@ -5,7 +5,8 @@ preference_context. Stored as a Preference in terms of the pair (A = solution_a)
 
 Idempotency, leases and late submits follow annotate.services.submit: the assignment row lock
 serializes duplicates, the unique (annotator, key) constraint backs it, a late submit is accepted
-while the pair still has room, otherwise refused (409) and kept in the draft.
+while the pair still has room, otherwise refused (409) and kept in the draft; a repeat of the key
+with another answer (another tab submitted first) is refused and kept the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from django.db.models import Case, Count, F, Value, When
 
 from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Step
 from annotate.services.compare.marks import record_marks
-from annotate.services.leases import LateRefused, LeaseConflict, find_replay, keep_refused, lock_for_submit
+from annotate.services.leases import (
+    CONFLICT_MESSAGE,
+    ConflictingReplay,
+    LateRefused,
+    LeaseConflict,
+    find_replay,
+    keep_refused,
+    lock_for_submit,
+)
 from annotate.services.members import labeler_uuid_for
 from core.errors import NotFound
 
@@ -81,17 +90,36 @@ def submit_preference(
             "Your lease expired and another annotator took this pair, so this submit was not recorded. "
             "Your answer is kept under refused_submits in your progress."
         ) from None
+    except ConflictingReplay:
+        keep_refused(assignment=assignment, user=user, payload=clean.sent, reason="conflict")
+        raise LeaseConflict(CONFLICT_MESSAGE) from None
     except IntegrityError:
         first = _replay(user=user, key=clean.idempotency_key, assignment=assignment)
         if first is None:
             raise
+        if not _same_answer(first, clean):
+            keep_refused(assignment=assignment, user=user, payload=clean.sent, reason="conflict")
+            raise LeaseConflict(CONFLICT_MESSAGE) from None
         return first, False
+
+
+def _same_answer(first: Preference, clean: CleanPreference) -> bool:
+    """Is a repeat of `first`'s key a retry rather than another tab's answer? Compared as shown."""
+    marks = (first.first_wrong_b, first.first_wrong_a) if first.swapped else (first.first_wrong_a, first.first_wrong_b)
+    return (
+        first.shown == clean.preference
+        and first.strength == clean.strength
+        and (first.note or "") == (clean.note or "")
+        and marks == (clean.first_wrong.get("A"), clean.first_wrong.get("B"))
+    )
 
 
 @transaction.atomic
 def _store(*, assignment: Assignment, user: AbstractBaseUser, clean: CleanPreference, labeler: str):
     held = lock_for_submit(assignment=assignment, user=user, idempotency_key=clean.idempotency_key, results=Preference)
     if held.first is not None:
+        if not _same_answer(held.first, clean):
+            raise ConflictingReplay()
         return held.first, False
     locked, now = held.assignment, held.now
     project = locked.project

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 
-import { clearLocal, type Draft, isDraft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
+import {
+  clearLocal,
+  type Draft,
+  isDraft,
+  loadLocal,
+  otherTabChange,
+  pickDraft,
+  pruneLocal,
+  saveLocal,
+  storageKey,
+} from "./draft";
 
 class MemoryStorage implements Storage {
   private m = new Map<string, string>();
@@ -55,5 +65,15 @@ describe("drafts", () => {
     expect(pickDraft(draft(1, "a"), { rev: 9 })?.key).toBe("a");
     expect(pickDraft(null, null)).toBeNull();
     expect(isDraft({ ...draft(1), key: "" })).toBe(false);
+  });
+
+  it("tells another tab's save or removal of this assignment's draft from anything else", () => {
+    const saved = JSON.stringify(draft(4));
+    expect(otherTabChange(storageKey(7), saved, 7)).toBe("edited");
+    expect(otherTabChange(storageKey(7), null, 7)).toBe("finished");
+    expect(otherTabChange(storageKey(8), saved, 7)).toBeNull(); // another assignment
+    expect(otherTabChange("theme", saved, 7)).toBeNull();
+    expect(otherTabChange(storageKey(7), "{not json", 7)).toBeNull();
+    expect(otherTabChange(null, null, 7)).toBeNull(); // localStorage.clear() elsewhere
   });
 });

@@ -76,3 +76,22 @@ export function pickDraft(local: Draft | null, server: unknown): Draft | null {
   if (local && remote) return remote.rev > local.rev ? remote : local;
   return local ?? remote;
 }
+
+/**
+ * What a `storage` event says about this tab's assignment: another tab of this browser saved
+ * other work on it ("edited": same key, so whichever submits first is recorded and the other is
+ * refused) or removed its draft ("finished": submitted, skipped, or moved on). Null: not ours.
+ */
+export function otherTabChange(
+  eventKey: string | null,
+  newValue: string | null,
+  assignmentId: number | string,
+): "edited" | "finished" | null {
+  if (eventKey !== storageKey(assignmentId)) return null;
+  if (newValue === null) return "finished";
+  try {
+    return isDraft(JSON.parse(newValue)) ? "edited" : null;
+  } catch {
+    return null;
+  }
+}

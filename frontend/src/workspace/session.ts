@@ -6,7 +6,16 @@
 import type { SavedLabels, SubmitPayload } from "../labeling/state";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
-import { clearLocal, type Draft, isDraft, loadLocal, pickDraft, pruneLocal, saveLocal } from "./draft";
+import {
+  clearLocal,
+  type Draft,
+  isDraft,
+  loadLocal,
+  otherTabChange,
+  pickDraft,
+  pruneLocal,
+  saveLocal,
+} from "./draft";
 import { submittedMessage } from "./guidance";
 import { ActiveTimer } from "./timer";
 
@@ -44,11 +53,31 @@ export class Session {
   /** The server said the assignment is no longer ours: drafts stay in this browser only, so a
    * refused submit the server kept on the assignment is not overwritten by a later save. */
   private gone = false;
+  /** Another tab's change to this task's draft, said once per task. */
+  private otherTab: "edited" | "finished" | null = null;
 
   constructor(
     private readonly api: Api,
     private readonly host: SessionHost,
-  ) {}
+  ) {
+    // Two tabs on one assignment resume one draft and its key: whichever submits first is
+    // recorded and the other is refused (409, kept). Say so as soon as the other tab acts.
+    window.addEventListener("storage", (e) => this.onOtherTab(e.key, e.newValue));
+  }
+
+  private onOtherTab(key: string | null, value: string | null): void {
+    const task = this.task;
+    if (!task || this.submitting) return;
+    const change = otherTabChange(key, value, task.assignmentId);
+    if (change === null || change === this.otherTab) return;
+    this.otherTab = change;
+    this.host.fail(
+      change === "edited"
+        ? "This solution is open in another tab too, and ratings made there are not shown here. Work in one tab: " +
+            "the first submit is the one recorded, a different one sent later is refused and kept for you."
+        : "Another tab submitted or skipped this solution, or moved on from it. Reload this page before going on.",
+    );
+  }
 
   /** The idempotency key of this assignment's submit. */
   get idempotencyKey(): string {
@@ -64,6 +93,7 @@ export class Session {
     this.submitting = false;
     this.pending = null;
     this.gone = false;
+    this.otherTab = null;
     window.clearTimeout(this.draftTimer);
     if (!task) return null;
     const draft = pickDraft(loadLocal(task.assignmentId), task.draft);
@@ -197,6 +227,10 @@ export class Session {
       this.pending = null;
       if (GONE.has(outcome.status)) this.gone = true;
       this.persist(false);
+      // The submit cancelled the pending server save: say where the work is now.
+      this.serverSaved = !this.gone && this.serverSaved;
+      this.host.saveState(this.gone ? "Saved in this browser" : this.serverSaved ? "Saved" : "Saving…");
+      if (!this.gone && !this.serverSaved) this.flush(false);
       this.host.busyChanged();
       this.host.say("");
       const hint = outcome.status === 409 ? " Reload the page to get the next solution." : "";

@@ -181,7 +181,6 @@ export class StepView {
       {
         type: "button",
         class: "sl-btn sl-small sl-critique-open",
-        "aria-keyshortcuts": critiqueKey,
         onclick: () => act((s) => (s.labels[i].rating === null ? s : openCritique({ ...s, last: { step: i, alt: null } })), false),
       },
       `Critique (${critiqueKey})`,
@@ -363,7 +362,12 @@ export class StepView {
     // Offered where the key acts (the step rated last) and on Negative steps, or to edit one written.
     this.critiqueOpen.hidden =
       l.rating === null || i >= c.visible || !(c.critiqueTarget === i || l.rating === -1 || critique !== null);
-    this.critiqueOpen.classList.toggle("sl-key-target", c.critiqueTarget === i);
+    // The key is named only where it acts, as on Flag (an outline there read as keyboard focus).
+    const critiqueKey = keyFor("write-critique");
+    const keyHere = c.critiqueTarget === i;
+    this.critiqueOpen.textContent = keyHere ? `Critique (${critiqueKey})` : "Critique";
+    if (keyHere) this.critiqueOpen.setAttribute("aria-keyshortcuts", critiqueKey);
+    else this.critiqueOpen.removeAttribute("aria-keyshortcuts");
     const needed = c.critiqueRequired && l.rating === -1 && !critique;
     this.critiqueOpen.classList.toggle("sl-needed", needed);
     this.critiqueShown.hidden = critique === null && !needed;
