@@ -36,9 +36,13 @@ class GenerationProgressSerializer(serializers.Serializer):
 
 class PaceSerializer(serializers.Serializer):
     window_hours = I(help_text="The window the pace is measured over: the last 7 days (168).")
-    active_hours = I(help_text="Hours of the window in which at least one queue label was submitted.")
-    labels = I(help_text="Queue labels submitted in the window.")
+    active_hours = F(
+        help_text="Hours of active labeling in the window: each label's total_time_ms up to its submit, merged "
+        "across annotators (time in which several labeled at once counts once; breaks not at all)."
+    )
+    labels = I(help_text="Queue labels submitted in the window with a recorded time.")
     labels_per_hour = F(help_text="labels / active_hours: the team's pace while it labels.")
+    min_labels = I(help_text="Labels the window needs for an ETA; with fewer, eta_hours is null.")
 
 
 class PairProgressSerializer(serializers.Serializer):
@@ -49,7 +53,9 @@ class PairProgressSerializer(serializers.Serializer):
     preferences = I(help_text="Every preference, answers on gold pairs included.")
     preferences_remaining = I(help_text="Preferences still needed by open pairs (overlap minus answers so far).")
     pace = PaceSerializer(help_text="The pace in queue preferences (its `labels` are preferences, gold pairs not).")
-    eta_hours = _nullable(F, help_text="preferences_remaining / preferences per active hour; null when none lately.")
+    eta_hours = _nullable(
+        F, help_text="preferences_remaining / preferences per hour of labeling; null with too few lately."
+    )
     eta_at = _nullable(serializers.DateTimeField, help_text="Now + eta_hours.")
 
 
@@ -67,7 +73,7 @@ class ProgressSerializer(serializers.Serializer):
     by_generation = GenerationProgressSerializer(many=True)
     pace = PaceSerializer()
     eta_hours = _nullable(
-        F, help_text="labels_remaining / labels_per_hour: hours of labeling left; null when nothing was labeled lately."
+        F, help_text="labels_remaining / labels_per_hour: hours of labeling left; null with too few labels lately."
     )
     eta_at = _nullable(serializers.DateTimeField, help_text="Now + eta_hours, if the team labeled without a break.")
     pairs = PairProgressSerializer(
@@ -142,7 +148,11 @@ class AnnotatorRowSerializer(serializers.Serializer):
     gold_accuracy = _nullable(F, help_text="Step agreement with gold on gold and screening questions.")
     gold_first_error_rate = _nullable(F)
     gold_solutions = I()
-    screening_status = _nullable(S)
+    screening_status = _nullable(
+        S,
+        help_text="pending, passed or failed; not_required when the project asks for no screening and the annotator "
+        "has no decided outcome; null when the annotator has no status yet.",
+    )
     screening_agreement = _nullable(F)
     below_threshold = serializers.BooleanField()
 

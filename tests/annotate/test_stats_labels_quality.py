@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from annotate.models import AnnotatorStatus
 from annotate.selectors.stats import project_stats
 from tests.annotate.stats_campaign import NOW
 
@@ -65,7 +66,7 @@ def test_quality_table_and_agreement(campaign):
     assert (bob["labels"], bob["steps"], bob["neutral_rate"]) == (2, 5, 1 / 5)
     assert (bob["gold_accuracy"], bob["gold_first_error_rate"], bob["below_threshold"]) == (0.5, 0.0, True)
     assert bob["median_seconds_per_solution"] == 40.0 and bob["median_seconds_per_step"] == 15.0
-    assert bob["screening_status"] is None
+    assert bob["screening_status"] == "not_required"  # the campaign asks for no screening
     # cy failed screening and has no labels yet
     assert (cy["labels"], cy["gold_accuracy"], cy["screening_status"], cy["below_threshold"]) == (
         0,
@@ -83,3 +84,19 @@ def test_quality_table_and_agreement(campaign):
         "pairs": 2,
         "first_error_agreement": 0.5,
     }
+
+
+def test_screening_column_says_not_required_without_screening(campaign):
+    """A project that asks for no screening shows "not_required", not a "pending" that never resolves;
+    decided outcomes stay. With screening required, an undecided annotator is pending."""
+    project = campaign["project"]
+    AnnotatorStatus.objects.create(project=project, user=campaign["bob"])  # pending, the model's default
+
+    def statuses():
+        rows = project_stats(project=project, now=NOW)["quality"]["annotators"]
+        return {r["annotator"]: r["screening_status"] for r in rows}
+
+    assert statuses() == {"ann": "passed", "bob": "not_required", "cy": "failed"}
+    project.screening_required = 2
+    project.save(update_fields=["screening_required"])
+    assert statuses() == {"ann": "passed", "bob": "pending", "cy": "failed"}

@@ -1,14 +1,14 @@
 """A compare project's dashboard progress counts pairs and preferences, not solutions (its solutions
 are never served alone). Hand-built, at NOW = 2026-01-10 12:30 UTC, overlap 2:
 
-| pair | answers (preferences)                    | open |
-|------|------------------------------------------|------|
-| P1   | ann (-30 min), bob (-2 h)                | no   |
-| P2   | ann (-3 days)                            | yes  |
-| P3   | -                                        | yes  |
-| G1   | gold pair: bob (-1 h)                    | -    |
+| pair | answers (preferences, 1 min of labeling each) | open |
+|------|-----------------------------------------------|------|
+| P1   | ann (-30 min), bob (-2 h)                     | no   |
+| P2   | ann (-3 days)                                 | yes  |
+| P3   | -                                             | yes  |
+| G1   | gold pair: bob (-1 h)                         | -    |
 
-Queue pace: 3 preferences in 3 active hours, 1 per hour; P2 needs 1 more, P3 2: 3 to go, 3 hours.
+Queue pace: 3 preferences in 3 minutes of labeling, 60 per hour; P2 needs 1 more, P3 2: 3 to go, 3 minutes.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def _prefer(pair: Comparison, user, *, at: datetime) -> Preference:
         is_gold=pair.is_gold,
         idempotency_key=f"k{pair.pk}-{user.pk}",
         submitted_at=at,
+        total_time_ms=60_000,
     )
 
 
@@ -78,9 +79,9 @@ def test_compare_progress_counts_pairs_and_preferences(duel):
         "pairs_complete": 1,
         "preferences": 4,  # the answer on the gold pair included
         "preferences_remaining": 3,  # overlap 2: P2 needs 1, P3 needs 2
-        "pace": {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0},
-        "eta_hours": 3.0,
-        "eta_at": (NOW + timedelta(hours=3)).isoformat(),
+        "pace": {"window_hours": 168, "active_hours": 0.05, "labels": 3, "labels_per_hour": 60.0, "min_labels": 3},
+        "eta_hours": 0.05,
+        "eta_at": (NOW + timedelta(minutes=3)).isoformat(),
     }
     # The solution figures are still there, for what they are (8 solutions, none labeled step by step).
     assert progress["solutions_total"] == 8 and progress["labels"] == 0

@@ -7,18 +7,22 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
-from annotate.models import Project, Solution
-from annotate.selectors.stats import project_stats
+from annotate.models import Annotation, Project, Solution
+from annotate.selectors.stats import common, project_stats
 from ml.selectors import model_summary
 from tests.annotate.stats_campaign import NOW, new_label, new_solution, new_user
 
 pytestmark = pytest.mark.django_db
+CAMPAIGN_PACE = pytest.approx(
+    {"window_hours": 168, "active_hours": 130 / 3600, "labels": 3, "labels_per_hour": 3 / (130 / 3600), "min_labels": 3}
+)
 
 
 def test_progress_and_eta(campaign):
     p = project_stats(project=campaign["project"], now=NOW)["progress"]
-    assert {k: p[k] for k in p if k not in ("by_generation", "pace", "eta_at")} == {
+    assert {k: p[k] for k in p if k not in ("by_generation", "pace", "eta_hours", "eta_at")} == {
         "solutions_total": 4,  # gold G1 is not part of the queue
         "solutions_labeled": 2,
         "solutions_open": 3,
@@ -29,10 +33,11 @@ def test_progress_and_eta(campaign):
         "steps_labeled": 14,  # 3 + 3 + 3 on S1/S2, 2 + 3 on G1 (gold reference not counted)
         "labels": 5,
         "labels_imported": 0,
-        "eta_hours": 5.0,  # 3 queue labels in the last 7 days, in 3 active hours: 1 per hour, 5 to go
     }
-    assert p["pace"] == {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0}
-    assert p["eta_at"] == (NOW + timedelta(hours=5)).isoformat()
+    # 3 queue labels in the last 7 days, timed 40 + 60 + 30 s: 130 s of labeling, 5 labels to go
+    assert p["pace"] == CAMPAIGN_PACE
+    assert p["eta_hours"] == pytest.approx(5 * 130 / 3 / 3600)
+    assert p["eta_at"] == (NOW + timedelta(hours=p["eta_hours"])).isoformat()
     assert p["by_generation"] == [
         {
             "generation": None,
@@ -64,18 +69,19 @@ def test_progress_and_eta(campaign):
     ]
 
 
-def test_pace_counts_active_hours_and_is_none_without_labels(campaign):
-    later = NOW + timedelta(days=1)  # nothing new: the same 3 labels in 3 active hours within 7 days
+def test_pace_is_none_without_recent_labels(campaign):
+    later = NOW + timedelta(days=1)  # nothing new: the same 3 labels and 130 s within 7 days
     p = project_stats(project=campaign["project"], now=later)["progress"]
-    assert p["pace"] == {"window_hours": 168, "active_hours": 3, "labels": 3, "labels_per_hour": 1.0}
-    assert p["eta_hours"] == pytest.approx(5.0)
+    assert p["pace"] == CAMPAIGN_PACE
+    assert p["eta_hours"] == pytest.approx(5 * 130 / 3 / 3600)
     p = project_stats(project=campaign["project"], now=NOW + timedelta(days=30))["progress"]
     assert p["pace"]["labels"] == 0 and p["eta_hours"] is None and p["eta_at"] is None
 
 
-def test_eta_after_six_labels_in_four_minutes_uses_the_pace_of_those_minutes():
-    """A team that labeled 6 solutions in its first 4 minutes labels ~6 per hour it works, not 6
-    per 24 hours: the ETA divides by the hours with labeling activity, not by the wall clock."""
+def test_eta_after_six_labels_in_four_minutes_uses_the_time_spent_labeling():
+    """A team that labeled 6 solutions in its first 4 minutes, 35 s each, labels at the pace of
+    those 3.5 minutes: neither 6 per 24 hours (the wall clock) nor 6 per hour (the clock hour
+    they fall in, which made the ETA of 8 more labels 1.3 h instead of about 5 min)."""
     project = Project.objects.create(slug="fresh", name="Fresh", overlap=1)
     ann = new_user("ann4", project)
     start = NOW.replace(minute=10)
@@ -85,8 +91,47 @@ def test_eta_after_six_labels_in_four_minutes_uses_the_pace_of_those_minutes():
         Solution.objects.filter(pk=solution.pk).update(annotation_count=1, is_open=False)
     p = project_stats(project=project, now=start + timedelta(minutes=4))["progress"]
     assert p["labels_remaining"] == 8
-    assert p["pace"] == {"window_hours": 168, "active_hours": 1, "labels": 6, "labels_per_hour": 6.0}
-    assert p["eta_hours"] == pytest.approx(8 / 6)
+    assert p["pace"] == pytest.approx(
+        {
+            "window_hours": 168,
+            "active_hours": 210 / 3600,
+            "labels": 6,
+            "labels_per_hour": 6 / (210 / 3600),
+            "min_labels": 3,
+        }
+    )
+    assert p["eta_hours"] == pytest.approx(8 * 35 / 3600)
+
+
+@pytest.mark.parametrize("postgres", [True, False], ids=["sql", "python"])
+def test_labeling_time_merges_overlapping_spans_and_skips_breaks(db, monkeypatch, postgres):
+    """Two annotators labeling at once count once, a break counts not at all, an untimed label is
+    left out; the SQL (PostgreSQL) and Python (other databases) merges agree."""
+    monkeypatch.setattr(common, "_is_postgres", lambda: postgres and connection.vendor == "postgresql")
+    project = Project.objects.create(slug="pair", name="Pair", overlap=2)
+    ann, bob = new_user("ann5", project), new_user("bob5", project)
+    solution = new_solution(project, n_steps=1)
+    new_label(solution, ann, [1], at=NOW, ms=60_000)  # 12:29:00-12:30:00
+    new_label(solution, bob, [1], at=NOW + timedelta(seconds=30), ms=60_000)  # 12:29:30-12:30:30
+    new_label(solution, bob, [1], at=NOW - timedelta(seconds=40), ms=10_000)  # inside ann's span
+    new_label(solution, ann, [1], at=NOW + timedelta(hours=2), ms=20_000)  # after a break
+    new_label(solution, ann, [1], at=NOW + timedelta(hours=3), ms=None)  # no time recorded
+    n, seconds = common.labeling_time(Annotation.objects.filter(project=project))
+    assert (n, seconds) == (4, pytest.approx(90 + 20))
+
+
+def test_too_few_labels_give_no_eta():
+    """Two labels of a few seconds would set the ETA of the whole queue: below min_labels the pace
+    is shown, the ETA is not."""
+    project = Project.objects.create(slug="thin", name="Thin", overlap=1)
+    ann = new_user("ann6", project)
+    for _ in range(3):
+        new_solution(project, n_steps=2, count=0)
+    for i, solution in enumerate(Solution.objects.filter(project=project)[:2]):
+        new_label(solution, ann, [1, 1], at=NOW - timedelta(minutes=i), ms=3_000, finish="solution")
+    p = project_stats(project=project, now=NOW)["progress"]
+    assert p["pace"]["labels"] == 2 and p["pace"]["min_labels"] == 3
+    assert p["eta_hours"] is None and p["eta_at"] is None
 
 
 def test_empty_project(db):

@@ -103,9 +103,12 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))
     assert steps == 18
 
-    # 6 labels in 4 minutes: 6 per active hour, 8 labels to go -> about 1.3 h (not "32 h at 0.3/h").
-    expect(figures).to_contain_text("about 1.3 h")
-    expect(figures).to_contain_text("6.0 labels per active hour (6 in 1 active hour of labeling, last 7 days)")
+    # 6 labels of 35 s in 4 minutes: 210 s of labeling, 8 labels to go -> 280 s, about 5 min (not
+    # "32 h at 0.3/h" over the wall clock, nor "1.3 h at 6 per active hour" over the clock hour).
+    expect(figures).to_contain_text("about 5 min")
+    expect(figures).to_contain_text(
+        "at 103 labels per hour of labeling (6 labels in 3 min 30 s of active labeling time, last 7 days)"
+    )
 
     note = page.locator('[data-slot="curve-note"]')
     expect(note).to_contain_text("step accuracy 1.000 (0.51–1.00)")

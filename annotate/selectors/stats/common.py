@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import QuerySet
 
 HOURLY_BUCKETS = 48
 DAILY_BUCKETS = 30
@@ -15,8 +16,11 @@ AGREEMENT_SAMPLE_SOLUTIONS = 500
 GOLD_SAMPLE_ANSWERS = 20_000
 # Median times are taken over the most recent labels (the current pace, and a bounded sort).
 MEDIAN_SAMPLE = 20_000
-# The ETA's pace: queue labels of the last PACE_DAYS per active hour.
+# The ETA's pace: queue labels of the last PACE_DAYS per hour of active labeling time.
 PACE_DAYS = 7
+# Fewer timed labels than this in the window give no ETA: one or two labels would be extrapolated
+# to the whole queue.
+MIN_PACE_LABELS = 3
 IMPORTED = "(imported)"
 
 logger = logging.getLogger("annotate.selectors.stats")
@@ -34,17 +38,49 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def pace_and_eta(*, labels: int, active_hours: int, remaining: int, now: datetime) -> dict:
-    """The queue's pace (labels of the last PACE_DAYS per active hour, an hour with any) and the
-    ETA of the `remaining` labels at that pace; 0 h when nothing remains, None with no pace yet."""
+def labeling_time(rows: QuerySet) -> tuple[int, float]:
+    """(count, seconds of active labeling) of the timed rows (labels or preferences). Each row spans
+    its total_time_ms (the workspace's active timer: idle and hidden time excluded) up to its
+    submit; the spans are merged, so time in which several people labeled at once counts once and
+    breaks not at all: the team's pace while it labels."""
+    timed = rows.filter(total_time_ms__isnull=False).values_list("submitted_at", "total_time_ms")
+    if _is_postgres():  # merged in the database: range_agg (PostgreSQL 14+) over tstzrange spans
+        sql, params = timed.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT n, (SELECT COALESCE(SUM(EXTRACT(EPOCH FROM upper(s) - lower(s))), 0) FROM unnest(spans) AS s)
+                    FROM (SELECT COUNT(*) AS n, range_agg(tstzrange(
+                            submitted_at - total_time_ms * interval '1 millisecond', submitted_at)) AS spans
+                        FROM ({sql}) AS timed) AS merged""",
+                params,
+            )
+            n, seconds = cursor.fetchone()
+        return n, float(seconds)
+    spans = sorted((at - timedelta(milliseconds=ms), at) for at, ms in timed)
+    seconds, covered = 0.0, None  # covered: the end of the merged spans so far
+    for start, end in spans:
+        start = max(start, covered or start)
+        if end > start:
+            seconds += (end - start).total_seconds()
+            covered = end
+    return len(spans), seconds
+
+
+def pace_and_eta(*, labels: int, active_seconds: float, remaining: int, now: datetime) -> dict:
+    """The queue's pace (timed labels of the last PACE_DAYS per hour of active labeling time, see
+    labeling_time) and the ETA of the `remaining` labels at that pace; 0 h when nothing remains,
+    None with too few labels (under MIN_PACE_LABELS) or no time recorded."""
+    active_hours = active_seconds / 3600
     per_hour = labels / active_hours if active_hours else 0.0
-    eta_hours = remaining / per_hour if per_hour else (0.0 if remaining == 0 else None)
+    known = labels >= MIN_PACE_LABELS and per_hour > 0
+    eta_hours = 0.0 if remaining == 0 else (remaining / per_hour if known else None)
     return {
         "pace": {
             "window_hours": PACE_DAYS * 24,
             "active_hours": active_hours,
             "labels": labels,
             "labels_per_hour": per_hour,
+            "min_labels": MIN_PACE_LABELS,
         },
         "eta_hours": eta_hours,
         "eta_at": _iso(now + timedelta(hours=eta_hours)) if eta_hours is not None else None,

@@ -10,23 +10,22 @@ Computed afresh on every call (two aggregates over the project's comparisons and
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Count, F, IntegerField, Q, Sum, Value
-from django.db.models.functions import Greatest, TruncHour
+from django.db.models.functions import Greatest
 
 from annotate.models import Comparison, Preference, Project, TaskKind
-from annotate.selectors.stats.common import PACE_DAYS, pace_and_eta
+from annotate.selectors.stats.common import PACE_DAYS, labeling_time, pace_and_eta
 
 
-def _pace_counts(*, project: Project, now: datetime) -> tuple[int, int]:
-    """Queue preferences of the last PACE_DAYS and the active hours they fall in, as for labels."""
-    window = Preference.objects.filter(
-        project=project, is_gold=False, submitted_at__gt=now - timedelta(days=PACE_DAYS), submitted_at__lte=now
+def _pace_counts(*, project: Project, now: datetime) -> tuple[int, float]:
+    """Queue preferences of the last PACE_DAYS and their labeling time, as for labels."""
+    return labeling_time(
+        Preference.objects.filter(
+            project=project, is_gold=False, submitted_at__gt=now - timedelta(days=PACE_DAYS), submitted_at__lte=now
+        )
     )
-    n = window.count()
-    active = window.annotate(hour=TruncHour("submitted_at", tzinfo=UTC)).values("hour").distinct().count() if n else 0
-    return n, active
 
 
 def pair_progress(*, project: Project, now: datetime) -> dict | None:
@@ -51,5 +50,5 @@ def pair_progress(*, project: Project, now: datetime) -> dict | None:
         "pairs_complete": pairs["total"] - pairs["open"],
         "preferences": Preference.objects.filter(project=project).count(),
         "preferences_remaining": remaining,
-        **pace_and_eta(labels=labels, active_hours=active, remaining=remaining, now=now),
+        **pace_and_eta(labels=labels, active_seconds=active, remaining=remaining, now=now),
     }

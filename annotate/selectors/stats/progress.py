@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
-
-from django.db.models.functions import TruncHour
+from datetime import datetime, timedelta
 
 from annotate.models import (
     Annotation,
     FinishReason,
     Project,
 )
-from annotate.selectors.stats.common import PACE_DAYS, _gen_key, _ratio, pace_and_eta
+from annotate.selectors.stats.common import PACE_DAYS, _gen_key, _ratio, labeling_time, pace_and_eta
 from annotate.selectors.stats.snapshot import _COUNTERS
 
 
-def _active_hours(*, project: Project, since: datetime, now: datetime) -> int:
-    """Distinct UTC hours in (since, now] with a queue label: a range of annotation_stats_idx,
-    at most PACE_DAYS * 24 groups."""
-    return (
+def _pace_labels(*, project: Project, since: datetime, now: datetime) -> tuple[int, float]:
+    """Queue labels in (since, now] and their labeling time (labeling_time): a range of
+    annotation_stats_idx, which includes total_time_ms."""
+    return labeling_time(
         Annotation.objects.filter(
             project=project,
             is_gold=False,
@@ -28,10 +26,6 @@ def _active_hours(*, project: Project, since: datetime, now: datetime) -> int:
             submitted_at__gt=since,
             submitted_at__lte=now,
         )
-        .annotate(hour=TruncHour("submitted_at", tzinfo=UTC))
-        .values("hour")
-        .distinct()
-        .count()
     )
 
 
@@ -65,9 +59,11 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         steps_labeled += row["steps"] or 0
         week += row["queue_week"]
 
-    # Pace: queue labels of the last 7 days per *active* hour (an hour in which any was submitted),
-    # so a team that labeled 6 in its first 4 minutes reads 6/h, not 6 spread over the whole day.
-    active = _active_hours(project=project, since=now - timedelta(days=PACE_DAYS), now=now) if week else 0
+    # Pace: queue labels of the last 7 days per hour of labeling time, so a team that labeled 6 in
+    # its first 4 minutes reads its pace of those minutes, neither 6 spread over the whole day nor
+    # 6 per (rounded-up) clock hour.
+    since = now - timedelta(days=PACE_DAYS)
+    week, active = _pace_labels(project=project, since=since, now=now) if week else (0, 0.0)
     remaining = totals["remaining"]
     return {
         "solutions_total": totals["total"],
@@ -81,7 +77,7 @@ def _progress(*, project: Project, rollup: list[dict], groups: list[dict], now: 
         "labels": labels_total,
         "labels_imported": imported,
         "by_generation": sorted(by_gen.values(), key=lambda g: _gen_key(g["generation"])),
-        **pace_and_eta(labels=week, active_hours=active, remaining=remaining, now=now),
+        **pace_and_eta(labels=week, active_seconds=active, remaining=remaining, now=now),
         "_open_by_strategy": [
             {"strategy": s, "open": n} for s, n in sorted(by_strategy.items(), key=lambda kv: (-kv[1], kv[0]))
         ],

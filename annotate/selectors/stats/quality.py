@@ -89,6 +89,10 @@ def _agreement(*, project: Project, labels) -> dict:
     }
 
 
+# The screening status of an annotator in a project that asks for no screening.
+NOT_REQUIRED = "not_required"
+
+
 def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict], names: _Names) -> list[dict]:
     statuses = {
         s["user_id"]: s
@@ -108,6 +112,10 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
         acc = gold.get(uid, {})
         accuracy = acc.get("accuracy")
         screening = status.get("screening_status")
+        if project.screening_required <= 0 and screening in (None, ScreeningStatus.PENDING):
+            # Without screening nobody waits for it: "pending" would never resolve. A decided
+            # outcome (screening was required once) stays.
+            screening = NOT_REQUIRED
         below = (accuracy is not None and accuracy < threshold) or screening == ScreeningStatus.FAILED
         rows.append(
             {

@@ -207,6 +207,7 @@ export interface components {
       /** Format: double */
       gold_first_error_rate: number | null;
       gold_solutions: number;
+      /** @description pending, passed or failed; not_required when the project asks for no screening and the annotator has no decided outcome; null when the annotator has no status yet. */
       screening_status: string | null;
       /** Format: double */
       screening_agreement: number | null;
@@ -737,15 +738,20 @@ export interface components {
     Pace: {
       /** @description The window the pace is measured over: the last 7 days (168). */
       window_hours: number;
-      /** @description Hours of the window in which at least one queue label was submitted. */
+      /**
+       * Format: double
+       * @description Hours of active labeling in the window: each label's total_time_ms up to its submit, merged across annotators (time in which several labeled at once counts once; breaks not at all).
+       */
       active_hours: number;
-      /** @description Queue labels submitted in the window. */
+      /** @description Queue labels submitted in the window with a recorded time. */
       labels: number;
       /**
        * Format: double
        * @description labels / active_hours: the team's pace while it labels.
        */
       labels_per_hour: number;
+      /** @description Labels the window needs for an ETA; with fewer, eta_hours is null. */
+      min_labels: number;
     };
     PairProgress: {
       /** @description Ordinary pairs (not gold). */
@@ -763,7 +769,7 @@ export interface components {
       pace: components["schemas"]["Pace"];
       /**
        * Format: double
-       * @description preferences_remaining / preferences per active hour; null when none lately.
+       * @description preferences_remaining / preferences per hour of labeling; null with too few lately.
        */
       eta_hours: number | null;
       /**
@@ -820,7 +826,7 @@ export interface components {
       pace: components["schemas"]["Pace"];
       /**
        * Format: double
-       * @description labels_remaining / labels_per_hour: hours of labeling left; null when nothing was labeled lately.
+       * @description labels_remaining / labels_per_hour: hours of labeling left; null with too few labels lately.
        */
       eta_hours: number | null;
       /**

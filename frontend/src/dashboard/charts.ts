@@ -74,6 +74,18 @@ export function timeChart(el: HTMLElement, x: number[], lines: Line[], opts: { h
   );
 }
 
+/**
+ * The learning curve's markers: rings that shrink from series to series, so metrics at the same
+ * value (step accuracy and first-error F1 both 1.0) show one inside the other. uPlot draws the
+ * series in order, so each later, smaller ring lands inside the earlier ones, never over them; the
+ * last is a filled dot. The data are drawn where they are, unmoved.
+ */
+export function curvePoints(i: number, n: number, color: string): uPlot.Series.Points {
+  const last = i === n - 1;
+  // diameters 5 px apart with 1.5 px strokes: a pixel of white between neighbouring rings
+  return { show: true, size: 5 + 5 * (n - 1 - i), width: 1.5, stroke: color, fill: last ? color : "#fff" };
+}
+
 /** An x-y curve with points (the learning curve: metrics against step labels). */
 export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: string): uPlot {
   return mount(
@@ -81,7 +93,8 @@ export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: 
     {
       width: width(el),
       height: 240,
-      scales: { x: { time: false }, y: { range: [0, 1] } },
+      // a little headroom above 1 so markers at 1.0 are drawn whole, not cut by the plot's edge
+      scales: { x: { time: false }, y: { range: [0, 1.05] } },
       axes: [{ label: xLabel }, { size: 48 }],
       series: [
         { label: xLabel },
@@ -90,7 +103,7 @@ export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: 
           stroke: line.color ?? PALETTE[i % PALETTE.length],
           width: 2,
           dash: line.dash,
-          points: { show: true, size: 7 },
+          points: curvePoints(i, lines.length, line.color ?? PALETTE[i % PALETTE.length]!),
           // as the runs table below prints them (uPlot's default drops trailing zeros: "0.5")
           value: (_u: uPlot, v: number | null) => (v == null ? "--" : v.toFixed(3)),
         })),

@@ -54,7 +54,7 @@ describe("compare dashboard figures", () => {
 });
 
 describe("compare project progress", () => {
-  const pace = { window_hours: 168, active_hours: 3, labels: 3, labels_per_hour: 1 };
+  const pace = { window_hours: 168, active_hours: 0.05, labels: 3, labels_per_hour: 60, min_labels: 3 };
   const base: PairProgress = {
     pairs_total: 3,
     pairs_answered: 2,
@@ -63,7 +63,7 @@ describe("compare project progress", () => {
     preferences: 4,
     preferences_remaining: 3,
     pace,
-    eta_hours: 3,
+    eta_hours: 0.05,
     eta_at: null,
   };
 
@@ -74,8 +74,8 @@ describe("compare project progress", () => {
       { label: "preferences", value: "4", note: "answers on pairs, gold pairs included" },
       {
         label: "queue done in",
-        value: "about 3.0 h",
-        note: "at 1.0 preferences per active hour (3 in 3 active hours of labeling, last 7 days)",
+        value: "about 3 min",
+        note: "at 60.0 preferences per hour of labeling (3 preferences in 3 min 00 s of active labeling time, last 7 days)",
       },
     ]);
   });
@@ -88,6 +88,12 @@ describe("compare project progress", () => {
       note: "no queue preferences in the last 7 days",
     });
     expect(pairQueueFigure({ ...quiet, preferences: 0, pairs_answered: 0 }).value).toBe("—");
+    const thin = { ...base, eta_hours: null, pace: { ...pace, labels: 2 } };
+    expect(pairQueueFigure(thin)).toEqual({
+      label: "queue done in",
+      value: "too few preferences to tell",
+      note: "only 2 preferences in the last 7 days: the estimate needs 3",
+    });
     const none = { ...base, pairs_total: 0, pairs_answered: 0, pairs_open: 0, preferences_remaining: 0 };
     expect(pairQueueFigure(none)).toEqual({ label: "queue", value: "empty", note: "no pairs yet: import solutions to pair" });
     const done = { ...base, pairs_open: 0, pairs_complete: 3, preferences_remaining: 0 };

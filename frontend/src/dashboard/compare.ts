@@ -98,7 +98,7 @@ export function pairQueueFigure(p: PairProgress): Figure {
     }
     return {
       label: "queue done in",
-      value: fmtEta(p.eta_hours, p.preferences_remaining, "preferences"),
+      value: fmtEta(p.eta_hours, p.preferences_remaining, "preferences", p.pace.labels),
       note: fmtPace(p.pace, "preferences"),
     };
   }

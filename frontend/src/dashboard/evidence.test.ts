@@ -28,6 +28,16 @@ describe("strategyCaveat", () => {
     expect(text).toContain("The default Answer-stratified is recommended.");
   });
 
+  it("reads naturally when the order never reached random's final F1 on any slower split", () => {
+    const never = (n: number): Evidence => ({
+      seeds: 5,
+      strategies: { uncertainty: Array.from({ length: n }, (_, i) => row(`set${i}`, "vault", null, -0.01, 0.01)) },
+    });
+    expect(strategyCaveat("uncertainty", never(2))).toContain("on 2 of 2 splits, and never reached it on any of these.");
+    expect(strategyCaveat("uncertainty", never(1))).toContain("on 1 of 1 splits, and never reached it there.");
+    expect(strategyCaveat("uncertainty", never(2))).not.toContain("all of these");
+  });
+
   it("words the default without a caution when no interval is under zero", () => {
     const text = strategyCaveat("answer_stratified", evidence);
     expect(text).toMatch(/^In the offline simulation/);

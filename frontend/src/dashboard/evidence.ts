@@ -67,7 +67,10 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
     `${signed(Math.max(...diffs))} from random's (first-error F1)` +
     (below.length ? `, below random with the interval under zero on ${where(below)}. ` : ", with no interval under zero. ") +
     `It needed more labels than random to reach random's final F1 on ${slower.length} of ${rows.length} splits`;
-  if (never) text += `, and never reached it on ${never === slower.length ? "all of these" : `${never} of these`}`;
+  if (never) {
+    const which = never < slower.length ? `on ${never} of these` : never === 1 ? "there" : "on any of these";
+    text += `, and never reached it ${which}`;
+  }
   if (reached.length) {
     const lo = Math.min(...reached).toFixed(2);
     const hi = Math.max(...reached).toFixed(2);

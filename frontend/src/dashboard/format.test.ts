@@ -15,6 +15,7 @@ import {
   plural,
   heldoutSize,
   queueFigure,
+  screeningText,
   shares,
   stepsNote,
   toUnixSeconds,
@@ -61,13 +62,32 @@ describe("format", () => {
     expect(shares(["x"], [0])).toEqual([["x", 0, null]]);
   });
 
-  it("bases the pace on active hours", () => {
-    expect(fmtPace({ window_hours: 168, active_hours: 1, labels: 6, labels_per_hour: 6 })).toBe(
-      "at 6.0 labels per active hour (6 in 1 active hour of labeling, last 7 days)",
+  it("bases the pace on the time spent labeling, and says when it has too little to go on", () => {
+    const pace = { window_hours: 168, min_labels: 3 };
+    // the demo: 10 labels of 2.8 s, not "10.0 labels per active hour (10 in 1 active hour)"
+    expect(fmtPace({ ...pace, active_hours: 28 / 3600, labels: 10, labels_per_hour: 10 / (28 / 3600) })).toBe(
+      "at 1,286 labels per hour of labeling (10 labels in 28.0 s of active labeling time, last 7 days)",
     );
-    expect(fmtPace({ window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0 })).toBe(
-      "no queue labels in the last 7 days",
+    expect(fmtPace({ ...pace, active_hours: 0.1, labels: 6, labels_per_hour: 60 })).toBe(
+      "at 60.0 labels per hour of labeling (6 labels in 6 min 00 s of active labeling time, last 7 days)",
     );
+    expect(fmtPace({ ...pace, active_hours: 0.001, labels: 1, labels_per_hour: 1000 })).toBe(
+      "only 1 label in the last 7 days: the estimate needs 3",
+    );
+    expect(fmtPace({ ...pace, active_hours: 0, labels: 4, labels_per_hour: 0 }, "preferences")).toBe(
+      "4 preferences in the last 7 days, but no labeling time recorded",
+    );
+    expect(fmtPace({ ...pace, active_hours: 0, labels: 0, labels_per_hour: 0 })).toBe("no queue labels in the last 7 days");
+    expect(fmtEta(null, 5, "labels", 2)).toBe("too few labels to tell");
+    expect(fmtEta(null, 5)).toBe("no labels in the last 7 days");
+    expect(fmtEta(24 * 2.8 / 3600, 24)).toBe("about 1 min");
+  });
+
+  it("says 'not required' in the screening column of a project without screening", () => {
+    expect(screeningText({ screening_status: "not_required", screening_agreement: null })).toBe("not required");
+    expect(screeningText({ screening_status: "passed", screening_agreement: 0.9 })).toBe("passed (90.0%)");
+    expect(screeningText({ screening_status: "pending", screening_agreement: null })).toBe("pending");
+    expect(screeningText({ screening_status: null, screening_agreement: null })).toBe("—");
   });
 
   it("lists every generation with solutions or labels, so its steps add up to the headline", () => {
@@ -103,7 +123,7 @@ describe("format", () => {
   });
 
   describe("the queue figure and the steps note agree with 'solutions open'", () => {
-    const pace = { window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0 };
+    const pace = { window_hours: 168, active_hours: 0, labels: 0, labels_per_hour: 0, min_labels: 3 };
     const base = {
       solutions_total: 15,
       solutions_labeled: 15,

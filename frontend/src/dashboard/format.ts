@@ -1,5 +1,5 @@
 /** Pure formatting and data shaping for the dashboard (unit-tested; no DOM). */
-import type { CurvePoint, GenerationProgress, HeldOut, Pace, Progress } from "../api/types";
+import type { AnnotatorRow, CurvePoint, GenerationProgress, HeldOut, Pace, Progress } from "../api/types";
 
 export const DASH = "—";
 
@@ -25,10 +25,13 @@ export function fmtSeconds(s: number | null | undefined): string {
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
 }
 
-/** The queue's ETA: hours of labeling at the team's pace; null when nothing was labeled lately. */
-export function fmtEta(hours: number | null | undefined, remaining: number, noun = "labels"): string {
+/**
+ * The queue's ETA: hours of labeling at the team's pace; null when the last 7 days had no labels,
+ * or too few (`recent` of them) to extrapolate from.
+ */
+export function fmtEta(hours: number | null | undefined, remaining: number, noun = "labels", recent = 0): string {
   if (remaining === 0) return "queue done";
-  if (hours === null || hours === undefined) return `no ${noun} in the last 7 days`;
+  if (hours === null || hours === undefined) return recent ? `too few ${noun} to tell` : `no ${noun} in the last 7 days`;
   if (hours < 1) return `about ${Math.max(1, Math.round(hours * 60))} min`;
   if (hours < 48) return `about ${hours.toFixed(hours < 10 ? 1 : 0)} h`;
   return `about ${(hours / 24).toFixed(hours < 240 ? 1 : 0)} days`;
@@ -50,7 +53,11 @@ export function queueFigure(p: Progress): Figure {
     if ((p.eta_hours === null || p.eta_hours === undefined) && p.labels === p.labels_imported) {
       return { label: "queue done in", value: DASH, note: "no labels here yet: the estimate starts with the team's first ones" };
     }
-    return { label: "queue done in", value: fmtEta(p.eta_hours, p.labels_remaining), note: fmtPace(p.pace) };
+    return {
+      label: "queue done in",
+      value: fmtEta(p.eta_hours, p.labels_remaining, "labels", p.pace.labels),
+      note: fmtPace(p.pace),
+    };
   }
   if (p.solutions_total === 0) return { label: "queue", value: "empty", note: "no solutions yet: import some to label" };
   if (p.labels > 0 && p.labels_imported === p.labels) {
@@ -66,11 +73,18 @@ export function stepsNote(p: Progress): string {
   return `${labels} · ${fmtInt(p.steps_open)} of ${fmtInt(p.steps_total)} solution steps still queued`;
 }
 
-/** What the ETA rests on: labels (or a compare project's preferences) per hour in which the team labeled. */
+/**
+ * What the ETA rests on: labels (or a compare project's preferences) per hour of active labeling,
+ * the annotators' timed work merged (see the API's Pace), or why there is no estimate.
+ */
 export function fmtPace(p: Pace, noun = "labels"): string {
-  if (!p.labels) return `no queue ${noun} in the last 7 days`;
-  const hours = p.active_hours === 1 ? "1 active hour" : `${fmtInt(p.active_hours)} active hours`;
-  return `at ${fmtNum(p.labels_per_hour, 1)} ${noun} per active hour (${fmtInt(p.labels)} in ${hours} of labeling, last ${Math.round(p.window_hours / 24)} days)`;
+  const days = `last ${Math.round(p.window_hours / 24)} days`;
+  const count = `${fmtInt(p.labels)} ${p.labels === 1 ? noun.replace(/s$/, "") : noun}`;
+  if (!p.labels) return `no queue ${noun} in the ${days}`;
+  if (p.labels < p.min_labels) return `only ${count} in the ${days}: the estimate needs ${fmtInt(p.min_labels)}`;
+  if (!p.active_hours) return `${count} in the ${days}, but no labeling time recorded`;
+  const rate = p.labels_per_hour >= 100 ? fmtInt(p.labels_per_hour) : fmtNum(p.labels_per_hour, 1);
+  return `at ${rate} ${noun} per hour of labeling (${count} in ${fmtSeconds(p.active_hours * 3600)} of active labeling time, ${days})`;
 }
 
 /**
@@ -99,6 +113,14 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
       const barless = g.solutions === 0 && !label.endsWith("(imported)") ? " (no solutions of its own)" : "";
       return `${label}${barless}: ${parts.join("; ")}`;
     });
+}
+
+/** The quality table's screening cell: "passed (90.0%)", "pending", "not required" (the project
+ * asks for no screening), or a dash for an annotator with no status yet. */
+export function screeningText(r: Pick<AnnotatorRow, "screening_status" | "screening_agreement">): string {
+  if (!r.screening_status) return DASH;
+  const agreement = r.screening_agreement === null || r.screening_agreement === undefined ? "" : ` (${fmtPct(r.screening_agreement)})`;
+  return r.screening_status.replaceAll("_", " ") + agreement;
 }
 
 /** "1 label", "2 labels": a count with its noun. */
