@@ -104,8 +104,8 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             added = team.add_roles(
                 project=project, actor=request.user, identifier=data["username"], roles=data["roles"]
             )
-            who = data["username"].strip()
-            messages.success(request, f"Added {who} as {', '.join(added)}." if added else f"{who} had those roles.")
+            who, labels = data["username"].strip(), _and([Role(role).label for role in added])
+            messages.success(request, f"Added {who} as {labels}." if added else f"{who} had those roles.")
             return redirect("project-members", slug=project.slug)
         if action == "remove_role":
             role = request.POST.get("role") or ""
@@ -116,6 +116,12 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("project-members", slug=project.slug)
         if action == "remove":
             user_id = _int(request.POST, "user")
+            if request.POST.get("confirm") != "yes":
+                # Every role goes at once: ask first, on a page of its own (no JavaScript needed);
+                # a removal that would be refused says so now instead.
+                removal = team.removal(project=project, user_id=user_id)
+                context = {"removal": removal, "is_self": user_id == request.user.pk}
+                return _render(request, project, "members", "annotate/manage/member_remove.html", **context)
             username = team.remove_member(project=project, actor=request.user, user_id=user_id)
             if user_id == request.user.pk:  # a lead who left can no longer open this page (404)
                 messages.success(request, f"You left {project.name}.")
@@ -149,6 +155,11 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
         "invite_days": settings.INVITE_MAX_AGE_DAYS,
     }
     return _render(request, project, "members", "annotate/manage/members.html", **context)
+
+
+def _and(words: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return " and ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else "".join(words)
 
 
 def _int(data, key: str) -> int:

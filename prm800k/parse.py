@@ -11,6 +11,7 @@ from prm800k import kinds, math_shepherd
 from prm800k.labels import final_answer_from_text, label_counters, trajectory_steps
 from prm800k.records import RecordParts, sha256_json, shape_overrides
 from prm800k.schema import (
+    RECORD_KEYS,
     RecordError,
     check_str,
     parse_timestamp,
@@ -226,12 +227,36 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
     )
 
 
+PRM800K, PLAIN, MATH_SHEPHERD = "prm800k", "plain", "math_shepherd"
+FORMAT_KEYS = {PRM800K: RECORD_KEYS, PLAIN: PLAIN_KEYS, MATH_SHEPHERD: math_shepherd.KEYS}
+
+
+def line_format(obj: Any) -> str | None:
+    """Which format a line is meant to be, by its keys; None when it has none of theirs.
+
+    A line with all of a format's identifying keys is that format. Any other line is checked as
+    the format it shares the most keys with (ties: PRM800K, then plain), so its error names the
+    field it lacks ("problem: missing") instead of listing every format.
+    """
+    if not isinstance(obj, dict):
+        return None
+    if math_shepherd.is_math_shepherd(obj):
+        return MATH_SHEPHERD
+    if "label" in obj and "question" in obj:
+        return PRM800K
+    if "problem" in obj and "steps" in obj:
+        return PLAIN
+    shared = {name: sum(key in obj for key in keys) for name, keys in FORMAT_KEYS.items()}
+    closest = max(shared, key=lambda name: shared[name])  # max keeps the first of equals
+    return closest if shared[closest] else None
+
+
 def validate_line(obj: Any) -> tuple[str | None, str | None]:
-    """Raise RecordError for a bad line of either format; return its (ground truth, final answer).
+    """Raise RecordError for a bad PRM800K or plain line; return its (ground truth, final answer).
 
     A PRM800K record is checked without being built; the answers are what grading needs.
     """
-    if isinstance(obj, dict) and "label" in obj and "question" in obj:
+    if line_format(obj) == PRM800K:
         validate_prm800k_record(obj)
         kinds.validate_record_kind(obj)
         question = obj["question"]
@@ -245,17 +270,19 @@ def validate_line(obj: Any) -> tuple[str | None, str | None]:
 
 
 def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:
-    """Either format, told apart by its keys."""
-    if isinstance(obj, dict) and "label" in obj and "question" in obj:
+    """A PRM800K record or a plain line, told apart by line_format (Math-Shepherd lines are read
+    by parse_math_shepherd_line, which needs the raw bytes)."""
+    meant = line_format(obj)
+    if meant == PRM800K:
         return parse_prm800k_record(obj, validate=validate)
-    if isinstance(obj, dict) and "problem" in obj and "steps" in obj:
+    if meant == PLAIN:
         return parse_plain_record(obj)
-    if isinstance(obj, dict) and ("label" in obj or "question" in obj or "labeler" in obj):
-        return parse_prm800k_record(obj)  # a broken PRM800K record: report its first missing field
+    if meant == MATH_SHEPHERD:
+        raise ValueError("a Math-Shepherd line: read it with parse_math_shepherd_line")
     raise RecordError(
         "(line)",
-        "neither a PRM800K record (labeler, timestamp, question, label, ...) nor a plain line (problem, "
-        "ground_truth_answer, steps)",
+        "not a line of any import format: a PRM800K record (labeler, timestamp, question, label, ...), a plain "
+        "line (problem, ground_truth_answer, steps) or a Math-Shepherd line (input, label)",
     )
 
 

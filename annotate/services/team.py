@@ -48,10 +48,8 @@ def add_roles(*, project: Project, actor: AbstractBaseUser, identifier: str, rol
     return added
 
 
-@transaction.atomic
-def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int, role: str | None = None) -> str:
-    """Take every role in `project` from the user, or only `role`; a project always keeps one lead."""
-    memberships = Membership.objects.select_for_update().filter(project=project)
+def _removed(memberships: list[Membership], user_id: int, role: str | None) -> list[Membership]:
+    """The memberships that removing the user (or only `role`) takes; refuses what must not go."""
     theirs = [m for m in memberships if m.user_id == user_id]
     if not theirs:
         raise TeamError("That person is not a member of this project.")
@@ -62,6 +60,21 @@ def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int, ro
     leads = {m.user_id for m in memberships if m.role == Role.LEAD}
     if leads == {user_id} and any(m.role == Role.LEAD for m in theirs):
         raise TeamError("A project needs a lead: add another lead before removing the last one.")
+    return theirs
+
+
+def removal(*, project: Project, user_id: int) -> dict:
+    """What removing the user would take, for the page that asks the lead to confirm: the user and
+    their role names. Raises TeamError at once for a removal that would be refused."""
+    memberships = list(Membership.objects.filter(project=project).select_related("user").order_by("role"))
+    theirs = _removed(memberships, user_id, None)
+    return {"user": theirs[0].user, "roles": [m.get_role_display() for m in theirs]}
+
+
+@transaction.atomic
+def remove_member(*, project: Project, actor: AbstractBaseUser, user_id: int, role: str | None = None) -> str:
+    """Take every role in `project` from the user, or only `role`; a project always keeps one lead."""
+    theirs = _removed(list(Membership.objects.select_for_update().filter(project=project)), user_id, role)
     username = theirs[0].user.get_username()
     Membership.objects.filter(pk__in=[m.pk for m in theirs]).delete()
     events.record(

@@ -163,7 +163,9 @@ def test_taking_the_last_lead_role_withdraws_staff_and_the_leads_group(project, 
     client.force_login(other)
     assert ">Admin</a>" in client.get("/").content.decode()
 
-    post = {"action": removal, "user": other.pk} | ({"role": "lead"} if removal == "remove_role" else {})
+    post = {"action": removal, "user": other.pk} | (
+        {"role": "lead"} if removal == "remove_role" else {"confirm": "yes"}
+    )
     _lead_page(client, project, lead, **post)
 
     assert _admin_rights(other) == (False, False)
@@ -179,7 +181,7 @@ def test_a_lead_of_another_project_keeps_staff_and_the_leads_group(project, clie
     elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
     add_member(project=elsewhere, user=other, role="lead")
     _lead_page(client, project, lead, action="add", username="lead-b", roles=["lead"])
-    _lead_page(client, project, lead, action="remove", user=other.pk)
+    _lead_page(client, project, lead, action="remove", user=other.pk, confirm="yes")
     assert not Membership.objects.filter(project=project, user=other).exists()
     assert _admin_rights(other) == (True, True)
     client.force_login(other)

@@ -161,7 +161,7 @@ def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
     response = client.post(
         "/projects/algebra/members/", {"action": "add", "username": "ann", "roles": ["annotator"]}, follow=True
     )
-    assert "Added ann as annotator." in response.content.decode()
+    assert "Added ann as Annotator." in response.content.decode()  # the role's name, as the page shows it
     client.post("/projects/algebra/members/", {"action": "add", "username": "ML@example.org", "roles": ["ml_engineer"]})
     roles = set(Membership.objects.filter(project=project).values_list("user__username", "role"))
     assert roles == {("lead", "lead"), ("ann", "annotator"), ("ml", "ml_engineer")}
@@ -171,9 +171,11 @@ def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
     no_role = client.post("/projects/algebra/members/", {"action": "add", "username": "ann", "roles": []})
     assert "This field is required" in no_role.content.decode()
 
-    client.post("/projects/algebra/members/", {"action": "remove", "user": ann.pk})
+    client.post("/projects/algebra/members/", {"action": "remove", "user": ann.pk, "confirm": "yes"})
     assert not Membership.objects.filter(project=project, user=ann).exists()
-    last = client.post("/projects/algebra/members/", {"action": "remove", "user": lead.pk}, follow=True)
+    last = client.post(
+        "/projects/algebra/members/", {"action": "remove", "user": lead.pk, "confirm": "yes"}, follow=True
+    )
     assert "A project needs a lead" in last.content.decode()
     assert Membership.objects.filter(project=project, user=lead, role=Role.LEAD).exists()
     # The sole lead who also annotates may drop annotating, not leading; a role they lack is refused.
@@ -196,6 +198,64 @@ def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
         ("member.removed", "lead"),
     ]
     assert ml.pk  # added by e-mail above
+
+
+def test_removing_a_member_asks_first_on_a_page_that_needs_no_javascript(client):
+    lead, ann = user("lead"), user("ann")
+    project = project_with(lead, annotator=[ann], ml_engineer=[ann])
+    signed_in(client, lead)
+    members = client.get("/projects/algebra/members/").content.decode()
+    assert 'name="confirm"' not in members  # the table's Remove only leads to the question
+
+    asked = client.post("/projects/algebra/members/", {"action": "remove", "user": ann.pk})
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "<h1>Remove ann?</h1>" in html
+    assert "loses every role in Algebra: Annotator, ML engineer." in html
+    assert '<input type="hidden" name="confirm" value="yes">' in html
+    assert 'href="/projects/algebra/members/">Cancel</a>' in html
+    assert "This is you" not in html
+    assert Membership.objects.filter(project=project, user=ann).count() == 2  # nothing changed yet
+    assert not AuditEvent.objects.filter(action="member.removed").exists()
+
+    done = client.post(
+        "/projects/algebra/members/", {"action": "remove", "user": ann.pk, "confirm": "yes"}, follow=True
+    )
+    assert "Removed ann from algebra." in done.content.decode()
+    assert not Membership.objects.filter(project=project, user=ann).exists()
+    assert AuditEvent.objects.get(action="member.removed").details["roles"] == ["annotator", "ml_engineer"]
+
+
+def test_a_removal_that_would_be_refused_says_so_before_asking(client):
+    lead = user("lead")
+    project_with(lead)
+    signed_in(client, lead)
+    last = client.post("/projects/algebra/members/", {"action": "remove", "user": lead.pk}).content.decode()
+    assert "A project needs a lead" in last and "Remove lead?" not in last
+    gone = client.post("/projects/algebra/members/", {"action": "remove", "user": 999_999}).content.decode()
+    assert "That person is not a member of this project." in gone
+
+
+def test_a_lead_removing_themselves_is_told_they_lose_the_project(client):
+    lead, other = user("lead"), user("other")
+    project = project_with(lead)
+    Membership.objects.create(project=project, user=other, role=Role.LEAD)  # so lead may leave
+    signed_in(client, lead)
+    html = client.post("/projects/algebra/members/", {"action": "remove", "user": lead.pk}).content.decode()
+    assert "This is you:</strong> you will no longer be able to open this project." in html
+
+
+def test_the_added_message_names_the_roles_as_the_page_does(client):
+    lead = user("lead")
+    user("ann")
+    project_with(lead)
+    signed_in(client, lead)
+    roles = ["annotator", "lead", "ml_engineer"]
+    added = client.post("/projects/algebra/members/", {"action": "add", "username": "ann", "roles": roles}, follow=True)
+    assert "Added ann as Annotator, Lead and ML engineer." in added.content.decode()
+    again = client.post(
+        "/projects/algebra/members/", {"action": "add", "username": "ann", "roles": ["ml_engineer"]}, follow=True
+    )
+    assert "ann had those roles." in again.content.decode()
 
 
 def test_invite_link_is_shown_once_works_once_and_expires(client, settings):

@@ -82,6 +82,15 @@ def test_the_last_lead_cannot_remove_themselves_but_can_once_another_lead_exists
     Membership.objects.create(project=project, user=otto, role=Role.LEAD)
     page.goto("/projects/algebra/members/")
     page.get_by_role("button", name="Remove lena").click()
+    # Every role goes at once, so the page asks first; Cancel changes nothing.
+    expect(page.get_by_role("heading", name="Remove lena?")).to_be_visible()
+    expect(page.get_by_text("This is you: you will no longer be able to open this project.")).to_be_visible()
+    screenshot(page, "members-confirm-removal-420", full_page=True)
+    page.get_by_role("link", name="Cancel").click()
+    expect(page.locator("tr[data-member=lena]")).to_be_visible()
+    page.get_by_role("button", name="Remove lena").click()
+    expect(page.get_by_role("heading", name="Remove lena?")).to_be_visible()
+    page.get_by_role("button", name="Remove lena").click()
     # No longer a member, so not sent back to the members page (it would answer 404) but home.
     expect(page.get_by_text("You left Algebra, round 1.")).to_be_visible()
     expect(page.get_by_role("heading", name="Your projects")).to_be_visible()

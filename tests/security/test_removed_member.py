@@ -53,7 +53,9 @@ def test_removed_annotator_cannot_submit_skip_or_claim_and_the_export_is_unchang
     if path == "admin":
         removed = lead.post(f"/admin/annotate/membership/{membership.pk}/delete/", {"post": "yes"})
     else:
-        removed = lead.post(f"/projects/{project.slug}/members/", {"action": "remove", "user": annotator.user.pk})
+        removed = lead.post(
+            f"/projects/{project.slug}/members/", {"action": "remove", "user": annotator.user.pk, "confirm": "yes"}
+        )
     assert removed.status_code in (200, 302) and not Membership.objects.filter(pk=membership.pk).exists()
 
     # Their open lease was released at once: the solution is claimable by someone else.

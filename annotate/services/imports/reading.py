@@ -12,8 +12,15 @@ from typing import IO, Any, TypeVar
 
 import orjson
 
-from prm800k import grading, math_shepherd
-from prm800k.parse import ParsedSolution, parse_line, parse_math_shepherd_line, validate_line
+from prm800k import grading
+from prm800k.parse import (
+    MATH_SHEPHERD,
+    ParsedSolution,
+    line_format,
+    parse_line,
+    parse_math_shepherd_line,
+    validate_line,
+)
 from prm800k.schema import RecordError
 
 MAX_REPORTED_ERRORS = 20
@@ -79,7 +86,7 @@ def _iter_parsed(
             yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
             continue
         try:
-            if math_shepherd.is_math_shepherd(obj):
+            if line_format(obj) == MATH_SHEPHERD:  # whole or missing a key: its parser names what is wrong
                 parsed = parse_math_shepherd_line(obj, raw=raw)
                 yield number, (parsed.ground_truth_answer, parsed.final_answer) if validate_only else parsed
                 continue

@@ -145,8 +145,16 @@ export function failureMessage(job: ImportJob): { text: string; lines: string[] 
     text: errors.length
       ? `${bad} bad line${bad === 1 ? "" : "s"}${shown}; nothing was imported. Fix the file and import it again.`
       : `The import failed; nothing was imported. ${job.detail ?? ""}`.trim(),
-    lines: errors.map((e) => `Line ${e.line}: ${e.field}: ${e.message}`),
+    lines: errors.map((e) => lineErrorText(e, job.filename)),
   };
+}
+
+/** Where, then what: "bad.jsonl, line 4, field problem: missing". A field in parentheses ("(json)",
+ * "(line)") names no field of the record, so it is left out. */
+export function lineErrorText(error: LineError, filename?: string): string {
+  const where = filename ? `${filename}, line ${error.line}` : `Line ${error.line}`;
+  const field = error.field.startsWith("(") ? "" : `, field ${error.field}`;
+  return `${where}${field}: ${error.message}`;
 }
 
 function showOutcome(job: ImportJob, box: JobBox): void {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { exportBody, optionApplies } from "./exports";
 import { slugify } from "./forms";
-import { failureMessage, importSummary, refusedMessage } from "./imports";
+import { failureMessage, importSummary, lineErrorText, refusedMessage } from "./imports";
 
 describe("slugify", () => {
   it("makes a Django slug from a project name", () => {
@@ -94,13 +94,24 @@ describe("refusedMessage", () => {
 
 describe("failureMessage", () => {
   const job = { id: 1, status: "failed" as const };
-  it("names the bad lines with their line numbers", () => {
-    expect(
-      failureMessage({ ...job, counters: { bad_lines: 1 }, errors: [{ line: 2, field: "question.problem", message: "missing" }] }),
-    ).toEqual({
-      text: "1 bad line; nothing was imported. Fix the file and import it again.",
-      lines: ["Line 2: question.problem: missing"],
+  it("names the file, line and field of each bad line", () => {
+    const errors = [
+      { line: 2, field: "(json)", message: "not valid JSON: unexpected end of data at the end of the line" },
+      { line: 4, field: "problem", message: "missing" },
+    ];
+    expect(failureMessage({ ...job, filename: "bad.jsonl", counters: { bad_lines: 2 }, errors })).toEqual({
+      text: "2 bad lines; nothing was imported. Fix the file and import it again.",
+      // "(json)" is no field of the record: only the line is named.
+      lines: [
+        "bad.jsonl, line 2: not valid JSON: unexpected end of data at the end of the line",
+        "bad.jsonl, line 4, field problem: missing",
+      ],
     });
+  });
+  it("names the line and field when the job has no file name", () => {
+    expect(lineErrorText({ line: 2, field: "question.problem", message: "missing" })).toBe(
+      "Line 2, field question.problem: missing",
+    );
   });
   it("says a file of blank lines is empty, not that it has a bad line 0", () => {
     const empty = { line: 0, field: "(file)", message: "the file is empty: it has no JSON lines" };

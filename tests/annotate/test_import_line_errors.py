@@ -1,0 +1,89 @@
+"""A bad import line's error names the field that is wrong and where: the line is checked as the
+format whose keys it has (prm800k.parse.line_format), so a plain line without `problem` says
+`problem: missing` rather than "neither a PRM800K record nor a plain line". Through the command
+line, the import job behind the data page, and the data page's list of past imports."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotate.models import ImportJob, Membership, Problem, Project, Role, Solution
+from annotate.services.imports import jobs as import_jobs
+from annotate.services.imports.reading import ImportValidationError, validate_file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOOD = (FIXTURES / "plain.jsonl").read_text().splitlines()  # three good plain lines
+PLAIN_WITHOUT_PROBLEM = {"ground_truth_answer": "2", "steps": ["1 + 1 = 2.", "# Answer\n\n2"]}
+
+pytestmark = pytest.mark.django_db
+
+
+def _bad_file(tmp_path: Path, line_4: dict, name: str = "bad.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join([*GOOD, json.dumps(line_4)]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        (PLAIN_WITHOUT_PROBLEM, "problem", "missing"),
+        ({"problem": "What is 1 + 1?", "ground_truth_answer": "2"}, "steps", "missing"),
+        ({"subject": "Algebra", "steps": ["x"]}, "problem", "missing"),  # optional plain keys count too
+        ({"input": "What is 1 + 1? Step 1: 2 ки", "task": "GSM8K"}, "label", "missing"),  # Math-Shepherd
+        ({"label": "What is 1 + 1? Step 1: 2 +", "task": "GSM8K"}, "input", "missing"),
+        ({"question": {"problem": "x", "ground_truth_answer": "1"}}, "labeler", "missing"),  # PRM800K
+    ],
+)
+def test_a_line_missing_a_key_of_its_format_names_that_field(tmp_path, line, field, message):
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=_bad_file(tmp_path, line))
+    assert [e.as_dict() for e in raised.value.errors] == [{"line": 4, "field": field, "message": message}]
+
+
+def test_a_line_with_no_key_of_any_format_lists_the_formats(tmp_path):
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=_bad_file(tmp_path, {"prompt": "What is 1 + 1?", "completion": "2"}))
+    (error,) = raised.value.errors
+    assert (error.line, error.field) == (4, "(line)")
+    assert error.message.startswith("not a line of any import format: a PRM800K record")
+    assert "a plain line (problem, ground_truth_answer, steps)" in error.message
+    assert "a Math-Shepherd line (input, label)" in error.message
+
+
+def test_the_command_names_file_line_and_field_and_imports_nothing(tmp_path):
+    bad = _bad_file(tmp_path, PLAIN_WITHOUT_PROBLEM)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="1 bad line"):
+        call_command("import_prm800k", str(bad), project="x", no_progress=True, stderr=err)
+    assert err.getvalue().splitlines() == [f"{bad}:line 4: problem: missing"]
+    assert not Project.objects.filter(slug="x").exists()
+    assert not Solution.objects.exists()
+
+
+def test_the_import_job_keeps_file_line_and_field_and_the_data_page_shows_them(client, tmp_path):
+    lead = get_user_model().objects.create_user("lead")
+    project = Project.objects.create(slug="algebra", name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    with _bad_file(tmp_path, PLAIN_WITHOUT_PROBLEM).open("rb") as upload:
+        started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
+    assert started.status_code == 202, started.content
+    import_jobs.run_import_job(import_id=started.json()["id"])
+
+    job = client.get(started.json()["url"]).json()
+    # The data page's script lists each error as "bad.jsonl, line 4, field problem: missing".
+    assert job["status"] == "failed" and job["filename"] == "bad.jsonl"
+    assert job["errors"] == [{"line": 4, "field": "problem", "message": "missing"}]
+    assert not Problem.objects.filter(project=project).exists()  # atomic: the three good lines are not in
+
+    row = ImportJob.objects.get(pk=job["id"])
+    html = client.get("/projects/algebra/data/").content.decode()
+    assert f"<td>{row.filename}</td>" in html
+    assert "1 bad line, first: line 4, field problem" in html
