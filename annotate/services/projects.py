@@ -93,7 +93,9 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
         queue = reopen_or_close(project=locked)
         # The dashboard's cached solution counts (large projects) were taken at the old overlap.
         jobs.enqueue_on_commit(refresh_stats_snapshot, locked.pk)
-    if changes.keys() & {"selection_strategy", "control_share"}:
+    # Reopened solutions still carry the priority and strategy of when they were first queued: they
+    # are ordered again with the rest under the current settings, as a strategy change orders them.
+    if changes.keys() & {"selection_strategy", "control_share"} or queue.get("solutions_open_changed"):
         # before any model the order is this app's (a task: a queue may hold a million solutions);
         # after, the model loop's, which the signal tells
         pk = locked.pk

@@ -61,3 +61,22 @@ def test_the_worker_reorders_after_the_settings_page_saves(tmp_path):
         wait_for(
             lambda: {s.strategy for s in _queue(project)} == {"random"}, timeout=60, message="the queue in random order"
         )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_solutions_reopened_by_a_higher_overlap_are_queued_under_the_current_settings(tmp_path):
+    """Was: raising the overlap reopened labeled solutions with the strategy and priority they were
+    first queued with (a strategy no longer set), so the queue and the savings estimate mixed them in."""
+    project = planted_project("reopen-order", labeled=20, open_=10, strategy=Strategy.RANDOM)
+    Solution.objects.filter(project=project, is_open=False).update(strategy="convincing_wrong", priority=9.0)
+    lead = make_user("lead-reopen", project=project, role=Role.LEAD)
+    purge_broker()
+    with override_settings(MEDIA_ROOT=tmp_path), celery_worker(queues="default"):
+        update_settings(project=project, user=lead, overlap=2)
+        assert len(_queue(project)) == 30  # the 20 labeled ones are open again
+        wait_for(
+            lambda: {s.strategy for s in _queue(project)} == {"random"},
+            timeout=60,
+            message="every open solution queued under random",
+        )
+    assert max(s.priority for s in _queue(project)) < 9.0

@@ -69,6 +69,8 @@ def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp
         banner = log_path.read_text()
         assert f"{base}/" in banner and "steplabel-demo" in banner and "annotator1" in banner
         assert "sqlite3" in banner and "filesystem://" in banner
+        # The token command as printed works from a plain shell (manage.py defaults to production settings).
+        assert "DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python manage.py drf_create_token" in banner
 
         status, body = wait_for(lambda: _up(f"{base}/accounts/login/"), 30, "the web server")
         assert status == 200 and 'name="username"' in body

@@ -116,7 +116,9 @@ class Command(BaseCommand):
             f"  admin:    http://{host}:{port}/admin/   API: http://{host}:{port}/api/v1/docs/",
             f"  logins:   admin (superuser), {users}",
             f"  password: {DEMO_PASSWORD} for all of them",
-            "  API token: .venv/bin/python manage.py drf_create_token mlengineer",
+            f"  API token: http://{host}:{port}/account/token/ (as mlengineer), or",
+            "             DJANGO_SETTINGS_MODULE=config.settings.local"
+            " .venv/bin/python manage.py drf_create_token mlengineer",
             f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}",
             f"  broker:   {settings.CELERY_BROKER_URL}",
             f"  web pid {processes['web'].pid}, worker pid {processes['worker'].pid}; Ctrl-C stops both.",

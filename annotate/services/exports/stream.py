@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from annotate.models import Annotation, AnnotationSource, Project, Step
 from annotate.services import auto_labels
@@ -36,6 +36,7 @@ _FIELDS = (
     "timestamp_text",
     "generation",
     "is_quality_control",
+    "is_gold",
     "is_screening",
     "verifier_score",
     "finish_reason",
@@ -64,12 +65,14 @@ def annotations_for_export(*, project: Project, options: ExportOptions | None = 
         queryset = queryset.filter(labeler_uuid=options.labeler)
     if options.finish_reason:
         queryset = queryset.filter(finish_reason__in=options.finish_reason)
-    for name, column in (("qc", "is_quality_control"), ("screening", "is_screening")):
+    # A gold question's reference label (is_gold) belongs to a quality-control question as much as
+    # the answers checked against it: both are is_quality_control_question in the export.
+    for name, flagged in (("qc", Q(is_quality_control=True) | Q(is_gold=True)), ("screening", Q(is_screening=True))):
         mode = getattr(options, name)
         if mode == "exclude":
-            queryset = queryset.filter(**{column: False})
+            queryset = queryset.exclude(flagged)
         elif mode == "only":
-            queryset = queryset.filter(**{column: True})
+            queryset = queryset.filter(flagged)
     if options.split == "test":
         queryset = queryset.filter(solution__problem__is_math500=True)
     elif options.split == "train":
@@ -239,7 +242,7 @@ def _parts(row: dict[str, Any], steps: list[str], step_types: list[str] | None) 
         labeler=row["labeler_uuid"],
         timestamp=row["timestamp_text"] or format_timestamp(row["submitted_at"]),
         generation=row["generation"],
-        is_quality_control=row["is_quality_control"],
+        is_quality_control=row["is_quality_control"] or row["is_gold"],
         is_screening=row["is_screening"],
         problem_text=row["solution__problem__text"],
         ground_truth_answer=row["solution__problem__ground_truth_answer"],

@@ -14,6 +14,7 @@ import {
   METRIC_NAMES,
   plural,
   queueFigure,
+  screeningText,
   shares,
   stepsNote,
   toUnixSeconds,
@@ -287,7 +288,9 @@ export class Dashboard {
   private quality(s: Stats): void {
     const q = s.quality;
     this.slot("quality-note").textContent =
-      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening.`;
+      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening. ` +
+      "Labels and times count all that an annotator submitted except gold references: a label marked as gold " +
+      "(the answer key of a gold question) leaves these counts.";
     const header = [
       "Annotator",
       "Labels",
@@ -530,9 +533,6 @@ function describe(error: unknown): string {
 }
 
 function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
-  const screening = r.screening_status
-    ? `${r.screening_status}${r.screening_agreement === null ? "" : ` (${fmtPct(r.screening_agreement)})`}`
-    : "—";
   const row = el(
     "tr",
     r.below_threshold ? { class: "sl-below", title: "Below the project's threshold" } : {},
@@ -544,7 +544,7 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
     el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_solution)),
     el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_step)),
     el("td", { class: "sl-num" }, r.gold_solutions ? `${fmtPct(r.gold_accuracy)} (${fmtInt(r.gold_solutions)})` : "—"),
-    el("td", {}, screening),
+    el("td", {}, screeningText(r)),
     el("td", {}, when(r.last_label_at)),
   );
   return row;

@@ -15,8 +15,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import override_settings
 
-from annotate.models import Export, Membership, Role
-from annotate.services import queue
+from annotate.models import Annotation, Export, Membership, Role
+from annotate.services import audit, queue
 from labeling_api.serializers_submit import submit_payload
 from tests.json_helpers import same_json
 from tests.labeling_api.exports.helpers import FIXTURES, add_solution, label_in_app, lines_of
@@ -141,6 +141,23 @@ def test_app_labels_export_in_phase2_shape_with_pseudonym(project, clients):
 def test_filters(clients, query, labelers):
     lines = lines_of(clients["ml"].get(f"/api/v1/projects/exp/export/?{query}"))
     assert [line["labeler"][:4] for line in lines] == labelers
+
+
+@pytest.mark.django_db
+def test_a_label_marked_as_gold_is_exported_as_a_quality_control_question(clients, project):
+    """Was: "Mark as gold" made a label its solution's gold reference, yet the export kept
+    is_quality_control_question false and qc=exclude kept it among the dataset's labels."""
+    marked = Annotation.objects.filter(project=project, labeler_uuid__startswith="1111")
+    audit.mark_gold(annotations=marked, user=None, reason="reference answer")
+    lines = lines_of(clients["ml"].get("/api/v1/projects/exp/export/"))
+    flags = {line["labeler"][:4]: line["is_quality_control_question"] for line in lines}
+    assert flags["1111"] is True and flags["4444"] is False
+    kept = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?qc=exclude&screening=exclude"))
+    assert [line["labeler"][:4] for line in kept] == ["4444", "5555", "6666", "7777"]
+    assert [line["labeler"][:4] for line in lines_of(clients["ml"].get("/api/v1/projects/exp/export/?qc=only"))] == [
+        "1111",
+        "2222",
+    ]
 
 
 @pytest.mark.django_db
