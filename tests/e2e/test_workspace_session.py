@@ -71,7 +71,7 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     # resumes all three ratings), and the bar says so.
     offline = {"on": True}
     ctx.route("**/api/v1/assignments/*/draft/", lambda route: route.abort() if offline["on"] else route.continue_())
-    page.keyboard.press("1")  # step 3: neutral
+    page.keyboard.press("1")  # step 3: negative
     expect_rated(page, 3)
     expect(page.locator(".sl-save")).to_contain_text("saved in this browser")
     page.close()

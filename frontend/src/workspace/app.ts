@@ -286,7 +286,7 @@ export class Workspace {
     this.focusCurrent();
     // Only work that was actually restored is announced (an untouched task also has a draft: its key).
     if (draft && hasWork(this.state)) this.say("Resumed your saved work on this solution.");
-    this.session.started(draft);
+    this.session.started(draft, !hasWork(this.state));
   }
 
   // ------------------------------------------------------------------------------------------

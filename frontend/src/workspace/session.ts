@@ -48,6 +48,7 @@ export class Session {
   private rev = 0;
   private draftTimer: number | undefined;
   private serverSaved = true;
+  private quietSave = false; // the pending server save only stores the key: the bar keeps quiet
   private serverRev = -1; // revision of the server's draft of this task when it was loaded
   private pending: SubmitPayload | null = null;
   /** The server said the assignment is no longer ours: drafts stay in this browser only, so a
@@ -109,15 +110,20 @@ export class Session {
     return draft;
   }
 
-  /** Once the page shows the task: store its key before any rating, resend a submit a reload cut off. */
-  started(draft: Draft | null): void {
+  /**
+   * Once the page shows the task: store its key before any rating, resend a submit a reload cut
+   * off. `untouched`: nothing is rated yet, so the bar stays blank while the key is stored (a
+   * "Saved" before any rating reads as if work had been kept).
+   */
+  started(draft: Draft | null, untouched: boolean): void {
     // The server already holds this draft when its revision is at least the restored one's; a
     // newer local one (the tab closed before its save) goes to the server now, so another browser
     // resumes it too. Either way the bar says where the work is, not nothing.
     const synced = draft !== null && this.serverRev >= draft.rev;
-    this.persist(!synced);
+    this.host.saveState("");
+    this.persist(!synced, untouched);
     this.serverSaved = synced;
-    if (synced) this.host.saveState("Saved");
+    if (synced && !untouched) this.host.saveState("Saved");
     if (this.pending) void this.send(this.pending);
   }
 
@@ -133,14 +139,15 @@ export class Session {
     };
   }
 
-  /** Save locally now and (debounced) on the server. */
-  persist(toServer: boolean): void {
+  /** Save locally now and (debounced) on the server; `quiet`: the bar does not report this save. */
+  persist(toServer: boolean, quiet = false): void {
     if (!this.task) return;
     this.rev += 1;
     saveLocal(this.task.assignmentId, this.draft());
     if (!toServer) return;
     this.serverSaved = false;
-    this.host.saveState("Saving…");
+    this.quietSave = quiet;
+    if (!quiet) this.host.saveState("Saving…");
     window.clearTimeout(this.draftTimer);
     this.draftTimer = window.setTimeout(() => this.flush(false), DRAFT_DEBOUNCE_MS);
   }
@@ -168,7 +175,7 @@ export class Session {
         if (r.status >= 200 && r.status < 300) {
           if (draft.rev === this.rev) {
             this.serverSaved = true;
-            this.host.saveState("Saved");
+            if (!this.quietSave) this.host.saveState("Saved");
           }
         } else if (GONE.has(r.status)) {
           this.gone = true;
