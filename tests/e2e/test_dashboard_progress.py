@@ -1,5 +1,5 @@
 """The dashboard's progress, ETA and learning-curve figures on a project as a new lead first sees it:
-14 imported solutions (no generation), 6 labeled in the first 4 minutes, one early training run."""
+14 imported solutions (queued without a model), 6 labeled in the first 4 minutes, one early training run."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     # The legend lists the generation the labels were served in: its steps add up to the headline.
     lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
     assert lines == [
-        "no generation: 6 of 14 solutions labeled; their labels count under the generation that served them",
+        "queued without a model: 6 of 14 solutions labeled; their labels count under the generation that served them",
         "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]
     steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))

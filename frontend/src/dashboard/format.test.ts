@@ -53,7 +53,7 @@ describe("format", () => {
     ];
     expect(busiest(rows, 5).map((r) => r.annotator)).toEqual(["a", "c"]);
     expect(busiest(rows, 1).map((r) => r.annotator)).toEqual(["a"]);
-    expect(generationName(null)).toBe("no generation");
+    expect(generationName(null)).toBe("queued without a model");
     expect(generationName(2)).toBe("gen 2");
     expect(shares(["x", "y"], [1, 3])).toEqual([
       ["x", 1, 0.25],
@@ -98,7 +98,7 @@ describe("format", () => {
       { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 0, imported_labels: 0, steps_labeled: 0 },
     ];
     expect(generationLines(rows)).toEqual([
-      "no generation: 6 of 14 solutions labeled; their labels count under the generation that served them",
+      "queued without a model: 6 of 14 solutions labeled; their labels count under the generation that served them",
       "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]);
     const unlabeled = [{ generation: 2, solutions: 4, labeled: 0, open: 4, labels: 0, imported_labels: 0, steps_labeled: 0 }];
@@ -115,11 +115,11 @@ describe("format", () => {
       { generation: 6, solutions: 9, labeled: 9, open: 0, labels: 9, imported_labels: 9, steps_labeled: 76 },
     ];
     expect(generationLines(rows)).toEqual([
-      "no generation: 5 of 5 solutions labeled; 5 labels imported, 52 steps",
+      "queued without a model: 5 of 5 solutions labeled; 5 labels imported, 52 steps",
       "gen 0: 2 of 2 solutions labeled; 2 labels served, 1 imported, 9 steps",
       "gen 6 (imported): 9 of 9 solutions labeled; 9 labels imported, 76 steps",
     ]);
-    expect(rows.map(generationLabel)).toEqual(["no generation", "gen 0", "gen 6 (imported)"]);
+    expect(rows.map(generationLabel)).toEqual(["queued without a model", "gen 0", "gen 6 (imported)"]);
   });
 
   describe("the queue figure and the steps note agree with 'solutions open'", () => {

@@ -166,7 +166,8 @@ export function busiest(rows: readonly Named[], k: number): Named[] {
 }
 
 export function generationName(g: number | null): string {
-  return g === null ? "no generation" : `gen ${g}`;
+  // null: queued by import or by a model-free order, never by a model's scores
+  return g === null ? "queued without a model" : `gen ${g}`;
 }
 
 /** Share of each value in the total, for bar legends: [[label, value, share]]. */
