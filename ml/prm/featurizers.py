@@ -302,6 +302,24 @@ class HashedNgramFeaturizer:
         return merge_rows(n, [(r1, c1, v1), (r2, c2 + sd, v2), (r3, c3 + sd, v3), (r4, c4 + sd + cd, v4)])
 
 
+def config_spec(config) -> dict:
+    """The spec of the featurizer `make_featurizer(config)` builds, without building it (a dense
+    featurizer's constructor loads its model)."""
+    c = config
+    if c.featurizer == "hashed_ngram":
+        return make_featurizer(c).spec()
+    if c.featurizer == "minilm":
+        return {"name": "minilm"}
+    if c.featurizer == "local_hf":
+        return {
+            "name": "local_hf",
+            "path": str(c.hf_model_path),
+            "pooling": c.hf_pooling,
+            "max_length": int(c.hf_max_length),
+        }
+    raise ValueError(f"unknown featurizer {c.featurizer!r}")
+
+
 def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
     """Build a featurizer from a PRMConfig or from a checkpoint's featurizer spec."""
     # Dense featurizers import transformers / sentence-transformers: only when one is asked for.

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 
 from annotate.models import Project, Solution, Step
+from core.models import JobStatus
 
 if TYPE_CHECKING:
     from ml.prm.feature_rows import Rows
@@ -85,6 +86,44 @@ def orphaned_project_stores() -> list[Path]:
     reset demo) under the same MEDIA_ROOT. Features are a cache, so removing these loses nothing."""
     live = {project_dir_name(p) for p in Project.objects.only("pk", "created_at")}
     return sorted(d for d in store_root().glob("*/steps-*") if d.is_dir() and d.name not in live)
+
+
+def live_spec_dirs() -> set[Path]:
+    """Featurizer-spec directories something may still read: the deployment's default
+    featurizer's (imports featurize with it), each active model's (rescoring reads its
+    checkpoint's spec) and each waiting or running run's. Reads the active checkpoints, so it
+    loads torch; builds no featurizer (a dense one would load its model)."""
+    from annotate.models import TaskKind
+    from ml.models import TrainingRun
+    from ml.prm.feature_store import spec_digest
+    from ml.prm.featurizers import FEATURE_CODE_VERSION, config_spec
+    from ml.services.config import artifact_abspath, training_config
+    from ml.services.prm_lib import lib
+
+    def spec_dir(spec: dict) -> Path:
+        return store_root() / spec_digest(spec, code_version=FEATURE_CODE_VERSION)
+
+    dirs = {spec_dir(config_spec(training_config()))}
+    prm_runs = TrainingRun.objects.exclude(project__task_kind=TaskKind.COMPARE)  # reward models store none
+    for relative in prm_runs.filter(is_active=True).exclude(artifact_path="").values_list("artifact_path", flat=True):
+        path = artifact_abspath(relative)
+        if path.exists():
+            dirs.add(spec_dir(lib.read_checkpoint(path)["featurizer"]))
+    pending = prm_runs.filter(status__in=[JobStatus.CREATED, JobStatus.RUNNING])
+    for config in pending.values_list("config", flat=True):
+        overrides = {k: v for k, v in (config or {}).items() if k != "extra"}
+        dirs.add(spec_dir(config_spec(training_config(overrides=overrides))))
+    return dirs
+
+
+def stale_spec_dirs() -> list[Path]:
+    """Whole featurizer-spec directories (project stores and training contexts) that nothing
+    reads any more (`live_spec_dirs`): a FEATURE_CODE_VERSION bump or a changed default
+    featurizer leaves the old one behind. Features are a cache: a later reader recomputes them."""
+    if not store_root().is_dir():
+        return []
+    live = live_spec_dirs()
+    return sorted(d for d in store_root().iterdir() if d.is_dir() and d not in live)
 
 
 def context_store(featurizer: Featurizer) -> FeatureStore:

@@ -129,10 +129,41 @@ def test_prune_removes_the_stores_of_projects_this_database_does_not_have(tmp_pa
         (orphan / "segment.npy").write_bytes(b"\0" * 2048)
         out = StringIO()
         call_command("prune_feature_store", "--dry-run", stdout=out)
-        assert orphan.exists() and "1 orphaned project store(s); would free" in out.getvalue()
+        assert orphan.exists() and "1 orphaned project store(s), 0.0 MiB." in out.getvalue()
         call_command("prune_feature_store", stdout=out)
         assert not orphan.exists() and kept.exists() and contexts.exists()
         assert _stored(live, featurizer).all()
+
+
+@pytest.mark.django_db
+def test_prune_removes_featurizer_specs_nothing_reads(tmp_path):
+    """An old featurizer version or default leaves its whole spec directory behind: pruned, while
+    the deployment default's and the active model's (trained under another default) stay."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    project = planted_project("feat-specs", labeled=60, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_FEATURE_STORE_ROOT="", ML_TRAINING_CONFIG=TINY):
+        step_features._stores.clear()
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        assert run.status == "succeeded" and run.is_active, run.error
+        model_dir = step_features.project_store(project, load_prm(run=run).featurizer).root.parent
+    other_default = {**TINY, "step_hash_dim": 1024}
+    with override_settings(MEDIA_ROOT=tmp_path, ML_FEATURE_STORE_ROOT="", ML_TRAINING_CONFIG=other_default):
+        step_features._stores.clear()
+        featurizer = make_featurizer(training_config())
+        assert step_features.featurize_project_steps(project_id=project.pk, featurizer=featurizer) > 0
+        default_dir = step_features.project_store(project, featurizer).root.parent
+        old = step_features.store_root() / "0123456789abcdef"  # an earlier FEATURE_CODE_VERSION's
+        (old / "contexts").mkdir(parents=True)
+        (old / "contexts" / "keys.npy").write_bytes(b"\0" * 4096)
+        assert model_dir.is_dir() and default_dir.is_dir() and model_dir != default_dir
+        assert step_features.stale_spec_dirs() == [old]
+        out = StringIO()
+        call_command("prune_feature_store", stdout=out)
+        assert "1 unused featurizer spec(s)" in out.getvalue()
+        assert not old.exists() and model_dir.is_dir() and default_dir.is_dir()
 
 
 @pytest.mark.django_db
