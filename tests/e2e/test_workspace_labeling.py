@@ -5,6 +5,8 @@ phase 1's written steps, giving up and reporting a bad problem, the shortcut lis
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 import pytest
 from playwright.sync_api import expect
 
@@ -78,6 +80,24 @@ def test_label_a_solution_to_the_end(pages, screenshot):
     assert Assignment.objects.get(solution=solution).status == AssignmentStatus.SUBMITTED
     # The progress panel counts it.
     expect(page.locator(".sl-progress")).to_contain_text("Solutions today1")
+
+
+def test_enter_on_a_focused_link_follows_it_and_submits_nothing(pages):
+    """A keyboard user leaving by the header's links must not submit the finished labeling."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    for key in ("3", "2", "3"):
+        page.keyboard.press(key)
+    expect_rated(page, 3)
+    page.get_by_role("link", name="Projects").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: urlparse(url).path == "/")
+    expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
+    assert not solution.annotations.exists()
+    assert Assignment.objects.get(solution=solution).status != AssignmentStatus.SUBMITTED
 
 
 def test_stop_at_a_negative_step_and_rate_an_alternative(pages, screenshot):

@@ -32,7 +32,7 @@ import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor, type KeyAction, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey, type KeyAction, ratingOf } from "./keymap";
 import { guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
@@ -367,9 +367,7 @@ export class Workspace {
       }
       return;
     }
-    const t = e.target as HTMLElement | null;
-    const tag = t?.tagName;
-    if (tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT" || t?.isContentEditable) return;
+    if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e);
     if (action === null) return;
     if (action === "shortcuts") {
@@ -378,7 +376,6 @@ export class Workspace {
       return;
     }
     if (!this.state) return;
-    if (action === "submit" && tag === "BUTTON" && t !== this.submitButton) return; // Enter presses the focused button
     if (action === "focus-next" || action === "focus-prev") {
       const cur = currentIndex(this.state);
       if (cur === null || this.state.labels[cur].alternatives.length === 0) return; // plain scrolling

@@ -12,7 +12,7 @@ import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
 import { keyHints, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey } from "./keymap";
 import type { WorkspaceConfig } from "./app";
 
 type Side = "A" | "B";
@@ -59,6 +59,11 @@ export class CompareWorkspace {
   private readonly groundTruth = h("p", { class: "sl-gt", hidden: true });
   private readonly columns = h("div", { class: "sl-compare" });
   private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
+  private readonly submitButton = h(
+    "button",
+    { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() },
+    "Submit (Enter)",
+  );
   private readonly empty = h(
     "div",
     { class: "sl-empty", hidden: true },
@@ -84,7 +89,7 @@ export class CompareWorkspace {
       h(
         "div",
         { class: "sl-compare-actions" },
-        h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit (Enter)"),
+        this.submitButton,
         h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip this pair"),
       ),
     );
@@ -226,8 +231,7 @@ export class CompareWorkspace {
   }
 
   private onKey(e: KeyboardEvent): void {
-    const target = e.target as HTMLElement | null;
-    if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT")) return;
+    if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e, "compare");
     if (!action) return;
     e.preventDefault();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { actionFor, bindingsFor, KEYMAP, keyFor, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey, KEYMAP, keyFor, ratingOf } from "./keymap";
 
 const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
   actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
@@ -46,5 +46,18 @@ describe("KEYMAP", () => {
       "f",
     ]);
     expect([ratingOf("rate-negative"), ratingOf("rate-positive"), ratingOf("undo")]).toEqual([-1, 1, null]);
+  });
+
+  it("leaves Enter to a focused link or button (but the page's own Submit) and every key to text fields", () => {
+    const el = (tagName: string, extra: object = {}) => ({ tagName, isContentEditable: false, ...extra });
+    const submit = el("BUTTON");
+    expect(focusTakesKey(el("A"), "Enter", submit)).toBe(true); // the header's Projects link: follow it
+    expect(focusTakesKey(el("BUTTON"), "Enter", submit)).toBe(true); // Skip: press it
+    expect(focusTakesKey(submit, "Enter", submit)).toBe(false); // Submit: Enter submits anyway
+    expect(focusTakesKey(el("A"), "3", submit)).toBe(false); // ratings still work from a focused link
+    expect(focusTakesKey(el("TEXTAREA"), "3")).toBe(true);
+    expect(focusTakesKey(el("DIV", { isContentEditable: true }), "Enter")).toBe(true);
+    expect(focusTakesKey(el("BODY"), "Enter")).toBe(false);
+    expect(focusTakesKey(null, "Enter")).toBe(false);
   });
 });

@@ -128,6 +128,20 @@ export function actionFor(
   return BY_KEY[scope].get(e.key) ?? null;
 }
 
+/**
+ * Whether the focused element takes this key press itself, so no shortcut may act on it: typing
+ * in a text field, and Enter on a link or a button, which follows or presses it (a keyboard user
+ * leaving by the header's links must not submit a label). `ownSubmit`, the page's Submit button,
+ * is the exception: Enter there submits either way.
+ */
+export function focusTakesKey(target: EventTarget | null, key: string, ownSubmit: unknown = null): boolean {
+  const t = target as Partial<HTMLElement> | null;
+  if (!t || typeof t.tagName !== "string") return false;
+  const tag = t.tagName;
+  if (tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT" || t.isContentEditable) return true;
+  return key === "Enter" && t !== ownSubmit && (tag === "A" || tag === "BUTTON" || tag === "SUMMARY");
+}
+
 /** The label of the key bound to an action (for badges and `aria-keyshortcuts`). */
 export function keyFor(action: KeyAction): string {
   const b = KEYMAP.find((x) => x.action === action);
