@@ -246,9 +246,17 @@ class SavingsSerializer(serializers.Serializer):
         "error in the control yet."
     )
     measure = S()
+    strategy = S(help_text="The project's current strategy: only labels it served count as the strategy's.")
     control_share = F()
     n_control = I()
     n_strategy = I()
+    n_other = I(
+        help_text="Labelings served by an earlier strategy or a model-driven strategy's cold start: not counted."
+    )
+    control_capacity = I(
+        help_text="Control labelings the queue can give at all (its control solutions times the overlap); "
+        "below min_control the estimate cannot come without a larger control share or more solutions."
+    )
     labels_control = I()
     labels_strategy = I()
     errors_control = I()

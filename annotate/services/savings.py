@@ -12,13 +12,20 @@ with a 95% bootstrap interval (annotations resampled within each group). This is
 offline simulation (bench/results/simulation.md) measures what that buys in held-out first-error
 F1. Below MIN_CONTROL control labelings, MIN_STRATEGY strategy labelings, or with no first error
 in the control yet, there is not enough data and the estimate says so.
+
+Only labels the project's current strategy served count as the strategy's: after a change of
+strategy the earlier one's labels (and a model-driven strategy's cold start) say nothing of the
+new one, so they are counted apart (`n_other`). Control labels are random picks under any
+strategy and all count. `control_capacity` is how many control labelings the queue can give at
+all (its control solutions times the overlap), so a small project is told when an estimate can
+never come rather than to wait.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from annotate.models import Annotation, AnnotationSource, Project, QueueOrigin
+from annotate.models import Annotation, AnnotationSource, Project, QueueOrigin, Solution
 
 MIN_CONTROL = 20
 MIN_STRATEGY = 20
@@ -45,13 +52,20 @@ def label_savings(*, project: Project, seed: int = 0) -> dict:
             assignment__isnull=False,
         ).values_list("assignment__strategy", "n_label_steps", "first_error_index")
     )
+    strategy = project.selection_strategy
     control = [(n, fe is not None) for s, n, fe in rows if s == QueueOrigin.CONTROL]
-    chosen = [(n, fe is not None) for s, n, fe in rows if s != QueueOrigin.CONTROL]
+    chosen = [(n, fe is not None) for s, n, fe in rows if s == strategy]
+    control_solutions = Solution.objects.filter(
+        project=project, strategy=QueueOrigin.CONTROL, is_gold=False, is_screening=False
+    ).count()
     out = {
         "measure": "first errors found per step label",
+        "strategy": strategy,
         "control_share": project.control_share,
         "n_control": len(control),
         "n_strategy": len(chosen),
+        "n_other": len(rows) - len(control) - len(chosen),
+        "control_capacity": max(control_solutions * project.overlap, len(control)),
         "labels_control": int(sum(n for n, _ in control)),
         "labels_strategy": int(sum(n for n, _ in chosen)),
         "errors_control": int(sum(f for _, f in control)),

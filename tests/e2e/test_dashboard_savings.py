@@ -12,7 +12,16 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotate.models import Annotation, AnnotationSource, Assignment, AssignmentStatus, QueueOrigin, Role, Strategy
+from annotate.models import (
+    Annotation,
+    AnnotationSource,
+    Assignment,
+    AssignmentStatus,
+    QueueOrigin,
+    Role,
+    Solution,
+    Strategy,
+)
 from annotate.services.savings import label_savings
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -41,6 +50,7 @@ def _labeled(project, annotator, origin: str, n: int, *, n_steps: int, error_eve
     now = timezone.now()
     for k in range(n):
         solution = make_solution(project, [f"step {i}" for i in range(n_steps)])
+        Solution.objects.filter(pk=solution.pk).update(strategy=origin, is_open=False)
         assignment = Assignment.objects.create(
             project=project,
             solution=solution,
@@ -68,6 +78,8 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     project = make_project("saving", selection_strategy=Strategy.VALUE, control_share=0.1)
     make_user("lena", project, Role.LEAD)
     ann = make_user("ann", project, Role.ANNOTATOR)
+    # labels an earlier order served (the project ran Uncertainty first): counted apart
+    _labeled(project, ann, Strategy.UNCERTAINTY, 7, n_steps=6, error_every=1)
     # the strategy's picks: a first error in every other solution, found after 2 labels
     _labeled(project, ann, Strategy.VALUE, 40, n_steps=6, error_every=2)
     _labeled(project, ann, QueueOrigin.CONTROL, 5, n_steps=6, error_every=4)
@@ -76,14 +88,26 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     login(page, "lena", "/dashboard/saving/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     savings = page.locator('[data-slot="savings"]')
+    # five control solutions in all: the queue can never give the 20 control labelings needed
+    expect(savings).to_contain_text(
+        "no estimate possible in this queue: its control solutions allow 5 control labelings"
+    )
+    expect(savings).to_contain_text("7 labelings served by an earlier order or the cold start are not counted")
+
+    # 30 more control solutions in the open queue: the estimate can come, it waits for labels
+    for _ in range(30):
+        solution = make_solution(project, ["step 0", "step 1"])
+        Solution.objects.filter(pk=solution.pk).update(strategy=QueueOrigin.CONTROL)
+    page.reload()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     expect(savings).to_contain_text("not enough data yet")
     expect(savings).to_contain_text("5 of the 20 control labelings it needs")
-    expect(savings).not_to_contain_text("strategy labelings")  # 40 strategy labelings are enough
+    expect(savings).not_to_contain_text("from the Value per label order")  # 40 of its labelings are enough
 
     # the control (random picks): a first error in every fourth solution
     _labeled(project, ann, QueueOrigin.CONTROL, 31, n_steps=6, error_every=4)
     est = label_savings(project=project)
-    assert est["status"] == "ok" and est["n_control"] == 36 and est["n_strategy"] == 40
+    assert est["status"] == "ok" and est["n_control"] == 36 and est["n_strategy"] == 40 and est["n_other"] == 7
     # strategy: 20 errors in 20*2 + 20*6 = 160 labels; control: 2 + 8 errors in 10*2 + 26*6 = 176 labels
     assert (est["labels_strategy"], est["errors_strategy"]) == (160, 20)
     assert (est["labels_control"], est["errors_control"]) == (176, 10)

@@ -947,10 +947,16 @@ export interface components {
       /** @description `ok`, or `not_enough_data` below min_control / min_strategy labelings or with no first error in the control yet. */
       status: string;
       measure: string;
+      /** @description The project's current strategy: only labels it served count as the strategy's. */
+      strategy: string;
       /** Format: double */
       control_share: number;
       n_control: number;
       n_strategy: number;
+      /** @description Labelings served by an earlier strategy or a model-driven strategy's cold start: not counted. */
+      n_other: number;
+      /** @description Control labelings the queue can give at all (its control solutions times the overlap); below min_control the estimate cannot come without a larger control share or more solutions. */
+      control_capacity: number;
       labels_control: number;
       labels_strategy: number;
       errors_control: number;

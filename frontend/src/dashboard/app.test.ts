@@ -122,9 +122,12 @@ describe("savingsText", () => {
   const base = {
     status: "not_enough_data",
     measure: "first errors found per step label",
+    strategy: "value",
     control_share: 0.1,
     n_control: 4,
     n_strategy: 24,
+    n_other: 0,
+    control_capacity: 40,
     labels_control: 30,
     labels_strategy: 200,
     errors_control: 1,
@@ -142,7 +145,7 @@ describe("savingsText", () => {
       "Labels saved vs random: not enough data yet (4 of the 20 control labelings it needs; 10% control share).",
     );
     expect(savingsText({ ...base, n_control: 3, n_strategy: 5 })).toContain(
-      "3 of the 20 control labelings it needs and 5 of the 20 strategy labelings it needs",
+      "3 of the 20 control labelings it needs and 5 of the 20 it needs from the Value per label order",
     );
   });
 
@@ -155,7 +158,22 @@ describe("savingsText", () => {
 
   it("gives both counts when both suffice but there is no estimate yet", () => {
     expect(savingsText({ ...base, n_control: 25 })).toBe(
-      "Labels saved vs random: not enough data yet (25 control and 24 strategy labelings; 10% control share).",
+      "Labels saved vs random: not enough data yet (25 control labelings and 24 from the Value per label order; 10% control share).",
+    );
+  });
+
+  it("leaves out labels an earlier order served, and says so", () => {
+    expect(savingsText({ ...base, strategy: "uncertainty", n_strategy: 2, n_other: 11 })).toBe(
+      "Labels saved vs random: not enough data yet (4 of the 20 control labelings it needs and 2 of the 20 it " +
+        "needs from the Uncertainty order; 10% control share). 11 labelings served by an earlier order or the cold " +
+        "start are not counted.",
+    );
+  });
+
+  it("says when the queue can never give enough control labelings", () => {
+    expect(savingsText({ ...base, n_control: 2, control_capacity: 8 })).toBe(
+      "Labels saved vs random: no estimate possible in this queue: its control solutions allow 8 control " +
+        "labelings, and the estimate needs 20 (10% control share). Raise the control share or import more solutions.",
     );
   });
 });

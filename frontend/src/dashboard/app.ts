@@ -20,7 +20,7 @@ import {
   toUnixSeconds,
 } from "./format";
 import { compareCurveNote, compareFigures, pairProgressFigures } from "./compare";
-import { strategyCaveat } from "./evidence";
+import { named, strategyCaveat } from "./evidence";
 import { h as el } from "../shared/dom";
 import { Http, HttpError } from "../shared/http";
 import type {
@@ -505,20 +505,33 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
   if (!v) return "";
   if (strategy === "random") return "Labels saved vs random: not applicable, the queue is in random order already.";
   if (v.control_share <= 0) return "Labels saved vs random: no control share is set for this project, so there is no estimate.";
+  const order = `the ${named(v.strategy)} order`;
+  // Labels an earlier strategy served say nothing of this one: say they were left out.
+  const other = v.n_other ? ` ${v.n_other} labelings served by an earlier order or the cold start are not counted.` : "";
   if (v.status !== "ok" || v.labels_saved == null || !v.labels_saved_ci || !v.yield_ratio_ci || v.yield_ratio == null) {
+    const share = `${Math.round(v.control_share * 100)}% control share`;
+    if (v.control_capacity < v.min_control) {
+      return (
+        `Labels saved vs random: no estimate possible in this queue: its control solutions allow ${v.control_capacity} ` +
+        `control labelings, and the estimate needs ${v.min_control} (${share}). Raise the control share or import more ` +
+        `solutions.${other}`
+      );
+    }
     // Name only the group that is short: "24 of 20 strategy labelings" read as still missing.
     const short = [];
     if (v.n_control < v.min_control) short.push(`${v.n_control} of the ${v.min_control} control labelings it needs`);
-    if (v.n_strategy < v.min_strategy) short.push(`${v.n_strategy} of the ${v.min_strategy} strategy labelings it needs`);
-    const counts = short.length ? short.join(" and ") : `${v.n_control} control and ${v.n_strategy} strategy labelings`;
-    return `Labels saved vs random: not enough data yet (${counts}; ${Math.round(v.control_share * 100)}% control share).`;
+    if (v.n_strategy < v.min_strategy) short.push(`${v.n_strategy} of the ${v.min_strategy} it needs from ${order}`);
+    const counts = short.length
+      ? short.join(" and ")
+      : `${v.n_control} control labelings and ${v.n_strategy} from ${order}`;
+    return `Labels saved vs random: not enough data yet (${counts}; ${share}).${other}`;
   }
   const [lo, hi] = v.labels_saved_ci;
   const [rlo, rhi] = v.yield_ratio_ci;
   return (
     `Labels saved vs random: ${Math.round(v.labels_saved)} step labels (95% CI ${Math.round(lo!)} to ${Math.round(hi!)}); ` +
     `${v.measure}: ${v.yield_ratio.toFixed(2)}x the random control (${rlo!.toFixed(2)}–${rhi!.toFixed(2)}), ` +
-    `from ${v.n_control} control and ${v.n_strategy} strategy labelings.`
+    `from ${v.n_control} control labelings and ${v.n_strategy} from ${order}.${other}`
   );
 }
 

@@ -31,7 +31,7 @@ const STRATEGY_NAMES: Record<string, string> = {
   bald: "BALD",
   random: "Random",
 };
-const named = (s: string) => STRATEGY_NAMES[s] ?? s;
+export const named = (s: string) => STRATEGY_NAMES[s] ?? s;
 
 const SET_NAMES: Record<string, string> = {
   gsm8k: "GSM8K",

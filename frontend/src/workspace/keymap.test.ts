@@ -49,7 +49,8 @@ describe("KEYMAP", () => {
   });
 
   it("leaves Enter to a focused link or button (but the page's own Submit) and every key to text fields", () => {
-    const el = (tagName: string, extra: object = {}) => ({ tagName, isContentEditable: false, ...extra });
+    const el = (tagName: string, extra: object = {}) =>
+      ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget;
     const submit = el("BUTTON");
     expect(focusTakesKey(el("A"), "Enter", submit)).toBe(true); // the header's Projects link: follow it
     expect(focusTakesKey(el("BUTTON"), "Enter", submit)).toBe(true); // Skip: press it
