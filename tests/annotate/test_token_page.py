@@ -93,7 +93,8 @@ def test_dashboard_links_the_export_formats_of_the_projects_kind(client):
     links = {}
     for slug in ("algebra", "duel"):
         page = client.get(f"/dashboard/{slug}/").content.decode()
-        links[slug] = dict(re.findall(r'<a href="([^"]+)" data-export="([^"]+)">', page))
+        # `download`: the browser saves the stream as a file instead of showing a wall of JSON
+        links[slug] = dict(re.findall(r'<a href="([^"]+)" data-export="([^"]+)" download>', page))
     assert links == {
         "algebra": {
             "/api/v1/projects/algebra/export/?format=prm800k": "prm800k",

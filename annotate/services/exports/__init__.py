@@ -16,12 +16,14 @@ from annotate.services.exports.jobs import (
 )
 from annotate.services.exports.options import (
     FORMATS,
+    OPTION_NAMES,
     ExportOptionError,
     ExportOptions,
     decode_cursor,
     encode_cursor,
     parse_flag,
     parse_options,
+    refuse_unknown,
 )
 from annotate.services.exports.sequence import lock_export_sequence, stamp_export_sequence
 from annotate.services.exports.stream import (
@@ -54,6 +56,8 @@ __all__ = [
     "iter_records",
     "lock_export_sequence",
     "parse_flag",
+    "refuse_unknown",
+    "OPTION_NAMES",
     "parse_options",
     "plan_export",
     "run_export_job",

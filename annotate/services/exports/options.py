@@ -104,8 +104,41 @@ def _unsign_cursor(cursor: str) -> Any:
         return signing.loads(cursor, salt=_CURSOR_SALT)
 
 
+# Every option parse_options reads: any other name is refused, so a misspelt filter
+# (`finish_reasons=`) never returns the whole project as if it had applied.
+OPTION_NAMES = frozenset(
+    {
+        "format",
+        "qc",
+        "screening",
+        "neutral",
+        "alternatives",
+        "labels",
+        "ties",
+        "generation",
+        "finish_reason",
+        "include_history",
+        "split",
+        "labeler",
+        "since",
+        "min_agreement",
+    }
+)
+
+
+def refuse_unknown(params: dict[str, Any], known: frozenset[str]) -> None:
+    """ExportOptionError for the first name not in `known`, with the nearest known one."""
+    import difflib
+
+    for name in sorted(set(params) - known):
+        near = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise ExportOptionError(name, f"unknown export option{hint}; the options are {', '.join(sorted(known))}")
+
+
 def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
     """Validate export options from a query string or JSON body; raise ExportOptionError."""
+    refuse_unknown(params, OPTION_NAMES)
 
     def one(name: str) -> str | None:
         value = params.get(name)

@@ -244,6 +244,24 @@ def test_a_labeler_typo_is_400_naming_the_value_not_an_empty_export(clients):
 
 
 @pytest.mark.django_db
+def test_a_misspelt_option_is_400_with_the_nearest_name_not_the_whole_export(clients):
+    response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k&finish_reasons=found_error")
+    assert response.status_code == 400
+    message = response.json()["finish_reasons"][0]
+    assert message.startswith("unknown export option (did you mean finish_reason?); the options are ")
+    assert "trailer" in message  # the stream's own option is listed too
+    assert "generations" in clients["ml"].get("/api/v1/projects/exp/export/?generations=1").json()
+    gzip = clients["ml"].get("/api/v1/projects/exp/export/?gzip=1").json()
+    assert gzip == {
+        "gzip": ["the stream is plain JSONL; gzip applies to export jobs (POST /api/v1/projects/{slug}/exports/)"]
+    }
+    jobs_before = Export.objects.count()
+    job = clients["ml"].post("/api/v1/projects/exp/exports/", {"fromat": "trl"}, format="json")
+    assert job.status_code == 400 and "did you mean format?" in job.json()["fromat"][0]
+    assert Export.objects.count() == jobs_before  # nothing started
+
+
+@pytest.mark.django_db
 def test_trl_options_with_the_prm800k_format_are_400_not_ignored(clients):
     response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k&neutral=negative")
     assert response.status_code == 400
