@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotate import guidelines_templates
+from annotate import export_page, guidelines_templates
 from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
 from annotate.models import Project, Role
 from annotate.pages import project_page, project_tabs
@@ -179,6 +179,8 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
         "csrf_token": get_token(request),
     }
     exports = reads.own_exports(project=project, user=request.user)
-    form = ExportForm(initial={"since": request.GET.get("since", "")})
-    context = {"form": form, "exports": exports, "config": config}
+    for e in exports:
+        e.newer_query = export_page.newer_query(e) if (e.filters or {}).get("cursor") else ""
+    initial, carried = export_page.form_state(request.GET)
+    context = {"form": ExportForm(initial=initial), "carried": carried, "exports": exports, "config": config}
     return _render(request, project, "export", "annotate/manage/export.html", **context)

@@ -66,10 +66,24 @@ def test_export_page_offers_trls_neutral_and_alternatives_options(pages, screens
         assert rows == [{"prompt": rows[0]["prompt"], "completions": [STEPS[0]], "labels": [True]}]
         neutral.select_option("negative")
         alternatives.select_option("branch")
+        page.get_by_label("Solution", exact=True).check()  # finish reason
         rows = _export_rows(page)
         assert [row["labels"] for row in rows] == [[True, False, True], [True, False, False]]
-    latest = Export.objects.order_by("-id").first()
-    assert (latest.filters["neutral"], latest.filters["alternatives"]) == ("negative", "branch")
+        latest = Export.objects.order_by("-id").first()
+        assert (latest.filters["neutral"], latest.filters["alternatives"]) == ("negative", "branch")
+
+        # "Export what is newer" reopens the form with that export's settings, from its cursor on
+        page.reload()
+        page.locator("[data-exports] tbody tr").first.get_by_role("link", name="Export what is newer").click()
+        expect(page.get_by_label("Format")).to_have_value("trl")
+        expect(neutral).to_have_value("negative")
+        expect(page.get_by_label("Solution", exact=True)).to_be_checked()
+        expect(page.get_by_label("Since (cursor)")).to_have_value(latest.filters["cursor"])
+        assert _export_rows(page) == []  # nothing newer
+        newer = Export.objects.order_by("-id").first()
+        assert newer.pk != latest.pk and newer.filters["since"] > 0
+        same = ("format", "neutral", "alternatives", "finish_reason", "qc", "screening", "generation", "split")
+        assert {k: newer.filters[k] for k in same} == {k: latest.filters[k] for k in same}
     page.get_by_label("Format").select_option("prm800k")
     expect(neutral).to_be_hidden()
     expect(alternatives).to_be_hidden()

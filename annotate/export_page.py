@@ -1,0 +1,52 @@
+"""The export page's "Export what is newer": a past export's settings as a query string, and the
+form's initial values (and the options the form has no field for) read back from it, so the
+incremental export is the same export from the cursor on, not a default one."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import QueryDict
+
+from annotate.models import Export
+from annotate.services.exports import ExportOptions
+
+# The form's own fields, and the options it carries as hidden inputs (an API job may set them).
+FORM_FIELDS = ("format", "generation", "split", "qc", "screening", "neutral", "alternatives", "finish_reason", "gzip")
+CARRIED = ("labeler", "min_agreement", "include_history", "ties", "labels")
+_DEFAULTS = {**ExportOptions().as_dict(), "gzip": False}
+
+
+def newer_query(export: Export) -> str:
+    """`since=<its cursor>` and every setting of the export that differs from the defaults."""
+    filters = export.filters or {}
+    params: list[tuple[str, str]] = []
+    for name in FORM_FIELDS + CARRIED:
+        value = filters.get(name)
+        if value in (None, "", []) or (value == _DEFAULTS.get(name) and name != "format"):
+            continue
+        if name == "finish_reason":
+            params += [(name, str(v)) for v in value]
+        elif isinstance(value, list):
+            params.append((name, ",".join(str(v) for v in value)))
+        elif isinstance(value, bool):
+            params.append((name, "true"))
+        else:
+            params.append((name, str(value)))
+    params.append(("since", filters.get("cursor") or ""))
+    return urlencode(params)
+
+
+def form_state(query: QueryDict) -> tuple[dict, list[tuple[str, str]]]:
+    """(the form's initial values, the carried options as (name, value)) from the page's query."""
+    initial: dict = {"since": query.get("since", "")}
+    for name in FORM_FIELDS:
+        if name == "finish_reason":
+            if query.getlist(name):
+                initial[name] = query.getlist(name)
+        elif name == "gzip":
+            initial[name] = query.get(name) in ("true", "1")
+        elif query.get(name):
+            initial[name] = query.get(name)
+    carried = [(name, query[name]) for name in CARRIED if query.get(name)]
+    return initial, carried

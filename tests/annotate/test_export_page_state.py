@@ -1,0 +1,62 @@
+"""The export page's "Export what is newer" link carries the past export's settings, and the page
+reopened from it starts the same export from the cursor on (the form's fields, and hidden inputs
+for options an API job set that the form has no field for)."""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import parse_qs
+
+import pytest
+
+from annotate.models import Export, Membership, Project, Role
+from annotate.services.exports import ExportOptions, encode_cursor
+from tests.factories import make_user
+
+
+@pytest.mark.django_db
+def test_export_what_is_newer_reopens_the_form_with_that_exports_settings(client):
+    project = Project.objects.create(slug="exp-state", name="Export state")
+    lead = make_user("lena")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    options = ExportOptions(
+        format="trl",
+        neutral="negative",
+        finish_reason=["solution", "found_error"],
+        generation=[0, 2],
+        labeler="7b4f3a52-0000-4000-8000-000000000002",
+        min_agreement=0.5,
+    )
+    cursor = encode_cursor(project=project, seq=7)
+    Export.objects.create(
+        project=project,
+        requested_by=lead,
+        status="succeeded",
+        format="trl",
+        filters={**options.as_dict(), "gzip": True, "cursor": cursor},
+    )
+    client.force_login(lead)
+    page = client.get("/projects/exp-state/export/").content.decode()
+    link = html.unescape(re.search(r'<a href="\?([^"]+)">Export what is newer</a>', page).group(1))
+    assert parse_qs(link) == {
+        "format": ["trl"],
+        "generation": ["0,2"],
+        "neutral": ["negative"],
+        "finish_reason": ["solution", "found_error"],
+        "gzip": ["true"],
+        "labeler": ["7b4f3a52-0000-4000-8000-000000000002"],
+        "min_agreement": ["0.5"],
+        "since": [cursor],
+    }
+    reopened = client.get(f"/projects/exp-state/export/?{link}").content.decode()
+    assert re.search(r'<option value="trl" selected>', reopened)
+    assert re.search(r'<option value="negative" selected>', reopened)
+    assert re.search(r'name="generation" value="0,2"', reopened)
+    assert re.search(r'name="since" value="' + re.escape(cursor), reopened)
+    assert len(re.findall(r'name="finish_reason" value="(solution|found_error)"[^>]*checked', reopened)) == 2
+    assert re.search(r'name="gzip"[^>]*checked', reopened)
+    # the options the form has no field for ride along as hidden inputs, and the page says so
+    assert '<input type="hidden" name="labeler" value="7b4f3a52-0000-4000-8000-000000000002">' in reopened
+    assert '<input type="hidden" name="min_agreement" value="0.5">' in reopened
+    assert "Also from that export" in reopened
