@@ -97,7 +97,7 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     # The legend lists the generation the labels were served in: its steps add up to the headline.
     lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
     assert lines == [
-        "queued without a model: 6 of 14 solutions labeled; their labels count under the generation that served them",
+        "queued without a model: 6 of 14 solutions labeled at least once; their labels count under the generation that served them",
         "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]
     steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))
@@ -141,7 +141,7 @@ def test_a_project_imported_already_labeled_reads_as_nothing_queued(pages, scree
     expect(figures).not_to_contain_text("queue done in")
     # The file's generation numbers are marked, not shown as if this project's models had made them.
     lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
-    assert "gen 3 (imported): 1 of 1 solution labeled; 1 label imported, 2 steps" in lines, lines
+    assert "gen 3 (imported): 1 of 1 solution labeled at least once; 1 label imported, 2 steps" in lines, lines
     assert "gen 9 (imported): 1 label imported, 1 step" in lines, lines  # a quality-control question's label
     assert all("served" not in line for line in lines), lines
     expect(page.locator('[data-chart="generations"]')).to_contain_text("PRM800K numbers its own rounds")

@@ -202,7 +202,7 @@ export class Dashboard {
           `${fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null)}, at least once`,
         ),
         figure("solutions open", fmtInt(p.solutions_open), `${plural(p.labels_remaining, "label")} to go`),
-        figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p)),
+        figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p, s.labels.alternatives)),
         figure(queue.label, queue.value, queue.note),
       );
     }
@@ -214,7 +214,7 @@ export class Dashboard {
       gens.map(generationLabel),
       [
         { label: "solutions", values: gens.map((g) => g.solutions), color: GEN_COLORS[0] },
-        { label: "labeled", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
+        { label: "labeled (in any generation)", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
       ],
       { height: 180 },
     );
@@ -223,7 +223,7 @@ export class Dashboard {
         "ul",
         { class: "sl-legend" },
         el("li", {}, swatch(GEN_COLORS[0]), "solutions"),
-        el("li", {}, swatch(GEN_COLORS[1]), "labeled"),
+        el("li", {}, swatch(GEN_COLORS[1]), "labeled at least once, in any generation"),
         ...generationLines(p.by_generation).map((line) => el("li", { "data-generation": "" }, line)),
       ),
       el(

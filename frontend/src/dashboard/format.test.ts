@@ -98,13 +98,13 @@ describe("format", () => {
       { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 0, imported_labels: 0, steps_labeled: 0 },
     ];
     expect(generationLines(rows)).toEqual([
-      "queued without a model: 6 of 14 solutions labeled; their labels count under the generation that served them",
+      "queued without a model: 6 of 14 solutions labeled at least once; their labels count under the generation that served them",
       "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]);
     const unlabeled = [{ generation: 2, solutions: 4, labeled: 0, open: 4, labels: 0, imported_labels: 0, steps_labeled: 0 }];
-    expect(generationLines(unlabeled)).toEqual(["gen 2: 0 of 4 solutions labeled; no labels served"]);
+    expect(generationLines(unlabeled)).toEqual(["gen 2: 0 of 4 solutions labeled at least once; no labels served"]);
     const one = [{ generation: 0, solutions: 1, labeled: 1, open: 0, labels: 1, imported_labels: 0, steps_labeled: 1 }];
-    expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solution labeled; 1 label served, 1 step"]);
+    expect(generationLines(one)).toEqual(["gen 0: 1 of 1 solution labeled at least once; 1 label served, 1 step"]);
   });
 
   it("marks generations whose labels all came from an import file", () => {
@@ -115,9 +115,9 @@ describe("format", () => {
       { generation: 6, solutions: 9, labeled: 9, open: 0, labels: 9, imported_labels: 9, steps_labeled: 76 },
     ];
     expect(generationLines(rows)).toEqual([
-      "queued without a model: 5 of 5 solutions labeled; 5 labels imported, 52 steps",
-      "gen 0: 2 of 2 solutions labeled; 2 labels served, 1 imported, 9 steps",
-      "gen 6 (imported): 9 of 9 solutions labeled; 9 labels imported, 76 steps",
+      "queued without a model: 5 of 5 solutions labeled at least once; 5 labels imported, 52 steps",
+      "gen 0: 2 of 2 solutions labeled at least once; 2 labels served, 1 imported, 9 steps",
+      "gen 6 (imported): 9 of 9 solutions labeled at least once; 9 labels imported, 76 steps",
     ]);
     expect(rows.map(generationLabel)).toEqual(["queued without a model", "gen 0", "gen 6 (imported)"]);
   });
@@ -143,6 +143,9 @@ describe("format", () => {
 
     it("a project imported already labeled: nothing queued, and it says why", () => {
       expect(stepsNote(base)).toBe("in 15 labels · 0 of 243 solution steps still queued");
+      expect(stepsNote(base, 1)).toBe(
+        "in 15 labels, plus 1 rated alternative (the model's step labels count them) · 0 of 243 solution steps still queued",
+      );
       expect(queueFigure(base)).toEqual({
         label: "queue",
         value: "empty",

@@ -68,9 +68,11 @@ export function queueFigure(p: Progress): Figure {
 }
 
 /** The note under "steps labeled": in how many labels, and how many steps are still queued. */
-export function stepsNote(p: Progress): string {
+export function stepsNote(p: Progress, alternatives = 0): string {
   const labels = `in ${fmtInt(p.labels)} label${p.labels === 1 ? "" : "s"}`;
-  return `${labels} · ${fmtInt(p.steps_open)} of ${fmtInt(p.steps_total)} solution steps still queued`;
+  // Steps of the solutions; rated alternatives are step labels too, which the model's counts include.
+  const alts = alternatives ? `, plus ${plural(alternatives, "rated alternative")} (the model's step labels count them)` : "";
+  return `${labels}${alts} · ${fmtInt(p.steps_open)} of ${fmtInt(p.steps_total)} solution steps still queued`;
 }
 
 /**
@@ -98,7 +100,8 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     .filter((g) => g.solutions > 0 || g.labels > 0)
     .map((g) => {
       const parts: string[] = [];
-      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${plural(g.solutions, "solution")} labeled`);
+      // a solution sits under the generation that queued it last; its labels may be older
+      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${plural(g.solutions, "solution")} labeled at least once`);
       const served = g.labels - g.imported_labels;
       const steps = `${fmtInt(g.steps_labeled)} step${g.steps_labeled === 1 ? "" : "s"}`;
       // Labeled solutions of a bucket without labels: their labels sit under the generation that
