@@ -47,6 +47,10 @@ def curl_lines(request: HttpRequest, key: str) -> list[dict]:
 @require_http_methods(["GET", "POST"])
 def account_token(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
+        # Rotating kills the old token at once: only with the box ticked (the browser asks too).
+        if tokens.current_token(user=request.user) is not None and request.POST.get("confirm") != "yes":
+            messages.error(request, "Not rotated: tick the box to confirm that the old token stops working now.")
+            return redirect("account-token")
         # Shown once, on the page this redirects to; the session forgets it there.
         request.session["new_api_token"] = tokens.issue_token(user=request.user)
         return redirect("account-token")

@@ -311,7 +311,9 @@ def test_token_is_shown_once_and_rotation_revokes_the_old_one(client):
     )
     again = client.get("/account/token/").content.decode()
     assert key not in again and "Rotate token" in again and "YOUR_TOKEN" in again
-    client.post("/account/token/")
+    refused = client.post("/account/token/", follow=True).content.decode()  # the box not ticked
+    assert "Not rotated: tick the box" in refused and Token.objects.get(user=ml).key == key
+    client.post("/account/token/", {"confirm": "yes"})
     new_key = Token.objects.get(user=ml).key
     assert new_key != key
     api = APIClient()

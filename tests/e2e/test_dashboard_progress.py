@@ -97,7 +97,8 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     # The legend lists the generation the labels were served in: its steps add up to the headline.
     lines = page.locator('[data-chart="generations"] li[data-generation]').all_inner_texts()
     assert lines == [
-        "queued without a model: 6 of 14 solutions labeled at least once; their labels count under the generation that served them",
+        "queued without a model: 6 of 14 solutions labeled at least once; "
+        "their labels count under the generation that served them",
         "gen 0 (no solutions of its own): 6 labels served, 18 steps",
     ]
     steps = sum(int(m) for line in lines for m in re.findall(r"(\d+) steps", line))

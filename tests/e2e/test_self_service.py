@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
+from rest_framework.authtoken.models import Token
 
 from annotate.models import (
     Annotation,
@@ -260,7 +261,12 @@ def test_ml_engineer_makes_a_token_and_pulls_an_export_with_it(pages, screenshot
 
     page.reload()  # shown once
     expect(page.locator("[data-token]")).to_have_count(0)
-    expect(page.get_by_role("button", name="Rotate token")).to_be_visible()
+    rotate = page.get_by_role("button", name="Rotate token")
+    expect(rotate).to_be_visible()
+    rotate.click()  # the confirmation box is not ticked: the browser refuses, the token stands
+    expect(page.get_by_role("checkbox", name="Stop the old token now")).to_be_visible()
+    assert Token.objects.get(user__username="mia").key == key
+    screenshot(page, "token-rotate-confirm")
 
     page.goto("/projects/algebra/export/")
     purge_broker()
