@@ -84,7 +84,14 @@ def project_data(request: HttpRequest, slug: str) -> HttpResponse:
         "csrf_token": get_token(request),
     }
     jobs = reads.recent_imports(project=project)
-    context = {"form": ImportForm(), "jobs": jobs, "config": config, "max_bytes": settings.IMPORT_MAX_BYTES}
+    context = {
+        "form": ImportForm(),
+        "jobs": jobs,
+        "config": config,
+        "max_bytes": settings.IMPORT_MAX_BYTES,
+        # solutions with no import job: loaded by a command (import_prm800k, the demo), said so
+        "solutions": 0 if jobs else reads.solution_count(project=project),
+    }
     return _render(request, project, "data", "annotate/manage/data.html", **context)
 
 
@@ -104,7 +111,8 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             added = team.add_roles(
                 project=project, actor=request.user, identifier=data["username"], roles=data["roles"]
             )
-            who, labels = data["username"].strip(), _and([Role(role).label for role in added])
+            # the username, also when the lead typed an e-mail address
+            who, labels = team.find_user(data["username"]).get_username(), _and([Role(role).label for role in added])
             messages.success(request, f"Added {who} as {labels}." if added else f"{who} had those roles.")
             return redirect("project-members", slug=project.slug)
         if action == "remove_role":

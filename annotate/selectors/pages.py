@@ -53,6 +53,10 @@ def recent_imports(*, project: Project) -> list[ImportJob]:
     return list(ImportJob.objects.filter(project=project).select_related("requested_by").order_by("-id")[:PAST_JOBS])
 
 
+def solution_count(*, project: Project) -> int:
+    return Solution.objects.filter(project=project).count()
+
+
 def own_exports(*, project: Project, user: AbstractBaseUser) -> list[Export]:
     """Export jobs are their requester's own: the API shows and serves no one else's."""
     return list(Export.objects.filter(project=project, requested_by=user).order_by("-id")[:PAST_JOBS])

@@ -5,21 +5,25 @@ The browser flows (import with a worker, labeling, screenshots) are in tests/e2e
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.models import AuditEvent, ImportJob, Invite, Membership, Project, Role
+from annotate.models import AuditEvent, ImportJob, Invite, Membership, Project, Role, Solution
 from annotate.services import team
 from annotate.services.projects import PROJECT_CREATORS
 
 PASSWORD = "pw-steplabel-test"
+FIXTURE = Path(__file__).parent / "fixtures" / "edge_cases.jsonl"  # labeled PRM800K records
 User = get_user_model()
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +166,12 @@ def test_members_add_by_username_or_email_remove_and_keep_one_lead(client):
         "/projects/algebra/members/", {"action": "add", "username": "ann", "roles": ["annotator"]}, follow=True
     )
     assert "Added ann as Annotator." in response.content.decode()  # the role's name, as the page shows it
-    client.post("/projects/algebra/members/", {"action": "add", "username": "ML@example.org", "roles": ["ml_engineer"]})
+    by_email = client.post(
+        "/projects/algebra/members/",
+        {"action": "add", "username": "ML@example.org", "roles": ["ml_engineer"]},
+        follow=True,
+    )
+    assert "Added ml as ML engineer." in by_email.content.decode()  # the account's name, not the typed e-mail
     roles = set(Membership.objects.filter(project=project).values_list("user__username", "role"))
     assert roles == {("lead", "lead"), ("ann", "annotator"), ("ml", "ml_engineer")}
 
@@ -474,3 +483,14 @@ def test_past_imports_say_a_blank_file_was_empty_not_bad_on_line_0(client):
     assert "The file is empty: it has no JSON lines" in html
     assert "line 0" not in html
     assert "1 bad line, first: line 2" in html
+
+
+def test_data_page_says_where_solutions_without_an_import_job_came_from(client):
+    lead = user("lead")
+    project = project_with(lead)
+    signed_in(client, lead)
+    assert "No imports yet." in client.get("/projects/algebra/data/").content.decode()
+    call_command("import_prm800k", str(FIXTURE), project="algebra", no_progress=True, stdout=io.StringIO())
+    n = Solution.objects.filter(project=project).count()
+    html = client.get("/projects/algebra/data/").content.decode()
+    assert f"the project's {n} solutions came from the command line" in html
