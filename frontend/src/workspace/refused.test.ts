@@ -21,5 +21,9 @@ describe("summarizeSubmit", () => {
       "finish: give up · reason: “too long”",
     );
     expect(summarizeSubmit(null)).toBe("no labels");
+    const critiqued = { steps: [{ index: 0, rating: -1, critique: " 3 + 4 is 7, not 8. " }] };
+    expect(summarizeSubmit(critiqued)).toBe("Step 1 Negative, critique “3 + 4 is 7, not 8.”");
+    const long = summarizeSubmit({ steps: [{ index: 0, rating: -1, critique: "x".repeat(300) }] });
+    expect(long.length).toBeLessThan(160);
   });
 });

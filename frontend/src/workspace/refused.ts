@@ -14,11 +14,23 @@ export function summarizeSubmit(submit: unknown): string {
   const body = submit as { steps?: unknown; finish_reason?: unknown; reason?: unknown };
   const steps = Array.isArray(body.steps) ? body.steps : [];
   const parts = steps.map((raw, i) => {
-    const st = (raw ?? {}) as { index?: unknown; rating?: unknown; flagged?: unknown; alternatives?: unknown };
+    const st = (raw ?? {}) as {
+      index?: unknown;
+      rating?: unknown;
+      flagged?: unknown;
+      alternatives?: unknown;
+      critique?: unknown;
+    };
     const n = typeof st.index === "number" ? st.index + 1 : i + 1;
     const rating = RATING_NAMES[String(st.rating)] ?? "unrated";
     const alts = Array.isArray(st.alternatives) ? st.alternatives.length : 0;
-    const extra = [st.flagged === true ? " (flagged)" : "", alts ? `, ${alts} alternative${alts === 1 ? "" : "s"}` : ""];
+    // the written critique is work too: shown (cut short) so it can be written again
+    const critique = typeof st.critique === "string" ? st.critique.trim() : "";
+    const extra = [
+      st.flagged === true ? " (flagged)" : "",
+      alts ? `, ${alts} alternative${alts === 1 ? "" : "s"}` : "",
+      critique ? `, critique “${critique.length > 120 ? `${critique.slice(0, 119)}…` : critique}”` : "",
+    ];
     return `Step ${n} ${rating}${extra.join("")}`;
   });
   if (typeof body.finish_reason === "string") parts.push(`finish: ${body.finish_reason.replaceAll("_", " ")}`);
