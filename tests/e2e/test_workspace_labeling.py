@@ -184,6 +184,8 @@ def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
     page.keyboard.press("1")  # Negative: phase 1 goes on, but only after a written step
     box = page.get_by_role("textbox", name="Your own step (none here is Positive)")
     expect(box).to_be_focused()
+    # keys type into the box now: the hint names no shortcut but Esc (a "c" would land in the text)
+    expect(page.locator(".sl-footer")).to_contain_text("type your own step in the box, then Enter to save it")
     expect(visible_steps(page)).to_have_count(2)
     page.keyboard.type("Then $y = 4$.")
     screenshot(page, "workspace-phase1-human-step")

@@ -29,7 +29,14 @@ describe("guidance", () => {
 
   it("asks for the annotator's own step in phase 1 when nothing is Positive", () => {
     const s = rate(createState("phase1", STEPS), 0);
-    expect(guidance(s, false)).toBe("Nothing here is Positive: write your own step (c), then Enter to save it.");
+    // the box has opened with the keyboard in it: c would type a "c" there
+    expect(s.focus.kind).toBe("human");
+    expect(guidance(s, false)).toBe(
+      "Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; Backspace then undoes the rating).",
+    );
+    expect(guidance({ ...s, focus: { kind: "main" } }, false)).toBe(
+      "Nothing here is Positive: write your own step (c), then Enter to save it.",
+    );
   });
 });
 

@@ -21,6 +21,7 @@ export function guidance(s: LabelingState, submitting: boolean): string {
     next: keyFor("next-step"),
     submit: keyFor("submit"),
     critique: keyFor("write-critique"),
+    undo: keyFor("undo"),
   };
   const rateKeys = `${k.neg}/${k.neu}/${k.pos}`;
   const missing = missingCritique(s);
@@ -35,7 +36,13 @@ export function guidance(s: LabelingState, submitting: boolean): string {
       `(${k.alt} to write one), write the corrected step (${k.human}) or say what is wrong (${k.critique}).`
     );
   }
-  if (needsHumanStep(s)) return `Nothing here is Positive: write your own step (${k.human}), then Enter to save it.`;
+  if (needsHumanStep(s)) {
+    // The box opens with the keyboard in it: keys type there, so name no shortcut but the way out.
+    if (s.focus.kind === "human") {
+      return `Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; ${k.undo} then undoes the rating).`;
+    }
+    return `Nothing here is Positive: write your own step (${k.human}), then Enter to save it.`;
+  }
   const cur = currentIndex(s);
   if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
     return `Rate the alternatives (${rateKeys}), or press ${k.next} to move on.`;
