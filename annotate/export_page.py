@@ -12,8 +12,20 @@ from annotate.models import Export
 from annotate.services.exports import ExportOptions
 
 # The form's own fields, and the options it carries as hidden inputs (an API job may set them).
-FORM_FIELDS = ("format", "generation", "split", "qc", "screening", "neutral", "alternatives", "finish_reason", "gzip")
-CARRIED = ("labeler", "min_agreement", "include_history", "ties", "labels")
+FORM_FIELDS = (
+    "format",
+    "generation",
+    "split",
+    "qc",
+    "screening",
+    "neutral",
+    "alternatives",
+    "labels",
+    "ties",
+    "finish_reason",
+    "gzip",
+)
+CARRIED = ("labeler", "min_agreement", "include_history")
 _DEFAULTS = {**ExportOptions().as_dict(), "gzip": False}
 
 

@@ -185,15 +185,32 @@ class ImportForm(forms.Form):
 INCLUSION = [("include", "Include"), ("exclude", "Exclude"), ("only", "Only these")]
 
 
+# The export page's formats per task kind: short names, as the select is a quarter of the form
+# wide and a longer one was cut off.
+STEP_FORMATS = [
+    ("prm800k", "PRM800K records"),
+    ("trl", "TRL stepwise rows"),
+    ("critique", "Critiques"),
+    ("math_shepherd", "Math-Shepherd lines"),
+]
+COMPARE_FORMATS = [("preference", "TRL preference rows")]
+
+
 class ExportForm(forms.Form):
     """Rendering of the export job's options; the page posts them to the export API, which validates."""
 
+    def __init__(self, *args, task_kind: str = "steps", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        compare = task_kind == "compare"
+        self.fields["format"].choices = COMPARE_FORMATS if compare else STEP_FORMATS
+        if compare:
+            self.fields["format"].help_text = "TRL preference rows: prompt, chosen, rejected, margin."
+
     format = forms.ChoiceField(
         label="Format",
-        # short names: the select is a quarter of the form wide, and a longer one was cut off
-        choices=[("prm800k", "PRM800K records"), ("trl", "TRL stepwise rows"), ("critique", "Critiques")],
+        choices=STEP_FORMATS,
         help_text="TRL: stepwise supervision rows (prompt, completions, labels). Critiques: prompt, steps "
-        "and a verdict per step.",
+        "and a verdict per step. Math-Shepherd: one line per solution, each step tagged + or -.",
     )
     since = forms.CharField(
         label="Since (cursor)",
@@ -232,5 +249,16 @@ class ExportForm(forms.Form):
         initial=EXPORT_DEFAULTS.alternatives,
         help_text="Branch: each rated alternative becomes a row of its own, ending at that step; drop: only "
         "the main line.",
+    )
+    labels = forms.ChoiceField(
+        label="Labels",
+        choices=[("human", "Human labels"), ("auto", "Automatic labels")],
+        initial=EXPORT_DEFAULTS.labels,
+        help_text="Automatic: the imported or rollout (Math-Shepherd) labels instead of people's.",
+    )
+    ties = forms.ChoiceField(
+        label="Ties",
+        choices=[("exclude", "Leave out"), ("include", "Include (margin 0)")],
+        initial=EXPORT_DEFAULTS.ties,
     )
     gzip = forms.BooleanField(label="Compress with gzip", required=False)

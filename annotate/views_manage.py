@@ -190,5 +190,6 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
     for e in exports:
         e.newer_query = export_page.newer_query(e) if (e.filters or {}).get("cursor") else ""
     initial, carried = export_page.form_state(request.GET)
-    context = {"form": ExportForm(initial=initial), "carried": carried, "exports": exports, "config": config}
+    form = ExportForm(initial=initial, task_kind=project.task_kind)
+    context = {"form": form, "carried": carried, "exports": exports, "config": config}
     return _render(request, project, "export", "annotate/manage/export.html", **context)

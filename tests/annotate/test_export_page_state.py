@@ -60,3 +60,30 @@ def test_export_what_is_newer_reopens_the_form_with_that_exports_settings(client
     assert '<input type="hidden" name="labeler" value="7b4f3a52-0000-4000-8000-000000000002">' in reopened
     assert '<input type="hidden" name="min_agreement" value="0.5">' in reopened
     assert "Also from that export" in reopened
+
+
+@pytest.mark.django_db
+def test_the_format_menu_offers_the_projects_own_formats_and_keeps_a_reopened_one(client):
+    steps = Project.objects.create(slug="exp-steps", name="Steps")
+    duel = Project.objects.create(slug="exp-duel", name="Duel", task_kind="compare")
+    lead = make_user("lena")
+    for project in (steps, duel):
+        Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+
+    def options(page: str) -> list[str]:
+        select = page.split('name="format"')[1].split("</select>")[0]
+        return re.findall(r'<option value="([a-z_0-9]+)"', select)
+
+    assert options(client.get("/projects/exp-steps/export/").content.decode()) == [
+        "prm800k",
+        "trl",
+        "critique",
+        "math_shepherd",
+    ]
+    assert options(client.get("/projects/exp-duel/export/").content.decode()) == ["preference"]
+    # a past math_shepherd job with automatic labels reopens as one (it came back as PRM800K records)
+    page = client.get("/projects/exp-steps/export/?format=math_shepherd&labels=auto&since=x").content.decode()
+    assert '<option value="math_shepherd" selected>' in page and '<option value="auto" selected>' in page
+    page = client.get("/projects/exp-duel/export/?format=preference&ties=include").content.decode()
+    assert '<option value="preference" selected>' in page and '<option value="include" selected>' in page

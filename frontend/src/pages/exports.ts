@@ -24,10 +24,12 @@ interface ExportJob {
 
 const FINAL = new Set(["failed", "succeeded"]);
 
-/** Options that only some formats take (the export API's `neutral` and `alternatives`: TRL rows). */
+/** Options that only some formats take (the export API's FORMAT_ONLY, `labels` and `ties`). */
 export const FORMAT_ONLY: Readonly<Record<string, readonly string[]>> = {
-  neutral: ["trl"],
+  neutral: ["trl", "math_shepherd"],
   alternatives: ["trl"],
+  labels: ["trl", "math_shepherd"],
+  ties: ["preference"],
 };
 
 /** Whether `option` goes with an export of `format`. */

@@ -48,8 +48,25 @@ describe("exportBody with TRL options", () => {
 
   it("knows which options go with which format", () => {
     expect(optionApplies("neutral", "trl")).toBe(true);
+    expect(optionApplies("neutral", "math_shepherd")).toBe(true);
     expect(optionApplies("alternatives", "prm800k")).toBe(false);
+    expect(optionApplies("alternatives", "math_shepherd")).toBe(false);
+    expect(optionApplies("labels", "math_shepherd")).toBe(true);
+    expect(optionApplies("labels", "prm800k")).toBe(false);
+    expect(optionApplies("ties", "preference")).toBe(true);
+    expect(optionApplies("ties", "trl")).toBe(false);
     expect(optionApplies("since", "prm800k")).toBe(true);
+  });
+
+  it("sends Math-Shepherd's and preference's own options only with them", () => {
+    const data = new FormData();
+    data.append("format", "math_shepherd");
+    data.append("labels", "auto");
+    data.append("ties", "include");
+    data.append("alternatives", "drop");
+    expect(exportBody(data)).toEqual({ format: "math_shepherd", labels: "auto", gzip: false });
+    data.set("format", "preference");
+    expect(exportBody(data)).toEqual({ format: "preference", ties: "include", gzip: false });
   });
 });
 
