@@ -89,8 +89,9 @@ class PageFactory:
         self.dialogs: list[str] = []
         self.errors: list[str] = []
 
-    def context(self):
-        ctx = self.browser.new_context(viewport=DESKTOP, base_url=self.base_url)
+    def context(self, **options):
+        """A browser context (desktop viewport unless `options` say otherwise: a phone, touch)."""
+        ctx = self.browser.new_context(**{"viewport": DESKTOP, **options}, base_url=self.base_url)
         ctx.set_default_timeout(10_000)
         self.contexts.append(ctx)
         return ctx

@@ -135,3 +135,35 @@ def test_a_pair_can_be_skipped_and_the_guidelines_read(pages, tmp_path: Path):
     page.get_by_role("button", name="Skip this pair").click()
     expect(page.locator(".sl-empty")).to_be_visible()  # the skipped pair is not served again
     assert not Preference.objects.filter(annotator=user).exists()
+
+
+def test_a_pair_is_compared_by_tapping_alone_on_a_phone(pages, screenshot, tmp_path: Path):
+    """Mouse and touch users get buttons for what the keys do: which is better, by how much, and a
+    first-wrong-step marker per step; a "choose first" alert goes once a choice is made."""
+    project = make_project("tapduel", name="Which is better", task_kind="compare")
+    user = make_user("ann", project)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES[:2]))
+    import_file(project=project, path=path)
+    ctx = pages.context(viewport={"width": 390, "height": 844}, has_touch=True)
+    page = pages.page(ctx)
+    open_workspace(page, "ann", slug="tapduel")
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+
+    page.get_by_role("button", name="Submit (Enter)").tap()
+    alert = page.locator(".sl-alert")
+    expect(alert).to_contain_text("Choose A, B or tie first")
+    page.get_by_role("button", name="B is better").tap()
+    expect(alert).to_be_hidden()
+    page.get_by_role("button", name="Clearly").tap()
+    expect(page.get_by_role("button", name="Clearly")).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="A: step 1 is the first wrong step").tap()
+    expect(page.locator('[data-side="A"] .sl-first-wrong')).to_have_count(1)
+    expect(page.locator(".sl-compare-verdict")).to_have_text("B is clearly better")
+    screenshot(page, "compare-phone-tapped", full_page=True)
+    page.get_by_role("button", name="Submit (Enter)").tap()
+    expect(page.locator(".sl-save")).to_have_text("Submitted (1 this session)")
+
+    preference = Preference.objects.get(annotator=user)
+    assert (preference.shown, preference.strength) == ("B", 2)
+    assert (preference.first_wrong_b if preference.swapped else preference.first_wrong_a) == 0

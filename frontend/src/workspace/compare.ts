@@ -12,7 +12,7 @@ import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
 import { keyHints, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor, focusTakesKey } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey, type KeyAction, keyFor } from "./keymap";
 import type { WorkspaceConfig } from "./app";
 
 type Side = "A" | "B";
@@ -59,6 +59,8 @@ export class CompareWorkspace {
   private readonly groundTruth = h("p", { class: "sl-gt", hidden: true });
   private readonly columns = h("div", { class: "sl-compare" });
   private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
+  /** Buttons for what the keys do (which is better, by how much), for a mouse or a touch screen. */
+  private readonly choices = h("div", { class: "sl-compare-choices" });
   private readonly submitButton = h(
     "button",
     { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() },
@@ -85,6 +87,7 @@ export class CompareWorkspace {
       this.problem,
       this.groundTruth,
       this.columns,
+      this.choices,
       this.verdict,
       h(
         "div",
@@ -191,6 +194,23 @@ export class CompareWorkspace {
               setRendered(body, renderStep(s.text));
               li.append(body);
               if (wrong === s.index) li.append(h("p", { class: "sl-wrong-mark" }, "First wrong step"));
+              // the marker's key moves it one step at a time; a click puts it here (again: none)
+              const mark = h(
+                "button",
+                {
+                  type: "button",
+                  class: "sl-btn sl-small sl-mark-wrong",
+                  "aria-pressed": wrong === s.index ? "true" : "false",
+                  "aria-label": `${side}: step ${s.index + 1} is the first wrong step`,
+                  onclick: () =>
+                    this.change((ch) => ({
+                      ...ch,
+                      firstWrong: { ...ch.firstWrong, [side]: ch.firstWrong[side] === s.index ? null : s.index },
+                    })),
+                },
+                wrong === s.index ? "Unmark" : "First wrong step?",
+              );
+              li.append(mark);
               return li;
             }),
           ),
@@ -199,11 +219,44 @@ export class CompareWorkspace {
     );
     const p = this.choice.preference;
     const strength = ["", "slightly", "clearly", "much"][this.choice.strength];
+    const button = (label: string, action: KeyAction, on: boolean, update: (c: CompareChoice) => CompareChoice) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "sl-rate sl-choice",
+          "aria-pressed": on ? "true" : "false",
+          "aria-keyshortcuts": keyFor(action).split(" / ").pop(),
+          onclick: () => this.change(update),
+        },
+        label,
+        h("kbd", {}, keyFor(action)),
+      );
+    this.choices.replaceChildren(
+      h(
+        "div",
+        { class: "sl-rate-group", role: "group", "aria-label": "Which is better" },
+        button("A is better", "prefer-a", p === "A", (c) => ({ ...c, preference: "A" })),
+        button("Tie", "prefer-tie", p === "tie", (c) => ({ ...c, preference: "tie" })),
+        button("B is better", "prefer-b", p === "B", (c) => ({ ...c, preference: "B" })),
+      ),
+      h(
+        "div",
+        { class: "sl-rate-group", role: "group", "aria-label": "By how much", hidden: p === "tie" },
+        ...([1, 2, 3] as const).map((n) =>
+          button(["Slightly", "Clearly", "Much"][n - 1], `strength-${n}`, this.choice.strength === n, (c) => ({
+            ...c,
+            strength: n,
+          })),
+        ),
+      ),
+    );
     this.verdict.textContent =
       p === null ? "Which is better? ← / a, → / b, t for a tie" : p === "tie" ? "Tie" : `${p} is ${strength} better`;
   }
 
   private change(update: (c: CompareChoice) => CompareChoice): void {
+    this.alert.hidden = true; // a "choose first" or refusal no longer describes the choice now
     this.history.push(this.choice);
     this.choice = update(structuredClone(this.choice));
     this.render();
