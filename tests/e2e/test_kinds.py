@@ -75,6 +75,8 @@ def test_code_solution_labeled_with_keyboard_and_critique(pages, screenshot, tmp
     expect(page.get_by_role("button", name="Submit")).to_be_disabled()
     expect(page.locator(".sl-footer")).to_contain_text("needs your critique")
     screenshot(page, "kinds-code-needs-critique")
+    page.keyboard.press("Enter")  # too early: refused, and said
+    expect(page.locator(".sl-notice")).to_contain_text("Not ready to submit: step 3 is Negative")
     page.keyboard.press("e")
     box = page.get_by_label("Critique of step 3")
     expect(box).to_be_focused()
@@ -83,6 +85,7 @@ def test_code_solution_labeled_with_keyboard_and_critique(pages, screenshot, tmp
     page.keyboard.press("Enter")
     expect(current_step(page).locator(".sl-critique-text")).to_have_text(critique)
     expect(page.get_by_role("button", name="Submit")).to_be_enabled()
+    expect(page.locator(".sl-notice")).not_to_contain_text("Not ready")  # it described the labels before
     screenshot(page, "kinds-code-critique-written", full_page=True)
     # The critique is in the draft: a reload brings it back.
     page.reload()

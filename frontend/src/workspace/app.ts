@@ -64,6 +64,7 @@ export interface WorkspaceConfig {
   heartbeat_ms?: number;
 }
 
+const NOT_READY = "Not ready to submit:";
 const HEARTBEAT_MS = 60_000;
 // An Enter this soon after a solution appears, on it untouched, is the previous submit's key again.
 const REPEATED_SUBMIT_MS = 1_000;
@@ -354,6 +355,8 @@ export class Workspace {
     const labelsChanged = next.labels !== this.state.labels;
     this.state = next;
     if (labelsChanged && save) this.session.persist(true);
+    // "Not ready to submit: …" described the labels before this change: the footer says what is left now
+    if (labelsChanged && this.notice.textContent?.startsWith(NOT_READY)) this.say("");
     this.render();
     this.focusCurrent();
     return next;
@@ -453,8 +456,8 @@ export class Workspace {
         const missing = missingCritique(s);
         this.say(
           missing === null
-            ? `Not ready to submit: ${e.message}.`
-            : `Not ready to submit: step ${missing + 1} is Negative and this project needs a critique of it (e).`,
+            ? `${NOT_READY} ${e.message}.`
+            : `${NOT_READY} step ${missing + 1} is Negative and this project needs a critique of it (e).`,
         );
       }
       else throw e;
