@@ -169,6 +169,11 @@ class AgreementSerializer(serializers.Serializer):
 
 class QualitySerializer(serializers.Serializer):
     threshold = F()
+    screening_required = I(help_text="Screening answers an annotator gives before regular work (0: none).")
+    screening_questions = I(
+        help_text="The project's screening solutions (counted only when screening is required); fewer than "
+        "screening_required leaves annotators who have not passed with nothing to label."
+    )
     annotators = AnnotatorRowSerializer(many=True)
     agreement = AgreementSerializer()
 

@@ -144,6 +144,11 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
 def _quality(*, project: Project, labels, per_annotator: dict[int | None, dict], names: _Names) -> dict:
     return {
         "threshold": project.screening_threshold,
+        # fewer screening questions than required: annotators who have not passed get nothing to label
+        "screening_required": project.screening_required,
+        "screening_questions": (
+            Solution.objects.filter(project=project, is_screening=True).count() if project.screening_required else 0
+        ),
         "annotators": _annotator_table(project=project, per_annotator=per_annotator, names=names),
         "agreement": _agreement(project=project, labels=labels),
     }

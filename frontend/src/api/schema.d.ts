@@ -885,6 +885,10 @@ export interface components {
     Quality: {
       /** Format: double */
       threshold: number;
+      /** @description Screening answers an annotator gives before regular work (0: none). */
+      screening_required: number;
+      /** @description The project's screening solutions (counted only when screening is required); fewer than screening_required leaves annotators who have not passed with nothing to label. */
+      screening_questions: number;
       annotators: components["schemas"]["AnnotatorRow"][];
       agreement: components["schemas"]["Agreement"];
     };

@@ -14,6 +14,7 @@ import {
   METRIC_NAMES,
   plural,
   queueFigure,
+  screeningShortage,
   screeningText,
   shares,
   stepsNote,
@@ -287,7 +288,9 @@ export class Dashboard {
 
   private quality(s: Stats): void {
     const q = s.quality;
+    const shortage = screeningShortage(q);
     this.slot("quality-note").textContent =
+      (shortage ? `${shortage} ` : "") +
       `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening. ` +
       "Labels and times count all that an annotator submitted except gold references: a label marked as gold " +
       "(the answer key of a gold question) leaves these counts.";

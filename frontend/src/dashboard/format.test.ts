@@ -15,6 +15,7 @@ import {
   plural,
   heldoutSize,
   queueFigure,
+  screeningShortage,
   screeningText,
   shares,
   stepsNote,
@@ -224,5 +225,17 @@ describe("plural", () => {
     expect(plural(1, "label")).toBe("1 label");
     expect(plural(2, "step")).toBe("2 steps");
     expect(plural(0, "label")).toBe("0 labels");
+  });
+});
+
+describe("screeningShortage", () => {
+  it("warns when screening asks for more answers than there are screening questions", () => {
+    expect(screeningShortage({ screening_required: 2, screening_questions: 0 })).toBe(
+      "Screening asks each annotator for 2 answers before regular work, but the project has 0 screening " +
+        "questions: annotators who have not passed get nothing to label. Import screening questions or lower the " +
+        "requirement (admin, the project's Screening required).",
+    );
+    expect(screeningShortage({ screening_required: 2, screening_questions: 5 })).toBe("");
+    expect(screeningShortage({ screening_required: 0, screening_questions: 0 })).toBe("");
   });
 });

@@ -204,3 +204,15 @@ export function curveNote(p: CurvePoint): { text: string; tooSmall: boolean } {
     tooSmall: size.tooSmall,
   };
 }
+
+/** A warning when screening asks for more answers than the project has screening questions:
+ * annotators who have not passed then wait with nothing to label (the claim serves screening
+ * first). Empty when screening is off or the questions suffice. */
+export function screeningShortage(q: { screening_required: number; screening_questions: number }): string {
+  if (q.screening_required <= 0 || q.screening_questions >= q.screening_required) return "";
+  return (
+    `Screening asks each annotator for ${plural(q.screening_required, "answer")} before regular work, but the ` +
+    `project has ${plural(q.screening_questions, "screening question")}: annotators who have not passed get ` +
+    "nothing to label. Import screening questions or lower the requirement (admin, the project's Screening required)."
+  );
+}

@@ -33,7 +33,7 @@ import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
 import { actionFor, bindingsFor, focusTakesKey, type KeyAction, ratingOf } from "./keymap";
-import { guidance } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { Session } from "./session";
@@ -80,6 +80,7 @@ export class Workspace {
   private readonly position = h("span", { class: "sl-position" });
   private readonly clock = h("span", { class: "sl-clock", title: "Active time on this solution" });
   private readonly saveState = h("span", { class: "sl-save", "aria-live": "polite" });
+  private readonly emptyText = h("p", {}, EMPTY_TEXT);
   private readonly notice = h("div", { class: "sl-notice", role: "status", "aria-live": "polite" });
   private readonly alert = h("div", { class: "sl-alert", role: "alert" });
   private readonly empty: HTMLElement;
@@ -145,7 +146,7 @@ export class Workspace {
       "div",
       { class: "sl-empty", hidden: true },
       h("h2", {}, "No more solutions to label right now"),
-      h("p", {}, "Everything available to you is labeled or taken. New work appears as the queue refills."),
+      this.emptyText,
       h("button", { type: "button", class: "sl-btn", onclick: () => void this.loadNext() }, "Check again"),
     );
 
@@ -469,6 +470,7 @@ export class Workspace {
       const me = await this.api.me(this.config.project.slug);
       if (me) {
         renderProgress(this.progress, me);
+        this.emptyText.textContent = emptyQueueText(me.screening);
         this.refused.show(me.refused_submits ?? []);
       }
     } catch {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
-import { guidance, submittedMessage } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance, submittedMessage } from "./guidance";
 
 const STEPS: TaskStep[] = [
   { index: 0, text: "a" },
@@ -46,5 +46,16 @@ describe("submittedMessage", () => {
     expect(submittedMessage("bad_problem", false)).toBe("Reported as a bad problem.");
     expect(submittedMessage("found_error", true)).toBe("Submitted. Here is the next solution.");
     expect(submittedMessage("solution", false)).toBe("Submitted.");
+  });
+});
+
+describe("emptyQueueText", () => {
+  it("says a pending screening with nothing open is why the queue is empty", () => {
+    expect(emptyQueueText({ required: 2, submitted: 0, status: "pending" })).toBe(
+      "This project asks for 2 screening answers before regular work, and you have given 0; no screening " +
+        "question is open for you right now. Ask a lead: the project may have too few screening questions.",
+    );
+    expect(emptyQueueText({ required: 2, submitted: 2, status: "passed" })).toBe(EMPTY_TEXT);
+    expect(emptyQueueText({ required: 0, submitted: 0, status: "not_required" })).toBe(EMPTY_TEXT);
   });
 });

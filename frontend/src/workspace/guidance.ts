@@ -66,3 +66,16 @@ export function submittedMessage(finishReason: string, hasNext: boolean): string
   const done = DONE[finishReason] ?? "Submitted.";
   return hasNext ? `${done} Here is the next solution.` : done;
 }
+
+export const EMPTY_TEXT = "Everything available to you is labeled or taken. New work appears as the queue refills.";
+
+/** Why the queue is empty: screening comes first, so one still pending with no screening question
+ * left for the annotator (too few in the project) empties it as surely as a finished queue. */
+export function emptyQueueText(screening: { required: number; submitted: number; status: string }): string {
+  if (screening.status !== "pending" || screening.required <= 0) return EMPTY_TEXT;
+  return (
+    `This project asks for ${screening.required} screening answers before regular work, and you have given ` +
+    `${screening.submitted}; no screening question is open for you right now. Ask a lead: the project may have ` +
+    "too few screening questions."
+  );
+}
