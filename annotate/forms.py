@@ -118,8 +118,11 @@ class ProjectCreateForm(ProjectSettingsForm):
 
     def clean(self) -> dict:
         data = super().clean()
-        if not (data.get("guidelines") or "").strip():  # start from the template of the chosen kind
-            data["guidelines"] = guidelines_templates.TEMPLATES.get(data.get("content_kind") or "math", "")
+        data["guidelines"] = guidelines_templates.starting_guidelines(
+            text=data.get("guidelines") or "",
+            content_kind=data.get("content_kind") or "math",
+            task_kind=data.get("task_kind") or "steps",
+        )
         return data
 
     def clean_slug(self) -> str:

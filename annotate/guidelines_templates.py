@@ -45,5 +45,35 @@ Observations are the tools' output, shown for context and not rated, unless the 
 After a Negative, press **e** and write the critique: which observation or argument shows the mistake.
 """
 
+COMPARE = """# How to compare two solutions
+
+Read the problem, then both solutions, **A** (left) and **B** (right). Say which is better, by how much,
+and, in each solution that goes wrong, where it first does.
+
+- **A is better (a or ←) / B is better (b or →)**: the better solution reaches the right answer, or
+  goes wrong later, or makes a smaller mistake. Correct reasoning beats a lucky right answer.
+- **Tie (t)**: both are equally good, or equally bad.
+- **How much (1 slightly, 2 clearly, 3 much)**: how sure a careful reader would be.
+- **First wrong step (q for A, p for B)**: move the marker to the first step that is wrong; leave it off
+  a solution with no wrong step.
+
+Which side a solution is shown on is drawn at random: judge the content, not the position.
+"""
+
 TEMPLATES = {"math": MATH, "code": CODE, "trace": TRACE}
+# A compare project's starting guidelines: the step templates describe rating steps, not pairs.
+COMPARE_TEMPLATE_KIND = "compare"
+ALL_TEMPLATES = {**TEMPLATES, COMPARE_TEMPLATE_KIND: COMPARE}
+
+
+def starting_guidelines(*, text: str, content_kind: str, task_kind: str) -> str:
+    """The guidelines a new project starts with: the lead's own text, else the template of its
+    kind. A compare project left with an untouched step template gets the compare one (the step
+    templates' keys mean other things there: 1-3 is how much better)."""
+    compare = task_kind == COMPARE_TEMPLATE_KIND
+    if not text.strip() or (compare and text.strip() in {t.strip() for t in TEMPLATES.values()}):
+        return COMPARE if compare else TEMPLATES.get(content_kind or "math", MATH)
+    return text
+
+
 CHOICES = [("math", "Math (Markdown + LaTeX)"), ("code", "Code"), ("trace", "Agent traces")]

@@ -48,7 +48,8 @@ def project_new(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"Project {project.slug} created. You are its lead. Next: import its data.")
         return redirect("project-data", slug=project.slug)
     kinds = [(value, label, value == kind) for value, label in guidelines_templates.CHOICES]
-    return render(request, "annotate/manage/new.html", {"form": form, "kinds": kinds})
+    context = {"form": form, "kinds": kinds, "templates": guidelines_templates.ALL_TEMPLATES}
+    return render(request, "annotate/manage/new.html", context)
 
 
 @login_required

@@ -494,3 +494,12 @@ def test_data_page_says_where_solutions_without_an_import_job_came_from(client):
     n = Solution.objects.filter(project=project).count()
     html = client.get("/projects/algebra/data/").content.decode()
     assert f"the project's {n} solutions came from the command line" in html
+
+
+def test_a_compare_project_posted_with_an_untouched_step_template_starts_with_the_compare_one():
+    from annotate import guidelines_templates as g
+
+    assert g.starting_guidelines(text=g.MATH, content_kind="math", task_kind="compare") == g.COMPARE
+    assert g.starting_guidelines(text="", content_kind="code", task_kind="steps") == g.CODE
+    assert g.starting_guidelines(text="Mine.", content_kind="math", task_kind="compare") == "Mine."
+    assert g.starting_guidelines(text=g.TRACE, content_kind="trace", task_kind="steps") == g.TRACE

@@ -375,3 +375,31 @@ def test_password_page(pages, screenshot):
     page.get_by_role("button", name="Change password").click()
     expect(page.get_by_text("Your password is changed.")).to_be_visible()
     screenshot(page, "self-service-password")
+
+
+def test_guideline_templates_replace_the_text_in_place_and_a_compare_project_gets_its_own(pages):
+    """The template links replaced the text by reloading the page, losing the name and every other
+    field; a compare project started with step-rating guidelines."""
+    from annotate import guidelines_templates
+
+    _creator()
+    page = pages.page()
+    _sign_in(page, "carol", "/projects/new/")
+    page.get_by_label("Name").fill("Duel of solutions")
+    guidelines = page.get_by_label("Guidelines")
+    guidelines.fill("My own words.")
+    page.get_by_role("link", name="Code").click()
+    expect(page.get_by_label("Name")).to_have_value("Duel of solutions")  # no reload
+    expect(guidelines).to_have_value(guidelines_templates.CODE)
+    expect(page.get_by_label("Solutions are")).to_have_value("code")
+    page.get_by_role("button", name="Undo").click()
+    expect(guidelines).to_have_value("My own words.")
+
+    page.get_by_role("link", name="Math (Markdown + LaTeX)").click()
+    page.get_by_label("Task kind").select_option("compare")  # an untouched template follows the kind
+    expect(guidelines).to_have_value(guidelines_templates.COMPARE)
+    expect(page.locator("[data-markdown-preview] h1")).to_have_text("How to compare two solutions")
+    page.get_by_role("button", name="Create project").click()
+    page.wait_for_url("**/projects/duel-of-solutions/data/")
+    project = Project.objects.get(slug="duel-of-solutions")
+    assert project.task_kind == "compare" and project.guidelines.strip() == guidelines_templates.COMPARE.strip()

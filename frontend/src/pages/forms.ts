@@ -41,3 +41,53 @@ export function startCopyButtons(root: ParentNode): void {
     });
   }
 }
+
+/**
+ * The new-project page's "Start from the guidelines for" links: replace the guidelines text in
+ * place (the links reloaded the page, losing the name and every other field), with an undo. A
+ * guidelines text that is still an untouched template follows the task kind and the kind of
+ * solutions (a compare project gets the compare template: 1-3 mean how much better there).
+ */
+export function startGuidelineTemplates(root: Document): void {
+  const data = root.getElementById("guidelines-templates")?.textContent;
+  const text = root.querySelector<HTMLTextAreaElement>("textarea[name=guidelines]");
+  const note = root.querySelector<HTMLElement>("[data-guidelines-replaced]");
+  if (!data || !text || !note) return;
+  const templates = JSON.parse(data) as Record<string, string>;
+  const contentKind = root.querySelector<HTMLSelectElement>("select[name=content_kind]");
+  const taskKind = root.querySelector<HTMLSelectElement>("select[name=task_kind]");
+  const links = [...root.querySelectorAll<HTMLAnchorElement>("a[data-guidelines-kind]")];
+  const untouched = () => Object.values(templates).some((t) => t.trim() === text.value.trim());
+  const put = (kind: string, announce: boolean) => {
+    const before = text.value;
+    text.value = templates[kind] ?? before;
+    text.dispatchEvent(new Event("input")); // the preview follows
+    for (const a of links) a.toggleAttribute("aria-current", a.dataset.guidelinesKind === kind);
+    if (!announce || before === text.value) return;
+    const undo = document.createElement("button");
+    undo.type = "button";
+    undo.className = "sl-btn sl-small";
+    undo.textContent = "Undo";
+    undo.addEventListener("click", () => {
+      text.value = before;
+      text.dispatchEvent(new Event("input"));
+      note.hidden = true;
+    });
+    note.replaceChildren(`Guidelines replaced with the ${kind === "compare" ? "compare" : kind} template. `, undo);
+    note.hidden = false;
+  };
+  const kindNow = () => (taskKind?.value === "compare" ? "compare" : (contentKind?.value ?? "math"));
+  for (const a of links) {
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      const kind = a.dataset.guidelinesKind ?? "math";
+      if (contentKind) contentKind.value = kind;
+      put(taskKind?.value === "compare" ? "compare" : kind, true);
+    });
+  }
+  for (const select of [contentKind, taskKind]) {
+    select?.addEventListener("change", () => {
+      if (untouched()) put(kindNow(), false);
+    });
+  }
+}

@@ -7,10 +7,11 @@ import "./pages.css";
 
 import { startExportForm } from "./exports";
 import { startImportForm } from "./imports";
-import { startCopyButtons, startSlugSuggestion } from "./forms";
+import { startCopyButtons, startGuidelineTemplates, startSlugSuggestion } from "./forms";
 
 startSlugSuggestion(document);
 startCopyButtons(document);
+startGuidelineTemplates(document);
 startImportForm(document);
 startExportForm(document);
 
