@@ -6,7 +6,20 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import Annotation, Export, ImportJob, Invite, Membership, Problem, Project, Role, Solution
+from annotate.models import (
+    Annotation,
+    Comparison,
+    Export,
+    ImportJob,
+    Invite,
+    Membership,
+    Preference,
+    Problem,
+    Project,
+    Role,
+    Solution,
+    TaskKind,
+)
 from annotate.selectors import projects_for_user
 
 PAST_JOBS = 50
@@ -32,17 +45,33 @@ def home_rows(*, user: AbstractBaseUser) -> list[dict]:
         .annotate(n=Count("id"))
         .values_list("project", "n")
     )
+    # A compare project's work is its pairs and their preferences, not solutions and step labels.
+    compare_ids = [p.pk for p in projects if p.task_kind == TaskKind.COMPARE]
+    pairs = {
+        row["project"]: row
+        for row in Comparison.objects.filter(project_id__in=compare_ids)
+        .values("project")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))
+    }
+    preferences = dict(
+        Preference.objects.filter(project_id__in=compare_ids)
+        .values("project")
+        .annotate(n=Count("id"))
+        .values_list("project", "n")
+    )
     rows = []
     for project in projects:
-        counts = solutions.get(project.pk, {"total": 0, "done": 0})
+        compare = project.task_kind == TaskKind.COMPARE
+        counts = (pairs if compare else solutions).get(project.pk, {"total": 0, "done": 0})
         total, done = counts["total"], counts["done"]
         rows.append(
             {
                 "project": project,
                 "roles": sorted(roles.get(project.pk, set())),
+                "unit": "pairs" if compare else "solutions",
                 "solutions": total,
                 "done": done,
-                "labels": labels.get(project.pk, 0),
+                "labels": (preferences if compare else labels).get(project.pk, 0),
                 "percent": round(100 * done / total) if total else 0,
             }
         )

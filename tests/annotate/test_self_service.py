@@ -503,3 +503,27 @@ def test_a_compare_project_posted_with_an_untouched_step_template_starts_with_th
     assert g.starting_guidelines(text="", content_kind="code", task_kind="steps") == g.CODE
     assert g.starting_guidelines(text="Mine.", content_kind="math", task_kind="compare") == "Mine."
     assert g.starting_guidelines(text=g.TRACE, content_kind="trace", task_kind="steps") == g.TRACE
+
+
+def test_home_counts_a_compare_projects_pairs_and_preferences_not_its_solutions(client, tmp_path):
+    import json
+
+    from annotate.services.imports import import_file
+
+    lead = user("lead")
+    duel = project_with(lead, slug="duel")
+    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
+    duel.refresh_from_db()
+    lines = [
+        {"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": [s], "answer": a}
+        for n in (1, 2)
+        for s, a in ((f"{n} + {n} = {2 * n}", str(2 * n)), (f"{n} + {n} = {2 * n + 1}", str(2 * n + 1)))
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_file(project=duel, path=path)
+    pairs = duel.comparisons.count()
+    assert pairs == 2 and Solution.objects.filter(project=duel).count() == 4
+    page = signed_in(client, lead).get("/").content.decode()
+    row = page.split('data-project="duel"')[1].split("</tr>")[0]
+    assert "0 / 2 pairs complete" in row
