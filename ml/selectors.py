@@ -9,6 +9,7 @@ from annotate.models import Project, TaskKind
 from core.errors import NotFound
 from core.models import JobStatus
 from ml.models import TrainingRun
+from ml.services_auto import labels_since_last_run
 
 TRAINING_RUNS_SHOWN = 200
 # Held-out metrics plotted on the learning curve, when a run reports them.
@@ -114,13 +115,16 @@ def _problems_for_a_split(fraction: float, minimum: int) -> int | None:
 def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> dict:
     """Why the learning curve is empty and what to do, as a reason code and a sentence for the lead."""
     compare = project.task_kind == TaskKind.COMPARE
-    labels = "labels" if compare else "step labels"  # compare: preferences, and step labels imported with them
+    labels = "preferences" if compare else "step labels"
     if project.retrain_every:
+        # A compare project's runs count preferences only (the exact count, as the trigger reads it):
+        # the cheap counter also holds the step labels imported with its solutions.
+        since = labels_since_last_run(project=project) if compare else project.step_labels_since_run
         # imported labels count too, but only a submit checks the threshold
-        due = "; the next submitted label starts one" if project.step_labels_since_run >= project.retrain_every else ""
+        due = "; the next submitted label starts one" if since >= project.retrain_every else ""
         when = (
             f"Runs start by themselves after every {project.retrain_every} new {labels} "
-            f"({project.step_labels_since_run} since the last run{due})"
+            f"({since} since the last run{due})"
         )
     else:
         when = "Automatic retraining is off (retrain every 0 in the project's settings)"

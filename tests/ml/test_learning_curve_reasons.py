@@ -40,6 +40,15 @@ def test_no_run_yet_says_when_runs_start():
     assert "Automatic retraining is off" in selectors.model_summary(project=project)["curve_empty"]["message"]
 
 
+def test_a_compare_project_counts_preferences_since_the_last_run_not_imported_step_labels():
+    from annotate.models import Project
+
+    # the cheap counter holds the step labels imported with the solutions; the trigger reads preferences
+    project = Project.objects.create(slug="duel", task_kind="compare", retrain_every=500, step_labels_since_run=126)
+    message = selectors.model_summary(project=project)["curve_empty"]["message"]
+    assert "after every 500 new preferences (0 since the last run)" in message
+
+
 def test_a_run_on_three_problems_has_no_heldout_split_and_says_so(tmp_path):
     project = planted_project("three", labeled=12, open_=4)  # four solutions per problem: 3 problems
     run = _train(project, tmp_path)
