@@ -116,6 +116,9 @@ export function importSummary(job: ImportJob): string {
   const parts = [`Imported ${n} solution${n === 1 ? "" : "s"}`];
   const extra: string[] = [];
   if (c.annotations_created) extra.push(`${c.annotations_created} with labels`);
+  // Math-Shepherd tags are automatic labels, kept apart from people's (never counted as labels)
+  if (c.auto_labels_created)
+    extra.push(`${c.auto_labels_created} automatic step label${c.auto_labels_created === 1 ? "" : "s"} kept`);
   if (c.problems_created !== undefined)
     extra.push(`${c.problems_created} new problem${c.problems_created === 1 ? "" : "s"}`);
   if (dup) extra.push(`${dup} line${dup === 1 ? "" : "s"} already in the project`);

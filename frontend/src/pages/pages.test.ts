@@ -85,6 +85,9 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 0, annotations_created: 2, duplicates: 1 } })).toBe(
       "Imported 0 solutions (2 with labels, 1 line already in the project).",
     );
+    expect(importSummary({ ...job, counters: { solutions_created: 7, problems_created: 7, auto_labels_created: 25 } })).toBe(
+      "Imported 7 solutions (25 automatic step labels kept, 7 new problems).",
+    );
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 1 } })).toBe(
       "Imported 1 solution (1 new problem).",
     );
