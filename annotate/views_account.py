@@ -101,7 +101,9 @@ def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
         except team.TeamError:
             return _invite_invalid(request)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.get_username()}: you are in {invite.project.name or invite.project.slug}.")
+        messages.success(
+            request, f"Welcome, {user.get_username()}: you are in {invite.project.name or invite.project.slug}."
+        )
         return redirect("home")
     role_names = [Role(r).label for r in invite.roles]
     return render(request, "annotate/account/invite.html", {"form": form, "invite": invite, "roles": role_names})

@@ -113,3 +113,28 @@ def test_members_page_keeps_remove_buttons_on_a_420px_screen(pages, screenshot):
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     screenshot(page, "members-narrow-420", full_page=True)
+
+
+def test_dashboard_fits_a_390px_screen(pages, screenshot):
+    """The dashboard on a phone: no sideways scrolling of the page; four finish reasons under four
+    bars had run into one word ("solutionfound errorgive up…")."""
+    from tests.e2e.helpers import STEPS, make_solution, store_label
+
+    project = make_project("bars", name="Bars")
+    make_user("lena", project, Role.LEAD)
+    ann = make_user("ann", project)
+    steps = [{"completions": [{"text": t, "rating": 1, "flagged": False}], "human_completion": None} for t in STEPS]
+    for step in steps:
+        step["chosen_completion"] = 0
+    store_label(make_solution(project, STEPS), ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-000000000009")
+    page = pages.page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, "lena", "/dashboard/bars/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    finish = page.locator('[data-chart="finish"]')
+    finish.scroll_into_view_if_needed()
+    # the page itself never scrolls sideways (wide tables scroll in their own box); the bar labels,
+    # drawn on the canvas, are cut to fit (frontend/src/dashboard/charts.ts fitLabel, Vitest)
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    screenshot(page, "dashboard-narrow-390-bars", full_page=True)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { curvePoints } from "./charts";
+import { curvePoints, fitLabel } from "./charts";
 
 describe("the learning curve's markers", () => {
   it("keep metrics at the same value visible, one ring inside the other", () => {
@@ -16,5 +16,14 @@ describe("the learning curve's markers", () => {
     expect(markers.slice(0, -1).every((m) => m.fill === "#fff")).toBe(true); // rings: hollow
     expect(markers.at(-1)).toMatchObject({ fill: "c3", stroke: "c3", show: true }); // the last: a dot
     expect(curvePoints(0, 1, "c0")).toMatchObject({ size: 5, fill: "c0" }); // a single metric: a plain dot
+  });
+});
+
+describe("bar labels", () => {
+  it("are cut to the room under their bar, so neighbours do not run together", () => {
+    expect(fitLabel("positive (+1)", 200)).toBe("positive (+1)");
+    expect(fitLabel("positive (+1)", 60)).toBe("positiv…"); // 8 characters in 60 px
+    expect(fitLabel("queued without a model", 70)).toBe("queued wi…");
+    expect(fitLabel("gen 0", 5)).toBe("ge…");
   });
 });

@@ -123,6 +123,14 @@ export interface Bars {
  * Categorical bars: one bar per category, or two side by side. With one series and `colorEach`,
  * each category gets its own color (drawn as one series per category).
  */
+/** A category label cut to the room under its bar (about 7 px a character at the axis' 12 px
+ * font), with an ellipsis: on a phone four labels ran into one another. The legend beside every
+ * bar chart keeps the full names. */
+export function fitLabel(label: string, roomPx: number): string {
+  const max = Math.max(3, Math.floor(roomPx / 7));
+  return label.length <= max ? label : `${label.slice(0, max - 1).trimEnd()}…`;
+}
+
 export function barChart(
   el: HTMLElement,
   categories: string[],
@@ -157,7 +165,10 @@ export function barChart(
       axes: [
         {
           splits: () => x,
-          values: (_u, splits) => splits.map((i) => categories[i] ?? ""),
+          values: (u, splits) => {
+            const room = u.bbox.width / uPlot.pxRatio / Math.max(1, n);
+            return splits.map((i) => fitLabel(categories[i] ?? "", room - 10));
+          },
           grid: { show: false },
         },
         { size: 56 },
