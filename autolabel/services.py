@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotate.models import Project
 from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
 from autolabel.rollouts import EndpointError
-from autolabel.runner import BudgetExhausted, JobLost, Runner
+from autolabel.runner import BudgetExhausted, JobLost, Runner, candidates
 from autolabel.tasks import run_autolabel
 from core import jobs
 from core.models import JobStatus
@@ -70,8 +70,15 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
 
 @transaction.atomic
 def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJob:
-    """A new job (status created), enqueued after commit. Raises AutolabelOptionError."""
+    """A new job (status created), enqueued after commit. Raises AutolabelOptionError, also when
+    no solution can be rolled out (a job that would succeed having done nothing says nothing)."""
     clean = validate_options(options)
+    if not candidates(project=project).exists():
+        raise AutolabelOptionError(
+            "solutions",
+            "nothing to label: rollouts need open solutions whose problem has a ground-truth answer and whose "
+            "steps are not all rollout-labeled yet, and this project has none",
+        )
     AutolabelSettings.objects.get_or_create(project=project)
     job = AutolabelJob.objects.create(project=project, requested_by=user, **clean)
     jobs.enqueue_on_commit(run_autolabel, job.pk)

@@ -170,8 +170,11 @@ def test_retries_with_backoff_get_past_a_warming_server_and_bad_models_fail_at_o
         assert _labels() == EXPECTED
         assert AutoStepLabel.objects.get(solution__problem__text="What is 10-3?", index=0).n_completions == 4
 
-        _autolabel(url, here=True, wait=True)  # nothing left to label: the new job ends at once
-        assert AutolabelJob.objects.order_by("-id").first().solutions_total == 0
+        # nothing left to label: refused, and no job that would "succeed" having done nothing
+        jobs_before = AutolabelJob.objects.count()
+        with pytest.raises(CommandError, match="--solutions: nothing to label: rollouts need open solutions"):
+            _autolabel(url, here=True, wait=True)
+        assert AutolabelJob.objects.count() == jobs_before
 
         _project(tmp_path, slug="auto", solutions=[("What is 9-1?", "8", ["9-1 = 7, WRONG.", "# Answer\n\n7"])])
         behaviour.answers["What is 9-1?"] = "8"
