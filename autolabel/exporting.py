@@ -74,13 +74,25 @@ def iter_auto(*, project: Project, chunk_size: int = 1000) -> Iterator[math_shep
     yield from _rollout_lines(project=project, chunk_size=chunk_size)
 
 
-def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shepherd.MathShepherdLine]:
-    """Solutions whose every step has a rollout label, and no imported line."""
-    complete = (
+def complete_rollout_solutions(*, project: Project):
+    """Solutions whose every step has a rollout label, and no imported line: what `labels=auto`
+    exports besides the imported lines (a job that stopped leaves others partly labeled)."""
+    return (
         Solution.objects.filter(project=project, math_shepherd__isnull=True)
         .annotate(n_auto=Count("auto_labels", filter=Q(auto_labels__source=AutoSource.ROLLOUT)))
         .filter(n_auto=F("n_steps"), n_steps__gt=0)
     )
+
+
+def complete_solutions(*, project: Project) -> int:
+    """Solutions `labels=auto` exports: imported Math-Shepherd lines and completely rolled-out ones."""
+    imported = MathShepherdRecord.objects.filter(solution__project=project).count()
+    return imported + complete_rollout_solutions(project=project).count()
+
+
+def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shepherd.MathShepherdLine]:
+    """Solutions whose every step has a rollout label, and no imported line."""
+    complete = complete_rollout_solutions(project=project)
     last = 0
     while True:
         rows = list(

@@ -20,6 +20,7 @@ from django.db.models import Count, Q, Sum
 
 from annotate.models import Annotation, Project, Solution
 from autolabel.agreement import compare
+from autolabel.exporting import complete_solutions
 from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from prm800k.labels import main_line_ratings
 
@@ -76,6 +77,8 @@ def agreement(*, project: Project) -> dict[str, Any]:
     totals = AutolabelJob.objects.filter(project=project).aggregate(completions=Sum("completions_used"))
     return {
         "solutions_with_auto_labels": sum(by_source.values()) if by_source else 0,
+        # every step labeled: what labels=auto exports (a stopped job leaves others with a few labels)
+        "solutions_complete": complete_solutions(project=project) if by_source else 0,
         "by_source": by_source,
         "negative_share": _negative_share(labeled),
         "pairs_compared": pairs,

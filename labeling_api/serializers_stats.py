@@ -308,6 +308,10 @@ class AutoLabelJobSummarySerializer(serializers.Serializer):
 
 class AutoLabelStatsSerializer(serializers.Serializer):
     solutions_with_auto_labels = I()
+    solutions_complete = I(
+        help_text="Solutions with an automatic label on every step: the ones `format=math_shepherd&labels=auto` "
+        "exports (a stopped job leaves others partly labeled)."
+    )
     by_source = serializers.DictField(child=I(), help_text="Solutions per source: math_shepherd (imported), rollout.")
     negative_share = _nullable(F, help_text="Share of automatic step labels that are `-`.")
     pairs_compared = I(help_text="Human annotations of automatically labeled solutions compared (latest 5,000).")

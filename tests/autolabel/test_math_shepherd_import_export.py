@@ -209,6 +209,8 @@ def test_auto_labels_do_not_enter_the_queue_or_stats() -> None:
     stats = lead.get("/api/v1/projects/q/stats/").json()
     assert stats["progress"]["solutions_labeled"] == 0
     assert stats["auto_labels"]["solutions_with_auto_labels"] == 2
+    # no imported line and no rollout: labels=auto exports none of them, and the panel says so
+    assert stats["auto_labels"]["solutions_complete"] == 0
     assert stats["auto_labels"]["pairs_compared"] == 0
     annotator = member_client(project, "ann2", Role.ANNOTATOR)
     assert queue.claim_next(project=project, user=annotator.user, roles={Role.ANNOTATOR}) is not None

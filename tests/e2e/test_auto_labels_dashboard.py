@@ -69,7 +69,7 @@ def test_lead_sees_automatic_labels_and_their_agreement_with_people(pages, tmp_p
     panel = page.locator("#auto-labels")
     expect(panel.locator(".sl-figure")).to_have_count(4)
     expect(panel).to_contain_text("solutions with auto labels")
-    expect(panel).to_contain_text("imported Math-Shepherd 4")
+    expect(panel).to_contain_text("4 on every step · imported Math-Shepherd 4")
     # Problem 0: same first error; Problem 3: automatic `+` on the human's error step, `-` one later.
     expect(panel).to_contain_text("50.0%")  # first-error agreement over 2 labels
     expect(panel).to_contain_text("over 2 labels")

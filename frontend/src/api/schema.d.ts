@@ -243,6 +243,8 @@ export interface components {
     };
     AutoLabelStats: {
       solutions_with_auto_labels: number;
+      /** @description Solutions with an automatic label on every step: the ones `format=math_shepherd&labels=auto` exports (a stopped job leaves others partly labeled). */
+      solutions_complete: number;
       /** @description Solutions per source: math_shepherd (imported), rollout. */
       by_source: {
         [key: string]: number;

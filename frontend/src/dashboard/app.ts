@@ -404,7 +404,12 @@ export class Dashboard {
     this.slot("auto-figures").replaceChildren(
       // "with", not "auto-labeled": a graded answer alone labels some steps (a wrong one its last
       // step), so a failed job can leave solutions with labels that it did not finish.
-      figure("solutions with auto labels", fmtInt(a.solutions_with_auto_labels), sources || undefined),
+      figure(
+        "solutions with auto labels",
+        fmtInt(a.solutions_with_auto_labels),
+        // the complete ones are what labels=auto exports; the rest hold a few (a stopped job, a free last step)
+        [`${fmtInt(a.solutions_complete)} on every step`, sources].filter(Boolean).join(" · "),
+      ),
       figure(
         "first-error agreement",
         fmtPct(a.first_error_agreement),
