@@ -76,3 +76,26 @@ def test_workspace_fits_a_420px_screen(pages, screenshot):
     for name in ("Skip", "Give up", "Bad problem", "Submit"):
         box = page.get_by_role("button", name=name, exact=True).bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= client_width, name
+
+
+def test_on_a_phone_the_current_step_stays_clear_of_the_sticky_bar(pages, screenshot):
+    """The bar wraps to two rows on a phone; focus scrolled the current step's buttons under it."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, [f"Step {i}: " + "a long line of reasoning " * 12 for i in range(8)])
+    ctx = pages.context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = pages.page(ctx)
+    open_workspace(page, "ann")
+    for n in range(1, 7):
+        page.keyboard.press("3")
+        expect_rated(page, n)
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    for n in (5, 4):  # undo: focus goes back up the page, to a step above the view
+        page.keyboard.press("Backspace")
+        expect_rated(page, n)
+    bar = page.locator(".sl-bar").bounding_box()
+    step = page.locator(".sl-step.sl-current").bounding_box()
+    assert bar is not None and step is not None
+    assert step["y"] >= bar["y"] + bar["height"] - 1, (step, bar)  # its first line below the bar, not under it
+    expect(page.locator(".sl-keys-hint")).to_be_hidden()  # no keys on a touch screen
+    screenshot(page, "workspace-phone-current-step")

@@ -176,7 +176,12 @@ export class Workspace {
       "aside",
       { class: "sl-side", "aria-label": "Project" },
       h("section", { "aria-labelledby": "sl-today-h" }, h("h2", { id: "sl-today-h" }, "Your progress today"), this.progress),
-      h("section", { "aria-labelledby": "sl-keyhint-h" }, h("h2", { id: "sl-keyhint-h" }, "Keys"), keyHints(bindingsFor("steps"))),
+      h(
+        "section",
+        { class: "sl-keys-hint", "aria-labelledby": "sl-keyhint-h" },
+        h("h2", { id: "sl-keyhint-h" }, "Keys"),
+        keyHints(bindingsFor("steps")),
+      ),
       h("section", { "aria-labelledby": "sl-guide-h" }, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
     );
 
