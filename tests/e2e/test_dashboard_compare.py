@@ -115,6 +115,10 @@ def test_lead_sees_pair_quality_and_the_reward_models_pairwise_accuracy(pages, t
     expect(page.locator("#model h3")).to_contain_text("against preferences")
     expect(page.locator('[data-slot="runs"] thead')).to_contain_text("Preferences")
     expect(page.locator('[data-slot="runs"] tr.sl-active')).to_contain_text("90 pairs")
+    # the step-label cards say what they count here, and the solutions' queue card is not shown
+    expect(page.locator('[data-slot="throughput-note"]')).to_contain_text("not preferences")
+    expect(page.locator('[data-slot="agreement"]')).to_contain_text("under Pairs and the reward model")
+    expect(page.locator("#queue")).to_have_count(0)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#pairs").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "dashboard-compare.png"))

@@ -145,7 +145,7 @@ export class Dashboard {
     this.labels(s);
     this.quality(s);
     this.model(s);
-    this.queue(s);
+    if (!this.isCompare) this.queue(s); // pairs are not queued by a selection strategy: no such card
     this.autoLabels(s);
     if (this.isCompare) await this.pairs(s);
     this.root.dataset.loaded = "true";
@@ -246,6 +246,7 @@ export class Dashboard {
       figure("median time per solution", fmtSeconds(t.median_seconds_per_solution)),
       figure("median time per step", fmtSeconds(t.median_seconds_per_step)),
     );
+    this.slot("throughput-note").textContent = this.isCompare ? COMPARE_STEP_COUNTS : "";
     this.timeSeries("hourly", t.hourly);
     this.timeSeries("daily", t.daily);
   }
@@ -293,7 +294,8 @@ export class Dashboard {
       (shortage ? `${shortage} ` : "") +
       `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening. ` +
       "Labels and times count all that an annotator submitted except gold references: a label marked as gold " +
-      "(the answer key of a gold question) leaves these counts.";
+      "(the answer key of a gold question) leaves these counts." +
+      (this.isCompare ? ` ${COMPARE_STEP_COUNTS}` : "");
     const header = [
       "Annotator",
       "Labels",
@@ -313,6 +315,13 @@ export class Dashboard {
     );
     if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
     const a = q.agreement;
+    if (this.isCompare) {
+      // step-label agreement has nothing to compare in a pair project: its agreement is on pairs
+      this.slot("agreement").replaceChildren(
+        el("p", { class: "sl-note" }, "Agreement between annotators on the same pair is under Pairs and the reward model, above."),
+      );
+      return;
+    }
     const sample = a.sampled ? ` (latest ${fmtInt(a.sample_limit)} overlapping solutions)` : "";
     this.slot("agreement").replaceChildren(
       figure("Krippendorff's α (ordinal)", fmtNum(a.alpha), `over ${fmtInt(a.solutions_compared)} solutions${sample}`),
@@ -507,6 +516,11 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
   return event.detail > 1;
 }
 
+
+// A compare project's step-label figures count imported labels and first-wrong marks, not its preferences.
+const COMPARE_STEP_COUNTS =
+  "In a compare project these count step labels (imported ones and the first-wrong-step marks), not " +
+  "preferences: the preferences are counted under Pairs and the reward model, above.";
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
 export function savingsText(v: Savings | undefined, strategy?: string): string {
