@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
-from annotate.models import Project, Role
+from annotate.models import Project, Role, TaskKind
 from annotate.services.exports.options import ExportOptions
 from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
@@ -72,6 +72,20 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["control_share"].required = False  # a form from before the field keeps the current share
         self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
         self.fields["retrain_every"].widget.attrs.update(min=1)
+        if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
+            self._for_pairs()
+
+    # What a compare project has no use for: pairs are not queued by a strategy, and nobody rates steps.
+    STEP_ONLY = ("selection_strategy", "control_share", "critique_required", "rate_observations")
+
+    def _for_pairs(self) -> None:
+        for name in self.STEP_ONLY:
+            self.fields.pop(name, None)
+        self.fields["overlap"].help_text = (
+            "How many different annotators compare each pair (1 to 10). A change applies at once; tasks in "
+            "progress are kept."
+        )
+        self.fields["retrain_every"].help_text = "Retrain the reward model after this many new preferences."
 
     def clean(self) -> dict:
         data = super().clean()

@@ -527,3 +527,28 @@ def test_home_counts_a_compare_projects_pairs_and_preferences_not_its_solutions(
     page = signed_in(client, lead).get("/").content.decode()
     row = page.split('data-project="duel"')[1].split("</tr>")[0]
     assert "0 / 2 pairs complete" in row
+
+
+def test_a_compare_projects_settings_leave_out_what_pairs_have_no_use_for(client):
+    lead = user("lead")
+    duel = project_with(lead, slug="duel")
+    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
+    page = signed_in(client, lead).get("/projects/duel/settings/").content.decode()
+    for name in ("selection_strategy", "control_share", "critique_required", "rate_observations"):
+        assert f'name="{name}"' not in page, name
+    assert "compare each pair" in page and "new preferences" in page
+    saved = client.post(
+        "/projects/duel/settings/",
+        {
+            "name": "Duel",
+            "task_kind": "compare",
+            "overlap": 2,
+            "qc_rate": 0,
+            "retrain_every": 300,
+            "guidelines": "Compare.",
+        },
+        follow=True,
+    )
+    assert saved.status_code == 200
+    duel.refresh_from_db()
+    assert (duel.overlap, duel.retrain_every, duel.selection_strategy) == (2, 300, "answer_stratified")
