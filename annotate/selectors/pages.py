@@ -25,6 +25,17 @@ from annotate.selectors import projects_for_user
 PAST_JOBS = 50
 
 
+def _done_of_all(model, project_ids: list[int]) -> dict[int, dict]:
+    """Per project: {"total", "done"} rows of a queued model (solutions, pairs), one grouped query."""
+    rows = model.objects.filter(project_id__in=project_ids).values("project")
+    return {r["project"]: r for r in rows.annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))}
+
+
+def _count_of(model, project_ids: list[int]) -> dict[int, int]:
+    rows = model.objects.filter(project_id__in=project_ids).values("project").annotate(n=Count("id"))
+    return dict(rows.values_list("project", "n"))
+
+
 def home_rows(*, user: AbstractBaseUser) -> list[dict]:
     """The home page's table: each of the user's projects (every project for superusers) with the
     user's roles and its progress (solutions done of all, labels submitted), in two grouped queries."""
@@ -33,32 +44,10 @@ def home_rows(*, user: AbstractBaseUser) -> list[dict]:
     for project_id, role in Membership.objects.filter(user=user).values_list("project_id", "role"):
         roles.setdefault(project_id, set()).add(role)
     ids = [p.pk for p in projects]
-    solutions = {
-        row["project"]: row
-        for row in Solution.objects.filter(project_id__in=ids)
-        .values("project")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))
-    }
-    labels = dict(
-        Annotation.objects.filter(project_id__in=ids)
-        .values("project")
-        .annotate(n=Count("id"))
-        .values_list("project", "n")
-    )
+    solutions, labels = _done_of_all(Solution, ids), _count_of(Annotation, ids)
     # A compare project's work is its pairs and their preferences, not solutions and step labels.
     compare_ids = [p.pk for p in projects if p.task_kind == TaskKind.COMPARE]
-    pairs = {
-        row["project"]: row
-        for row in Comparison.objects.filter(project_id__in=compare_ids)
-        .values("project")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))
-    }
-    preferences = dict(
-        Preference.objects.filter(project_id__in=compare_ids)
-        .values("project")
-        .annotate(n=Count("id"))
-        .values_list("project", "n")
-    )
+    pairs, preferences = _done_of_all(Comparison, compare_ids), _count_of(Preference, compare_ids)
     rows = []
     for project in projects:
         compare = project.task_kind == TaskKind.COMPARE
