@@ -311,7 +311,7 @@ export class Dashboard {
     const table = this.slot("annotators");
     table.replaceChildren(
       el("thead", {}, el("tr", {}, ...header.map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, ...q.annotators.map(annotatorRow)),
+      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at))),
     );
     if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
     const a = q.agreement;
@@ -567,7 +567,17 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
+/** A median cell. Medians come from the statistics snapshot: an annotator whose labels are all
+ * newer than it has none yet, which says "pending", not "—" (imported labels carry no times). */
+function medianCell(seconds: number | null | undefined, newer: boolean): HTMLTableCellElement {
+  const pending = newer && (seconds === null || seconds === undefined);
+  if (!pending) return el("td", { class: "sl-num" }, fmtSeconds(seconds));
+  const title = "Medians come from the statistics snapshot ('medians as of' above); these labels are newer and count at its next refresh.";
+  return el("td", { class: "sl-num sl-muted", title }, "pending");
+}
+
+function annotatorRow(r: AnnotatorRow, snapshotAt: string | null): HTMLTableRowElement {
+  const newer = !!r.last_label_at && !!snapshotAt && Date.parse(r.last_label_at) > Date.parse(snapshotAt);
   const row = el(
     "tr",
     r.below_threshold ? { class: "sl-below", title: "Below the project's threshold" } : {},
@@ -576,8 +586,8 @@ function annotatorRow(r: AnnotatorRow): HTMLTableRowElement {
     el("td", { class: "sl-num" }, fmtInt(r.steps)),
     el("td", { class: "sl-num" }, `${fmtPct(r.positive_rate, 0)} / ${fmtPct(r.neutral_rate, 0)} / ${fmtPct(r.negative_rate, 0)}`),
     el("td", { class: "sl-num" }, fmtPct(r.flag_rate)),
-    el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_solution)),
-    el("td", { class: "sl-num" }, fmtSeconds(r.median_seconds_per_step)),
+    medianCell(r.median_seconds_per_solution, newer),
+    medianCell(r.median_seconds_per_step, newer),
     el("td", { class: "sl-num" }, r.gold_solutions ? `${fmtPct(r.gold_accuracy)} (${fmtInt(r.gold_solutions)})` : "—"),
     el("td", {}, screeningText(r)),
     el("td", {}, when(r.last_label_at)),
