@@ -141,6 +141,11 @@ export class Workspace {
       h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState),
       h("div", { class: "sl-bar-actions" }, this.skipButton, this.giveUpButton, this.badButton, help, this.submitButton),
     );
+    // The sticky bar wraps to two or three rows on narrower screens: what focus scrolls to keeps
+    // clear of its height as it is (workspace.css reads --sl-bar-h for scroll-margin-top).
+    new ResizeObserver(() =>
+      document.documentElement.style.setProperty("--sl-bar-h", `${Math.ceil(this.bar.offsetHeight)}px`),
+    ).observe(this.bar);
 
     this.empty = h(
       "div",
