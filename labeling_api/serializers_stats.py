@@ -136,6 +136,7 @@ class LabelsSerializer(serializers.Serializer):
 
 class AnnotatorRowSerializer(serializers.Serializer):
     annotator = S()
+    preferences = _nullable(I, help_text="Compare projects: the preferences submitted; null in a step project.")
     labels = I()
     steps = I()
     positive_rate = _nullable(F)

@@ -40,6 +40,7 @@ def test_api_csv_of_annotators(campaign):
     assert [r["annotator"] for r in rows] == ["ann", "bob", "cy"]
     assert rows[1]["gold_accuracy"] == "0.5" and rows[1]["below_threshold"] == "True"
     assert rows[0]["labels"] == "3" and rows[0]["median_seconds_per_solution"] == "40.0"
+    assert rows[0]["preferences"] == ""  # a step project: the column is for compare projects
 
 
 @pytest.mark.parametrize("path", ["stats/", "stats/annotators.csv"])

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db.models import Count
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -119,6 +120,17 @@ def test_lead_sees_pair_quality_and_the_reward_models_pairwise_accuracy(pages, t
     expect(page.locator('[data-slot="throughput-note"]')).to_contain_text("not preferences")
     expect(page.locator('[data-slot="agreement"]')).to_contain_text("under Pairs and the reward model")
     expect(page.locator("#queue")).to_have_count(0)
+    # the annotators table counts each one's preferences, beside the step labels the marks made
+    table = page.locator('[data-slot="annotators"]')
+    expect(table.locator("thead th").nth(1)).to_have_text("Preferences")
+    counts = {
+        row.locator("th").inner_text(): int(row.locator("td").nth(0).inner_text())
+        for row in table.locator("tbody tr").all()
+    }
+    expected = dict(
+        Preference.objects.values("annotator__username").annotate(n=Count("id")).values_list("annotator__username", "n")
+    )
+    assert {k: v for k, v in counts.items() if k in expected} == expected and sum(expected.values()) == 7
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#pairs").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "dashboard-compare.png"))

@@ -87,6 +87,7 @@ ANNOTATOR_CSV_COLUMNS = (
     "screening_status",
     "screening_agreement",
     "below_threshold",
+    "preferences",  # compare projects (empty in a step project); last, so earlier columns keep their places
 )
 
 

@@ -6,14 +6,16 @@ import itertools
 import json
 from collections import defaultdict
 
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from annotate.models import (
     Annotation,
     AnnotatorStatus,
+    Preference,
     Project,
     ScreeningStatus,
     Solution,
+    TaskKind,
 )
 from annotate.selectors.stats.common import AGREEMENT_SAMPLE_SOLUTIONS, GOLD_SAMPLE_ANSWERS, _iso, _Names, _ratio
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal, summarize
@@ -101,7 +103,19 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
         )
     }
     gold = _gold_accuracy(project=project)
-    ids = set(per_annotator) | set(statuses)
+    # A compare project's work is its preferences: counted per annotator beside the step labels
+    # (imported ones and first-wrong marks); None in a step project.
+    preferences = (
+        dict(
+            Preference.objects.filter(project=project, annotator__isnull=False)
+            .values("annotator")
+            .annotate(n=Count("id"))
+            .values_list("annotator", "n")
+        )
+        if project.task_kind == TaskKind.COMPARE
+        else None
+    )
+    ids = set(per_annotator) | set(statuses) | set(preferences or ())
     names.load(ids)
     threshold = project.screening_threshold
     rows = []
@@ -120,6 +134,7 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
         rows.append(
             {
                 "annotator": names(uid),
+                "preferences": None if preferences is None else preferences.get(uid, 0),
                 "labels": mine["labels"],
                 "steps": mine.get("steps", 0),
                 "positive_rate": _ratio(mine.get("positive", 0), rated),

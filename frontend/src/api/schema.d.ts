@@ -183,6 +183,8 @@ export interface components {
     AlternativesEnum: "branch" | "drop";
     AnnotatorRow: {
       annotator: string;
+      /** @description Compare projects: the preferences submitted; null in a step project. */
+      preferences: number | null;
       labels: number;
       steps: number;
       /** Format: double */

@@ -295,9 +295,13 @@ export class Dashboard {
       `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening. ` +
       "Labels and times count all that an annotator submitted except gold references: a label marked as gold " +
       "(the answer key of a gold question) leaves these counts." +
-      (this.isCompare ? ` ${COMPARE_STEP_COUNTS}` : "");
+      (this.isCompare
+        ? " In a compare project Preferences counts each annotator's answers on pairs; labels, steps and times " +
+          "count step labels (imported ones and the first-wrong-step marks)."
+        : "");
     const header = [
       "Annotator",
+      ...(this.isCompare ? ["Preferences"] : []),
       "Labels",
       "Steps",
       "+1 / 0 / −1",
@@ -311,7 +315,7 @@ export class Dashboard {
     const table = this.slot("annotators");
     table.replaceChildren(
       el("thead", {}, el("tr", {}, ...header.map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at))),
+      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare))),
     );
     if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
     const a = q.agreement;
@@ -576,12 +580,13 @@ function medianCell(seconds: number | null | undefined, newer: boolean): HTMLTab
   return el("td", { class: "sl-num sl-muted", title }, "pending");
 }
 
-function annotatorRow(r: AnnotatorRow, snapshotAt: string | null): HTMLTableRowElement {
+function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boolean): HTMLTableRowElement {
   const newer = !!r.last_label_at && !!snapshotAt && Date.parse(r.last_label_at) > Date.parse(snapshotAt);
   const row = el(
     "tr",
     r.below_threshold ? { class: "sl-below", title: "Below the project's threshold" } : {},
     el("th", { scope: "row" }, r.annotator),
+    compare ? el("td", { class: "sl-num" }, fmtInt(r.preferences ?? 0)) : null,
     el("td", { class: "sl-num" }, fmtInt(r.labels)),
     el("td", { class: "sl-num" }, fmtInt(r.steps)),
     el("td", { class: "sl-num" }, `${fmtPct(r.positive_rate, 0)} / ${fmtPct(r.neutral_rate, 0)} / ${fmtPct(r.negative_rate, 0)}`),
