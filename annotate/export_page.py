@@ -8,24 +8,14 @@ from urllib.parse import urlencode
 
 from django.http import QueryDict
 
+from annotate.forms import ExportForm
 from annotate.models import Export
-from annotate.services.exports import ExportOptions
+from annotate.services.exports import OPTION_NAMES, ExportOptions
 
-# The form's own fields, and the options it carries as hidden inputs (an API job may set them).
-FORM_FIELDS = (
-    "format",
-    "generation",
-    "split",
-    "qc",
-    "screening",
-    "neutral",
-    "alternatives",
-    "labels",
-    "ties",
-    "finish_reason",
-    "gzip",
-)
-CARRIED = ("labeler", "min_agreement", "include_history")
+# The form's own fields (its cursor aside), and the export options it has no field for, which ride
+# along as hidden inputs (an API job may set them).
+FORM_FIELDS = tuple(name for name in ExportForm.base_fields if name != "since")
+CARRIED = tuple(sorted(OPTION_NAMES - set(ExportForm.base_fields)))
 _DEFAULTS = {**ExportOptions().as_dict(), "gzip": False}
 
 

@@ -41,10 +41,14 @@ def store_root() -> Path:
 
 
 def _spec_dir(featurizer: Featurizer) -> Path:
+    return _spec_dir_of(featurizer.spec())
+
+
+def _spec_dir_of(spec: dict) -> Path:
     from ml.prm.feature_store import spec_digest
     from ml.prm.featurizers import FEATURE_CODE_VERSION
 
-    return store_root() / spec_digest(featurizer.spec(), code_version=FEATURE_CODE_VERSION)
+    return store_root() / spec_digest(spec, code_version=FEATURE_CODE_VERSION)
 
 
 _stores: dict[Path, FeatureStore] = {}
@@ -95,24 +99,20 @@ def live_spec_dirs() -> set[Path]:
     loads torch; builds no featurizer (a dense one would load its model)."""
     from annotate.models import TaskKind
     from ml.models import TrainingRun
-    from ml.prm.feature_store import spec_digest
-    from ml.prm.featurizers import FEATURE_CODE_VERSION, config_spec
+    from ml.prm.featurizers import config_spec
     from ml.services.config import artifact_abspath, training_config
     from ml.services.prm_lib import lib
 
-    def spec_dir(spec: dict) -> Path:
-        return store_root() / spec_digest(spec, code_version=FEATURE_CODE_VERSION)
-
-    dirs = {spec_dir(config_spec(training_config()))}
+    dirs = {_spec_dir_of(config_spec(training_config()))}
     prm_runs = TrainingRun.objects.exclude(project__task_kind=TaskKind.COMPARE)  # reward models store none
     for relative in prm_runs.filter(is_active=True).exclude(artifact_path="").values_list("artifact_path", flat=True):
         path = artifact_abspath(relative)
         if path.exists():
-            dirs.add(spec_dir(lib.read_checkpoint(path)["featurizer"]))
+            dirs.add(_spec_dir_of(lib.read_checkpoint(path)["featurizer"]))
     pending = prm_runs.filter(status__in=[JobStatus.CREATED, JobStatus.RUNNING])
     for config in pending.values_list("config", flat=True):
         overrides = {k: v for k, v in (config or {}).items() if k != "extra"}
-        dirs.add(spec_dir(config_spec(training_config(overrides=overrides))))
+        dirs.add(_spec_dir_of(config_spec(training_config(overrides=overrides))))
     return dirs
 
 

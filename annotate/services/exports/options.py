@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -104,36 +105,21 @@ def _unsign_cursor(cursor: str) -> Any:
         return signing.loads(cursor, salt=_CURSOR_SALT)
 
 
-# Every option parse_options reads: any other name is refused, so a misspelt filter
-# (`finish_reasons=`) never returns the whole project as if it had applied.
-OPTION_NAMES = frozenset(
-    {
-        "format",
-        "qc",
-        "screening",
-        "neutral",
-        "alternatives",
-        "labels",
-        "ties",
-        "generation",
-        "finish_reason",
-        "include_history",
-        "split",
-        "labeler",
-        "since",
-        "min_agreement",
-    }
-)
+# Every option parse_options reads (the fields of ExportOptions): any other name is refused, so a
+# misspelt filter (`finish_reasons=`) never returns the whole project as if it had applied.
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(ExportOptions))
 
 
 def refuse_unknown(params: dict[str, Any], known: frozenset[str]) -> None:
     """ExportOptionError for the first name not in `known`, with the nearest known one."""
     import difflib
 
-    for name in sorted(set(params) - known):
-        near = difflib.get_close_matches(name, sorted(known), n=1)
-        hint = f" (did you mean {near[0]}?)" if near else ""
-        raise ExportOptionError(name, f"unknown export option{hint}; the options are {', '.join(sorted(known))}")
+    unknown = sorted(set(params) - known)
+    if not unknown:
+        return
+    near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    raise ExportOptionError(unknown[0], f"unknown export option{hint}; the options are {', '.join(sorted(known))}")
 
 
 def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:

@@ -73,7 +73,7 @@ export function startGuidelineTemplates(root: Document): void {
       text.dispatchEvent(new Event("input"));
       note.hidden = true;
     });
-    note.replaceChildren(`Guidelines replaced with the ${kind === "compare" ? "compare" : kind} template. `, undo);
+    note.replaceChildren(`Guidelines replaced with the ${kind} template. `, undo);
     note.hidden = false;
   };
   const kindNow = () => (taskKind?.value === "compare" ? "compare" : (contentKind?.value ?? "math"));
