@@ -23,7 +23,14 @@ from ml.prm import acquisition as acq
 from ml.prm import reweight
 from ml.prm.answer_input import answer_block, grade_codes
 from ml.prm.head import HeadConfig, StepHead, WeakSet
-from ml.prm.metrics import auroc, choose_threshold, first_error_f1, first_error_predictions
+from ml.prm.metrics import (
+    auroc,
+    choose_map_cut,
+    choose_threshold,
+    first_error_f1,
+    first_error_predictions,
+    map_predictions,
+)
 from ml.prm.selection import convincing_wrong_priority
 from ml.prm.step_features import step_rows
 from prm800k.stratified import stratified_order
@@ -140,6 +147,7 @@ def train_head(
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "reweighted",
     population: Sequence[int] | None = None,
+    decoding: str = "threshold",
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -149,13 +157,17 @@ def train_head(
     random on every set; with one chosen on its own labeled sample it lost 0.03-0.05 F1).
     `calibration`: "reweighted" (default) weights each labeled solution to the `population` (the
     pool) by `population_weights`; "all" counts them equally; "random" uses only `calibrate_on`,
-    the ones drawn at random (seed set, control share), when there are at least 20."""
+    the ones drawn at random (seed set, control share), when there are at least 20.
+    `decoding`: "threshold" (the first step over a P(-1) threshold) or "map" (the most probable
+    first error, flagged where its margin over "no error" passes a cut chosen the same way)."""
     labeled = list(labeled)
     rows, y, groups = _label_rows(P, labeled)
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
     calib = [i for i in (calibrate_on or []) if i in set(labeled)]
     ref = calib if calibration == "random" and len(calib) >= 20 else labeled
-    paths = [_path(P, i) for i in ref]
+    # the most probable first error reads every step of a solution, as it will on the evaluation set;
+    # the first step over a threshold needs only the revealed ones
+    paths = [np.arange(*P.step_slice[i]) if decoding == "map" else _path(P, i) for i in ref]
     ph = head.head_probs(P.X[np.concatenate(paths)])
     col = {int(g): j for j, g in enumerate(np.unique(groups))}
     out = np.concatenate(
@@ -176,6 +188,7 @@ def train_head(
     if calibration == "reweighted" and population is not None:
         weights = population_weights(P, head, ref, population, col)
     head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid, weights=weights)
+    head.map_cut = choose_map_cut(seqs, P.first_error[ref], weights=weights) if decoding == "map" else None
     return head
 
 
@@ -214,7 +227,9 @@ def evaluate(P: Prepared, head: StepHead, ev: Sequence[int]) -> dict:
     for n in lengths:
         seqs.append(p[o : o + n])
         o += n
-    m = first_error_f1(first_error_predictions(seqs, head.threshold), P.first_error[list(ev)])
+    cut = getattr(head, "map_cut", None)
+    pred = first_error_predictions(seqs, head.threshold) if cut is None else map_predictions(seqs, cut)
+    m = first_error_f1(pred, P.first_error[list(ev)])
     lr = np.concatenate([P.lab_rows[i] for i in ev])
     ly = np.concatenate([P.lab_y[i] for i in ev])
     m["auroc_negative"] = auroc(ly > 0, head.predict(P.X[lr]))
@@ -307,6 +322,7 @@ def simulate(
     head: HeadConfig | None = None,
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "reweighted",
+    decoding: str = "threshold",
     prior_items: Sequence = (),
     log: Callable[[str], None] | None = None,
 ) -> dict:
@@ -357,6 +373,7 @@ def simulate(
                     calibrate_on=randomly,
                     calibration=calibration,
                     population=pool,
+                    decoding=decoding,
                 )
                 m = evaluate(P, h, ev)
                 m["labels"] = int(P.n_labels[labeled].sum())
@@ -399,6 +416,7 @@ def simulate(
             "control_share": control_share,
             "blocks": list(blocks),
             "calibration": calibration,
+            "decoding": decoding,
             "prior_solutions": len(prior_items),
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),

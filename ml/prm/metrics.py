@@ -189,6 +189,31 @@ def choose_threshold(p_negative_per_solution, true, grid=None, weights=None) -> 
     return best_t
 
 
+def map_predictions(p_negative_per_solution: Sequence[Sequence[float]], cut: float) -> np.ndarray:
+    """The most probable first error (`first_error_map`) where its margin over "no error" exceeds
+    `cut`, else -1."""
+    index, margin = first_error_map(p_negative_per_solution)
+    return np.where(margin > cut, index, -1)
+
+
+def choose_map_cut(p_negative_per_solution, true, weights=None, n_grid: int = 80) -> float:
+    """The margin cut for `map_predictions` that maximises first-error F1 on the given (training)
+    solutions, each counted with its weight; the grid is quantiles of their own margins."""
+    index, margin = first_error_map(p_negative_per_solution)
+    finite = margin[np.isfinite(margin)]
+    if not len(finite):
+        return 0.0
+    grid = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, n_grid)))
+    # a cut just under the smallest margin flags every solution
+    grid = np.concatenate([[grid[0] - 1.0], grid])
+    best, best_c = -1.0, 0.0
+    for c in grid:
+        f = first_error_f1(np.where(margin > c, index, -1), true, weights)["first_error_f1"] or 0.0
+        if f > best + 1e-12:
+            best, best_c = f, float(c)
+    return best_c
+
+
 def step_metrics(y_class, probs) -> dict:
     """AUROC of P(-1) for Negative steps, 3-way accuracy, ECE, and the NLL (for early stopping)."""
     y = np.asarray(y_class)

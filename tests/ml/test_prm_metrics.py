@@ -5,6 +5,7 @@ import pytest
 
 from ml.prm.metrics import (
     auroc,
+    choose_map_cut,
     choose_threshold,
     ece,
     first_error_f1,
@@ -12,6 +13,7 @@ from ml.prm.metrics import (
     first_error_map,
     first_error_predictions,
     flag_share,
+    map_predictions,
     step_metrics,
     wilson_interval,
 )
@@ -106,6 +108,20 @@ def test_first_error_map_is_the_most_probable_first_error_and_its_margin():
     # a sure error at step 2 behind two sure steps is found there, whatever follows it
     k, m = first_error_map([[0.01, 0.01, 0.99, 0.99]])
     assert k[0] == 2 and m[0] > 5
+
+
+def test_map_cut_is_chosen_for_f1_and_map_predictions_apply_it():
+    """The cut separates the solutions whose most probable first error is real from the error-free ones;
+    with every solution flagged (the cut under every margin) the error-free ones all count wrong."""
+    err = [[0.05, 0.9, 0.2], [0.8, 0.1]]  # first errors at 1 and 0
+    ok = [[0.1, 0.2, 0.1], [0.15, 0.05]]
+    seqs, true = err + ok, np.array([1, 0, -1, -1])
+    cut = choose_map_cut(seqs, true)
+    pred = map_predictions(seqs, cut)
+    assert list(pred) == [1, 0, -1, -1]
+    assert first_error_f1(pred, true)["first_error_f1"] == 1.0
+    _, margin = first_error_map(seqs)
+    assert list(map_predictions(seqs, float(margin.min()) - 1.0)) == [1, 0, 1, 0]
 
 
 def test_weights_count_solutions_in_first_error_f1_and_move_the_chosen_threshold():

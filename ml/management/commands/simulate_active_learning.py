@@ -44,6 +44,13 @@ class Command(BaseCommand):
             help="The first-error threshold: chosen on the labeled solutions weighted to look like the pool "
             "(default), unweighted, or on the randomly drawn ones only.",
         )
+        parser.add_argument(
+            "--decoding",
+            default="threshold",
+            choices=["threshold", "map"],
+            help="First-error prediction: the first step over a P(-1) threshold (default), or the most "
+            "probable first error where its margin over 'no error' passes a cut (both chosen on the labels).",
+        )
         parser.add_argument("--limit", type=int, default=0, help="Use only the first N solutions of each set.")
         parser.add_argument("--head", default="{}", help="Head overrides as JSON, e.g. '{\"k\": 4}'.")
         parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="Where the per-set JSON goes.")
@@ -123,6 +130,7 @@ class Command(BaseCommand):
                 control_share=o["control_share"],
                 vault=o["vault"],
                 calibration=o["calibration"],
+                decoding=o["decoding"],
                 blocks=blocks,
                 head=head,
                 prior_items=prior_items,
