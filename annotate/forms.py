@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
 from annotate.models import Project, Role, TaskKind
-from annotate.services.exports.options import ExportOptions
+from annotate.services.exports.options import STEP_ONLY, ExportOptions
 from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
 # Slugs that would read as a page of their own under /projects/.
@@ -150,9 +150,9 @@ class ProjectCreateForm(ProjectSettingsForm):
 
 class AddMemberForm(forms.Form):
     username = forms.CharField(label="Username", max_length=254, help_text="Their username or e-mail address.")
-    roles = forms.MultipleChoiceField(
-        label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, initial=[Role.ANNOTATOR.value]
-    )
+    # No role ticked in advance: after an add the page came back with the username cleared but
+    # Annotator still ticked, so the next person, meant to get only the roles the lead ticked, got it too.
+    roles = forms.MultipleChoiceField(label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple)
 
 
 class InviteForm(forms.Form):
@@ -222,6 +222,8 @@ class ExportForm(forms.Form):
         self.fields["format"].choices = COMPARE_FORMATS if compare else STEP_FORMATS
         if compare:
             self.fields["format"].help_text = "TRL preference rows: prompt, chosen, rejected, margin."
+            for name in STEP_ONLY:  # preferences have no generation, finish reason or screening
+                self.fields.pop(name, None)
 
     format = forms.ChoiceField(
         label="Format",

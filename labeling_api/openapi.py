@@ -17,6 +17,16 @@ def denied(*, forbidden: str, not_found: str = "No such project, or not a member
     }
 
 
+def throttled(scope: str) -> dict[int, OpenApiResponse]:
+    """429 of a rate-limited endpoint (labeling_api.throttling; the THROTTLE_<SCOPE> setting)."""
+    return {
+        429: OpenApiResponse(
+            description=f"Over the rate limit of the `{scope}` scope (per user, over all their tokens; "
+            f"THROTTLE_{scope.upper()}); `Retry-After` says when to try again."
+        )
+    }
+
+
 class RequiredBodySchema(AutoSchema):
     """A view whose request body is required although its schema is a oneOf (drf-spectacular marks
     a body required only when one serializer has required fields)."""

@@ -10,7 +10,7 @@ read the same (rating null, flagged false, no alternatives, no steps). The seria
 `"solution"` (annotate.services.submission.SubmissionContext, from submission_context) carries what
 the rules need: the step count, which steps are rated, the labeling mode and critique_required.
 
-The rules that need the solution (labeling_api.submit_rules) run in SubmitInSerializer.validate.
+The rules that need the solution (annotate.services.submit_rules) run in SubmitInSerializer.validate.
 
 Errors: one 400 keyed by field path ({"steps[2].rating": ["..."]}); `flat_errors` turns the nested
 serializer errors into paths, in the order the fields are declared. A body that is not an object,
@@ -42,8 +42,8 @@ from annotate.services.submission import (
     SubmissionContext,
     submission_context,
 )
+from annotate.services.submit_rules import mode_errors, rated_errors
 from core.errors import Invalid
-from labeling_api.submit_rules import mode_errors, rated_errors
 from prm800k.schema import MAX_CRITIQUE
 
 NON_FIELD = api_settings.NON_FIELD_ERRORS_KEY

@@ -1,4 +1,5 @@
-"""Rate limits per user (so per token) on expensive endpoints, by the view's `throttle_scope`.
+"""Rate limits per user (over all of a user's tokens and its browser session) on expensive
+endpoints, by the view's `throttle_scope`.
 
 Rates come from settings at each request (REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], set from the
 environment), so they can change without a restart of the class. The counters live in Django's

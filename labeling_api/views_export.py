@@ -21,7 +21,7 @@ from annotate.models import Export
 from annotate.services import exports, imports
 from core.models import JobStatus
 from labeling_api.access import project_for_action
-from labeling_api.openapi import SLUG, denied
+from labeling_api.openapi import SLUG, denied, throttled
 from labeling_api.serializers_export import (
     ExportJobRequestSerializer,
     ExportJobSerializer,
@@ -35,7 +35,7 @@ DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
 
 
 class StreamedExportView(APIView):
-    throttle_scope = "export"  # labeling_api.throttling: per-token rate limit
+    throttle_scope = "export"  # labeling_api.throttling: per-user rate limit
 
     @extend_schema(
         operation_id="projects_export_stream",
@@ -51,6 +51,7 @@ class StreamedExportView(APIView):
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
             400: OpenApiResponse(description="A bad option, named."),
             **DENIED,
+            **throttled("export"),
         },
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
@@ -71,7 +72,7 @@ class StreamedExportView(APIView):
 
 
 class ExportJobListView(APIView):
-    throttle_scope = {"POST": "export"}  # labeling_api.throttling: per-token rate limit
+    throttle_scope = {"POST": "export"}  # labeling_api.throttling: per-user rate limit
 
     @extend_schema(
         operation_id="projects_exports_create",
@@ -79,7 +80,12 @@ class ExportJobListView(APIView):
         description="Runs in a Celery worker and writes a file (gzip optional). Poll GET /api/v1/exports/{id}/.",
         parameters=[SLUG],
         request=ExportJobRequestSerializer,
-        responses={202: ExportJobSerializer, 400: OpenApiResponse(description="A bad option, named."), **DENIED},
+        responses={
+            202: ExportJobSerializer,
+            400: OpenApiResponse(description="A bad option, named."),
+            **DENIED,
+            **throttled("export"),
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "export")

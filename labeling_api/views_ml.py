@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling_api.access import project_for_action
-from labeling_api.openapi import SLUG, denied
+from labeling_api.openapi import SLUG, denied, throttled
 from labeling_api.serializers_ml import (
     ScoreRequestSerializer,
     ScoreResponseSerializer,
@@ -51,6 +51,7 @@ class TrainingRunListView(APIView):
             202: TrainingRunRequestedSerializer,
             400: OpenApiResponse(description="Unknown training settings."),
             **DENIED,
+            **throttled("retrain"),
         },
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -118,6 +119,7 @@ class ScoreView(APIView):
             400: OpenApiResponse(description="A malformed request, named by field."),
             409: OpenApiResponse(description="The project has no active model yet."),
             **DENIED,
+            **throttled("score"),
         },
     )
     def post(self, request: Request) -> Response:

@@ -11,7 +11,7 @@ from annotate.admin.problems import short
 from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import Annotation, AnnotationRevision, Assignment
 from annotate.review import first_critique, review_table
-from annotate.services import audit
+from annotate.services import audit, label_edits
 
 
 @admin.register(Assignment)
@@ -46,7 +46,9 @@ class AnnotationForm(forms.ModelForm):
 
     class Meta:
         model = Annotation
-        fields = ["label_steps"]  # the admin adds the other fields itself
+        # what a correction changes: the ratings, and where and why the pass ended (the admin adds
+        # the read-only fields itself)
+        fields = ["label_steps", "finish_reason", "finish_note"]
 
     def clean_label_steps(self) -> str:
         # Counters are recomputed from this text on save, so it must be PRM800K label.steps.
@@ -60,6 +62,20 @@ class AnnotationForm(forms.ModelForm):
         ):
             raise forms.ValidationError("Must be a JSON list of steps, each with a 'completions' list.")
         return text
+
+    def clean(self) -> dict:
+        # self.instance is still the stored annotation here (the form's values reach it after clean)
+        cleaned = super().clean()
+        if "label_steps" in cleaned and self.instance.pk:
+            errors = label_edits.edit_errors(
+                annotation=self.instance,
+                steps=json.loads(cleaned["label_steps"]),
+                finish_reason=cleaned.get("finish_reason", self.instance.finish_reason),
+                reason=cleaned.get("finish_note", self.instance.finish_note),
+            )
+            if errors:
+                self.add_error("label_steps", errors)
+        return cleaned
 
 
 @admin.register(Annotation)

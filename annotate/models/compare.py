@@ -84,12 +84,18 @@ class Preference(models.Model):
     is_gold = models.BooleanField(default=False)
     idempotency_key = models.CharField(max_length=100)
     submitted_at = models.DateTimeField()
+    # Numbered by the first export after it committed (annotate.services.exports.sequence), so an
+    # incremental export (`since`) never skips a preference that was still in flight.
+    export_seq = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["annotator", "idempotency_key"], name="uniq_preference_idempotency"),
         ]
-        indexes = [models.Index(fields=["project", "id"], name="preference_export_idx")]
+        indexes = [
+            models.Index(fields=["project", "id"], name="preference_export_idx"),
+            models.Index(fields=["project", "export_seq"], name="preference_export_seq_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"preference {self.pk}: {self.preferred} on comparison {self.comparison_id}"

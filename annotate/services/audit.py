@@ -19,6 +19,7 @@ from django.db.models import F, Max, QuerySet, Value
 from django.db.models.functions import Greatest
 
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
+from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.members import labeler_uuid_for
 from prm800k.labels import label_counters
 from prm800k.schema import format_timestamp
@@ -103,7 +104,10 @@ def revise_annotation(
     revision = _write_revision(locked=locked, user=user, reason=reason)
     for name, value in changed.items():
         setattr(locked, name, value)
-    update_fields = list(changed)
+    # a new, higher export position (under the numbering lock, as an import numbers its labels),
+    # so the next incremental pull (`since`) carries the correction
+    locked.export_seq = lock_export_sequence(project=locked.project) + 1
+    update_fields = [*changed, "export_seq"]
     if "label_steps" in changed:
         counters = label_counters(json.loads(locked.label_steps))
         for name, value in counters.items():

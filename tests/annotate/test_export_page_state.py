@@ -87,3 +87,9 @@ def test_the_format_menu_offers_the_projects_own_formats_and_keeps_a_reopened_on
     assert '<option value="math_shepherd" selected>' in page and '<option value="auto" selected>' in page
     page = client.get("/projects/exp-duel/export/?format=preference&ties=include").content.decode()
     assert '<option value="preference" selected>' in page and '<option value="include" selected>' in page
+    # the step-label filters are the step formats' only: a compare project's page leaves them out
+    duel_page = client.get("/projects/exp-duel/export/").content.decode()
+    steps_page = client.get("/projects/exp-steps/export/").content.decode()
+    for name in ("generation", "finish_reason", "screening"):
+        assert f'name="{name}"' in steps_page and f'name="{name}"' not in duel_page
+    assert 'name="since"' in duel_page and 'name="split"' in duel_page

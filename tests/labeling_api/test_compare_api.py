@@ -247,6 +247,54 @@ def test_preference_export_holds_the_answers_with_margins_and_ties_on_request(co
     assert not is_conversational(dataset[0])  # plain text rows: RewardTrainer tokenizes prompt + chosen
 
 
+def test_preference_export_pulls_incrementally_splits_and_refuses_step_filters(compare_project, annotator):
+    """A cursor from a preference export brings only the preferences submitted after it; `split`
+    applies by problem; the step-label filters are refused with the field, never ignored; and a
+    project that labels steps refuses format=preference."""
+
+    def submit(task, key):
+        response = annotator.post(
+            f"/api/v1/assignments/{task['assignment_id']}/submit/",
+            {"idempotency_key": key, "preference": "A", "strength": 1, "total_time_ms": 10},
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+        return response.json()["next"]
+
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    task = submit(annotator.get("/api/v1/projects/duel/tasks/next/").json(), "k0")
+    first = lead.get("/api/v1/projects/duel/export/?format=preference")
+    assert len(_lines(first)) == 1
+    cursor = first["X-Export-Cursor"]
+    again = lead.get("/api/v1/projects/duel/export/", {"format": "preference", "since": cursor})
+    assert _lines(again) == [] and again["X-Export-Cursor"] == cursor
+    submit(task, "k1")
+    newer = lead.get("/api/v1/projects/duel/export/", {"format": "preference", "since": cursor})
+    rows = _lines(newer)
+    assert len(rows) == 1 and newer["X-Export-Cursor"] != cursor
+    assert len(_lines(lead.get("/api/v1/projects/duel/export/?format=preference"))) == 2
+
+    assert len(_lines(lead.get("/api/v1/projects/duel/export/?format=preference&split=train"))) == 2
+    assert _lines(lead.get("/api/v1/projects/duel/export/?format=preference&split=test")) == []  # no MATH-500 here
+    problem = Preference.objects.order_by("pk").first().comparison.problem
+    type(problem).objects.filter(pk=problem.pk).update(is_math500=True)
+    on_test = Preference.objects.filter(comparison__problem=problem).count()
+    assert len(_lines(lead.get("/api/v1/projects/duel/export/?format=preference&split=test"))) == on_test
+    assert len(_lines(lead.get("/api/v1/projects/duel/export/?format=preference&split=train"))) == 2 - on_test
+
+    for query in ("generation=1", "finish_reason=give_up", "screening=only", "min_agreement=1"):
+        name = query.split("=")[0]
+        refused = lead.get(f"/api/v1/projects/duel/export/?format=preference&{query}")
+        assert refused.status_code == 400 and name in refused.json(), (query, refused.content)
+        job = lead.post("/api/v1/projects/duel/exports/", {"format": "preference", name: query.split("=")[1]})
+        assert job.status_code == 400 and name in job.json(), (query, job.content)
+
+    steps = Project.objects.create(slug="steps-only", name="Steps")
+    step_lead = member_client(steps, "steps-lead", Role.LEAD)
+    refused = step_lead.get("/api/v1/projects/steps-only/export/?format=preference")
+    assert refused.status_code == 400 and "compare" in refused.json()["format"][0]
+
+
 def test_pair_quality_stats_measure_position_bias_agreement_grading_and_gold(compare_project):
     Project.objects.filter(pk=compare_project.pk).update(overlap=2, qc_rate=1.0)  # the gold pair comes first
     gold = Comparison.objects.filter(project=compare_project).order_by("id").first()

@@ -62,6 +62,64 @@ def test_a_leads_correction_in_the_admin_keeps_the_previous_version():
     assert AnnotationRevision.objects.get(annotation=annotation, version=2).label_steps == json.dumps(corrected)
 
 
+def _edited(change) -> tuple[list[dict], dict]:
+    steps = gold_label_steps([1, 1, -1])
+    extra = change(steps) or {}
+    return steps, extra
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda s: s[0].update(chosen_completion=9), "steps[0].chosen_completion"),
+        (lambda s: s[0]["completions"][0].update(rating=7), "steps[0].completions[0].rating"),
+        (lambda s: s[1]["completions"][0].update(text="a different step"), "steps[1].completions[0].text"),
+        (lambda s: {"finish_reason": "solution"}, "steps[2].rating"),  # a -1 ends the pass: found_error
+        (lambda s: {"finish_reason": "give_up"}, "reason"),  # give_up needs a reason
+    ],
+)
+def test_an_admin_correction_that_breaks_the_label_is_refused_and_changes_nothing(change, path):
+    """The checks of a submit hold for a lead's correction too: what the TRL converter, the importer
+    or PRM800K's readers would refuse or drop never reaches the stored label."""
+    world = build_world(with_revision=False)
+    annotation = world.rows["annotate.annotation"]
+    before = (annotation.label_steps, annotation.finish_reason)
+    steps, extra = _edited(change)
+    response = _admin_change(world.session_client("lead"), annotation, label_steps=json.dumps(steps), **extra)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["label_steps"]
+    assert any(message.startswith(path) for message in errors), errors
+    annotation.refresh_from_db()
+    assert (annotation.label_steps, annotation.finish_reason) == before
+    assert not AnnotationRevision.objects.filter(annotation=annotation).exists()
+
+
+def test_a_correction_comes_again_in_the_next_incremental_export():
+    """An export's cursor must not hide a later correction: the corrected label is numbered again."""
+    world = build_world(with_revision=False)
+    project, annotation = world.project, world.rows["annotate.annotation"]
+
+    def pull(since=None):
+        params = {"format": "trl"} if since is None else {"format": "trl", "since": since}
+        plan = exports.plan_export(project=project, options=exports.parse_options(project=project, params=params))
+        return [json.loads(line) for line in exports.iter_lines(plan=plan)], plan.cursor
+
+    rows, cursor = pull()
+    assert rows and rows[0]["labels"][-1] is False
+    assert pull(cursor)[0] == []
+    response = _admin_change(
+        world.session_client("lead"),
+        annotation,
+        label_steps=json.dumps(gold_label_steps([1, 1, 1])),
+        finish_reason="solution",
+        change_reason="step 3 is right",
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    newer, next_cursor = pull(cursor)
+    assert [row["labels"] for row in newer] == [[True, True, True]]
+    assert pull(next_cursor)[0] == []
+
+
 def test_gold_mark_and_reopen_leave_a_trace():
     world = build_world(with_revision=False)
     annotation = world.rows["annotate.annotation"]

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 
+import kombu.pools
 import pytest
 from redis import Redis
 
@@ -43,6 +44,9 @@ def use_broker(url: str) -> None:
     if app.amqp._producer_pool is not None:
         app.amqp._producer_pool.force_close_all()
         app.amqp._producer_pool = None
+    # kombu keeps the producer pool of each broker URL in a process-wide registry: a closed one left
+    # there is handed back when the URL is used again ("Acquire on closed pool" in later tests)
+    kombu.pools.reset()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """`export/?format=preference`: TRL preference rows from a project's preferences, streamed in
-keyset pages by id (the steps of a page's solutions in one query)."""
+keyset pages by export sequence (the steps of a page's solutions in one query)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,22 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
+from django.db.models import QuerySet
+
 from annotate.models import Preference, Project, Step
 from prm800k.preference import preference_row
 
 CHUNK_SIZE = 500
 
 
-def preference_lines(
-    *, project: Project, ties: str = "exclude", qc: str = "include", labeler: str | None = None, chunk_size=CHUNK_SIZE
-) -> Iterator[str]:
+def preferences_for_export(
+    *,
+    project: Project,
+    ties: str = "exclude",
+    qc: str = "include",
+    labeler: str | None = None,
+    split: str | None = None,
+) -> QuerySet[Preference]:
     queryset = Preference.objects.filter(project=project)
     if ties == "exclude":
         queryset = queryset.exclude(preferred="tie")
@@ -25,11 +32,22 @@ def preference_lines(
         queryset = queryset.filter(is_gold=True)
     if labeler:
         queryset = queryset.filter(labeler_uuid=labeler)
-    fields = ("id", "preferred", "strength", "comparison__solution_a_id", "comparison__solution_b_id")
+    if split == "test":
+        queryset = queryset.filter(comparison__problem__is_math500=True)
+    elif split == "train":
+        queryset = queryset.filter(comparison__problem__is_math500=False)
+    return queryset
+
+
+def preference_lines(*, queryset: QuerySet[Preference], chunk_size=CHUNK_SIZE) -> Iterator[str]:
+    """TRL rows of `queryset` (numbered preferences, from an export plan) in export order."""
+    fields = ("export_seq", "preferred", "strength", "comparison__solution_a_id", "comparison__solution_b_id")
     last = 0
     while True:
         rows = list(
-            queryset.filter(id__gt=last).order_by("id").values(*fields, "comparison__problem__text")[:chunk_size]
+            queryset.filter(export_seq__gt=last)
+            .order_by("export_seq")
+            .values(*fields, "comparison__problem__text")[:chunk_size]
         )
         if not rows:
             return
@@ -48,4 +66,4 @@ def preference_lines(
                 strength=row["strength"],
             )
             yield json.dumps(line, ensure_ascii=False) + "\n"
-        last = rows[-1]["id"]
+        last = rows[-1]["export_seq"]

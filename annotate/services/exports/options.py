@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core import signing
 
-from annotate.models import Project
+from annotate.models import Project, TaskKind
 from core.errors import Invalid
 from prm800k.schema import FINISH_REASONS
 
@@ -23,6 +23,10 @@ FORMAT_ONLY = {
     "neutral": ("positive", ("trl", "math_shepherd")),  # math_shepherd: its human labels (labels=human)
     "alternatives": ("branch", ("trl",)),
 }
+STEP_FORMATS = tuple(f for f in FORMATS if f != "preference")
+# Filters on step labels: a compare project's preferences have no generation, finish reason,
+# agreement or screening, so asking for one with format=preference is refused, not ignored.
+STEP_ONLY = {"generation": [], "finish_reason": [], "min_agreement": None, "screening": "include"}
 _CURSOR_SALT = "steplabel.export.cursor"
 
 
@@ -154,6 +158,13 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         labels=choice("labels", LABEL_SOURCES, "human"),
         ties=choice("ties", ("exclude", "include"), "exclude"),
     )
+    # (a compare project exports its preferences, and its first-wrong-step marks as step labels)
+    if options.format == "preference" and project.task_kind != TaskKind.COMPARE:
+        raise ExportOptionError(
+            "format",
+            f"format=preference is for projects that compare solutions; this one labels steps: "
+            f"use {', '.join(STEP_FORMATS)}",
+        )
     if options.ties == "include" and options.format != "preference":
         raise ExportOptionError("ties", "only the preference format has ties")
     for name, (default, formats) in FORMAT_ONLY.items():
@@ -193,4 +204,8 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
             raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}") from None
         if not 0.0 <= options.min_agreement <= 1.0:
             raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}")
+    if options.format == "preference":
+        for name, default in STEP_ONLY.items():
+            if getattr(options, name) != default:
+                raise ExportOptionError(name, f"{name} filters step labels; format=preference has none")
     return options

@@ -1,38 +1,45 @@
-"""The export sequence: every annotation gets an `export_seq` the first time an export runs after it
-committed (one serialized UPDATE per project). Rows committed later get larger numbers, so an
-export that returns "everything up to seq N" plus a cursor for N never skips a label that was
-still in flight, and never repeats one."""
+"""The export sequence: every annotation (and every preference, numbered apart) gets an `export_seq`
+the first time an export runs after it committed (one serialized UPDATE per project). Rows
+committed later get larger numbers, so an export that returns "everything up to seq N" plus a
+cursor for N never skips a label that was still in flight, and never repeats one. A corrected
+annotation is numbered again, after every other (annotate.services.audit), so the next
+incremental export carries the correction."""
 
 from __future__ import annotations
 
 from django.db import connection, transaction
+from django.db.models import Model
 
-from annotate.models import Annotation, Project
+from annotate.models import Annotation, Preference, Project
+
+# one advisory lock per numbered table and project
+_LOCK_KEYS: dict[type[Model], int] = {Annotation: 72_001, Preference: 72_002}
 
 
-def lock_export_sequence(*, project: Project) -> int:
+def lock_export_sequence(*, project: Project, model: type[Model] = Annotation) -> int:
     """Take the project's export-numbering lock until the transaction ends; return the highest number.
 
-    Whoever hands out export numbers holds it: exports stamping new labels, and imports, which
-    number their labels as they insert them (so a big import needs no UPDATE pass afterwards).
+    Whoever hands out export numbers holds it: exports stamping new labels, imports, which
+    number their labels as they insert them (so a big import needs no UPDATE pass afterwards), and
+    corrections, which move a label after every other.
     """
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [72_001, project.pk])
-        table = Annotation._meta.db_table
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_KEYS[model], project.pk])
+        table = model._meta.db_table
         cursor.execute(f"SELECT COALESCE(MAX(export_seq), 0) FROM {table} WHERE project_id = %s", [project.pk])
         return cursor.fetchone()[0]
 
 
-def stamp_export_sequence(*, project: Project) -> int:
+def stamp_export_sequence(*, project: Project, model: type[Model] = Annotation) -> int:
     """Number the committed, not-yet-numbered annotations in id order; return the highest number.
 
     Serialized per project (an advisory lock on PostgreSQL; SQLite serializes writers itself), so
     numbers are handed out in the order rows become visible.
     """
     with transaction.atomic():
-        base = lock_export_sequence(project=project)
-        table = Annotation._meta.db_table
+        base = lock_export_sequence(project=project, model=model)
+        table = model._meta.db_table
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""

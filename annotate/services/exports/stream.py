@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from django.db.models import Q, QuerySet
 
-from annotate.models import Annotation, AnnotationSource, Project, Step
+from annotate.models import Annotation, AnnotationSource, Preference, Project, Step
 from annotate.services import auto_labels
 from annotate.services.exports.options import ExportOptions, encode_cursor
 from annotate.services.exports.sequence import stamp_export_sequence
@@ -86,16 +86,23 @@ class ExportPlan:
 
     project: Project
     options: ExportOptions
-    queryset: QuerySet[Annotation]
+    queryset: QuerySet[Annotation] | QuerySet[Preference]
     until: int
     cursor: str
 
 
 def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
-    until = stamp_export_sequence(project=project)
-    queryset = annotations_for_export(project=project, options=options).filter(
-        export_seq__gt=options.since, export_seq__lte=until
-    )
+    if options.format == "preference":  # a compare project's preferences, numbered apart
+        from annotate.services.compare.export import preferences_for_export
+
+        until = stamp_export_sequence(project=project, model=Preference)
+        chosen = preferences_for_export(
+            project=project, ties=options.ties, qc=options.qc, labeler=options.labeler, split=options.split
+        )
+    else:
+        until = stamp_export_sequence(project=project)
+        chosen = annotations_for_export(project=project, options=options)
+    queryset = chosen.filter(export_seq__gt=options.since, export_seq__lte=until)
     return ExportPlan(
         project=project,
         options=options,
@@ -154,7 +161,7 @@ def iter_lines(*, plan: ExportPlan, chunk_size: int = CHUNK_SIZE) -> Iterator[st
     if options.format == "preference":  # a compare project's pairs, not step annotations
         from annotate.services.compare.export import preference_lines
 
-        yield from preference_lines(project=plan.project, ties=options.ties, qc=options.qc, labeler=options.labeler)
+        yield from preference_lines(queryset=plan.queryset)
     elif options.format == "math_shepherd":
         if options.labels == "auto":  # automatic labels live in their own app (annotate.services.auto_labels)
             yield from auto_labels.store().math_shepherd_lines(project=plan.project, chunk_size=chunk_size)

@@ -1634,6 +1634,10 @@ export interface operations {
       409: {
         content: never;
       };
+      /** @description Over the rate limit of the `score` scope (per user, over all their tokens; THROTTLE_SCORE); `Retry-After` says when to try again. */
+      429: {
+        content: never;
+      };
     };
   };
   /** @description Projects the caller belongs to, with the caller's roles in each. */
@@ -1859,6 +1863,10 @@ export interface operations {
       404: {
         content: never;
       };
+      /** @description Over the rate limit of the `export` scope (per user, over all their tokens; THROTTLE_EXPORT); `Retry-After` says when to try again. */
+      429: {
+        content: never;
+      };
     };
   };
   /** Your export jobs in this project */
@@ -1927,6 +1935,10 @@ export interface operations {
       };
       /** @description No such project, or not a member. */
       404: {
+        content: never;
+      };
+      /** @description Over the rate limit of the `export` scope (per user, over all their tokens; THROTTLE_EXPORT); `Retry-After` says when to try again. */
+      429: {
         content: never;
       };
     };
@@ -2223,6 +2235,10 @@ export interface operations {
       };
       /** @description No such project (or run), or not a member. */
       404: {
+        content: never;
+      };
+      /** @description Over the rate limit of the `retrain` scope (per user, over all their tokens; THROTTLE_RETRAIN); `Retry-After` says when to try again. */
+      429: {
         content: never;
       };
     };

@@ -1,5 +1,6 @@
 """The submit rules that need the solution, on a parsed submission (labeling_api.serializers_submit
-runs them in SubmitInSerializer.validate): messages by field path.
+runs them in SubmitInSerializer.validate; a lead's correction in the admin must keep them too,
+annotate.services.label_edits): messages by field path.
 
 The payload's rules (PRM800K, openai/prm800k README; types, lengths and the step count are the
 serializer's fields, the rest is here):
