@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotate.models import Annotation, Assignment, Comparison, PairReason, Preference, Project, Role
+from annotate.models import Annotation, Assignment, Comparison, PairReason, Preference, Project, Role, Solution
 from annotate.services.compare.pairs import choose_pairs
 from tests.api_clients import member_client
 from tests.compare_lines import LINES
@@ -367,6 +367,11 @@ def test_first_wrong_marks_become_step_labels_in_the_prm800k_export(
     side = "A" if right == preference.comparison.solution_a_id else "B"
     assert annotation.idempotency_key == f"compare:{preference.pk}:{side}"
     assert (annotation.n_positive, annotation.n_negative, annotation.first_error_index) == (1, 1, 1)
+    # the marked solution counts as labeled (the dashboard's progress and wrong-answer share), the other not
+    counts = dict(Solution.objects.filter(project=compare_project).values_list("pk", "annotation_count"))
+    assert counts[right] == 1 and sum(counts.values()) == 1
+    lead_stats = member_client(compare_project, "stats-lead", Role.LEAD).get("/api/v1/projects/duel/stats/").json()
+    assert lead_stats["progress"]["solutions_labeled"] == 1
     # the retrain counter of a compare project counts the preference once, not its step labels
     compare_project.refresh_from_db()
     assert compare_project.step_labels_since_run == 1

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Step
+from django.db.models import F
+
+from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Solution, Step
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
@@ -72,4 +74,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 **label_counters(label_steps),
             )
         )
+    # a marked solution is labeled, as an imported or submitted label counts it (the dashboard's
+    # "solutions labeled" and wrong-answer share read this count); pairs are queued by their own
+    Solution.objects.filter(pk__in=[s for s, _ in marks.values()]).update(annotation_count=F("annotation_count") + 1)
     return created
