@@ -11,7 +11,8 @@ Read the problem, then rate the solution one step at a time.
   e.g. $2 + 2 = 5$. Rating a step Negative ends the solution there: the first wrong step is what we need.
 
 Press **e** after rating to say in a sentence what is wrong (or right) with the step.
-Flag (**f**) a rating you are unsure of; give up (**g**) only when the problem itself is unclear to you.
+Flag (**f**) a rating you are unsure of. Report a bad problem (**b**) when the problem itself is
+unanswerable, and give up (**g**) when you cannot tell.
 """
 
 CODE = """# How to rate each step of code

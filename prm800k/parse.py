@@ -231,6 +231,13 @@ PRM800K, PLAIN, MATH_SHEPHERD = "prm800k", "plain", "math_shepherd"
 FORMAT_KEYS = {PRM800K: RECORD_KEYS, PLAIN: PLAIN_KEYS, MATH_SHEPHERD: math_shepherd.KEYS}
 
 
+# What an import line may be, as its errors name the formats (also the error for a JSON array file).
+IMPORT_FORMATS = (
+    "a PRM800K record (labeler, timestamp, question, label, ...), a plain line (problem, ground_truth_answer, "
+    "steps) or a Math-Shepherd line (input, label)"
+)
+
+
 def line_format(obj: Any) -> str | None:
     """Which format a line is meant to be, by its keys; None when it has none of theirs.
 
@@ -279,11 +286,7 @@ def parse_line(obj: Any, *, validate: bool = True) -> ParsedSolution:
         return parse_plain_record(obj)
     if meant == MATH_SHEPHERD:
         raise ValueError("a Math-Shepherd line: read it with parse_math_shepherd_line")
-    raise RecordError(
-        "(line)",
-        "not a line of any import format: a PRM800K record (labeler, timestamp, question, label, ...), a plain "
-        "line (problem, ground_truth_answer, steps) or a Math-Shepherd line (input, label)",
-    )
+    raise RecordError("(line)", f"not a line of any import format: {IMPORT_FORMATS}")
 
 
 def parse_math_shepherd_line(obj: Any, *, raw: bytes) -> ParsedSolution:

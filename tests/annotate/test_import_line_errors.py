@@ -87,3 +87,51 @@ def test_the_import_job_keeps_file_line_and_field_and_the_data_page_shows_them(c
     html = client.get("/projects/algebra/data/").content.decode()
     assert f"<td>{row.filename}</td>" in html
     assert "1 bad line, first: line 4, field problem" in html
+
+
+# --- a file that is one JSON array, not JSON lines -------------------------------------------------
+
+PROCESSBENCH = {  # the shape of /work/shared/data/processbench/*.json elements
+    "id": "gsm8k-0",
+    "generator": "Qwen2-7B-Instruct",
+    "problem": "What is 1 + 1?",
+    "steps": ["1 + 1 = 3.", "The answer is 3."],
+    "final_answer_correct": False,
+    "label": 0,
+}
+
+
+@pytest.mark.parametrize("indent", [2, None])  # pretty-printed over many lines, or all on one
+def test_a_json_array_file_is_one_error_that_says_what_it_is_not_a_bad_line_each(tmp_path, indent):
+    path = tmp_path / "plain.json"
+    path.write_text("\n" + json.dumps([json.loads(line) for line in GOOD], indent=indent) + "\n")
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=path)
+    assert raised.value.bad_lines == 1
+    ((line, field, message),) = [(e.line, e.field, e.message) for e in raised.value.errors]
+    assert (line, field) == (0, "(file)")  # the whole file: the data page names no line
+    assert message.startswith("the file is one JSON array, not JSON lines: the importer reads one JSON object per line")
+    assert "a plain line (problem, ground_truth_answer, steps)" in message and "jq -c '.[]'" in message
+
+
+def test_a_processbench_file_is_named_with_the_commands_that_read_it(client, tmp_path):
+    path = tmp_path / "gsm8k.json"
+    path.write_text(json.dumps([PROCESSBENCH, {**PROCESSBENCH, "id": "gsm8k-1", "label": -1}], indent=2))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_prm800k", str(path), project="x", no_progress=True, stderr=io.StringIO())
+    assert str(refused.value).startswith(f"{path}: the file is a JSON array of ProcessBench solutions")
+    assert "manage.py simulate_active_learning" in str(refused.value) and "1 bad line" not in str(refused.value)
+    assert not Project.objects.filter(slug="x").exists()
+
+    lead = get_user_model().objects.create_user("lead")
+    project = Project.objects.create(slug="algebra", name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    with path.open("rb") as upload:
+        started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
+    import_jobs.run_import_job(import_id=started.json()["id"])
+    (error,) = client.get(started.json()["url"]).json()["errors"]
+    assert (error["line"], error["field"]) == (0, "(file)") and "not imported as a project" in error["message"]
+    assert not Solution.objects.exists()
+    html = client.get("/projects/algebra/data/").content.decode()
+    assert "The file is a JSON array of ProcessBench solutions" in html

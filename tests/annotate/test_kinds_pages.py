@@ -38,6 +38,16 @@ def test_new_project_offers_the_template_of_each_kind(client, creator):
     assert "Critique required on -1 steps" in code and "Rate observations" in code
 
 
+def test_math_template_sends_an_unanswerable_problem_to_bad_problem_not_give_up():
+    """The workspace has a Bad problem key (b); the template once sent unclear problems to give up (g)."""
+    from annotate.guidelines_templates import ALL_TEMPLATES
+
+    math = " ".join(TEMPLATES["math"].split())
+    assert "bad problem (**b**) when the problem itself is unanswerable" in math
+    assert "give up (**g**) when you cannot tell" in math
+    assert not any("unclear to you" in text for text in ALL_TEMPLATES.values())
+
+
 def test_empty_guidelines_start_from_the_chosen_kind_and_settings_are_kept(client, creator):
     response = client.post(
         "/projects/new/", {**NEW, "content_kind": "trace", "guidelines": "", "critique_required": "on"}

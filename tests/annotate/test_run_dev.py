@@ -1,6 +1,7 @@
 """`make run` end to end: run_dev on the embedded default (SQLite + filesystem broker) serves the
 login page and the API, runs a worker that consumes tasks, and Ctrl-C stops both processes."""
 
+import io
 import os
 import re
 import signal
@@ -11,12 +12,14 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from tests import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
+TOKEN_COMMAND = ".venv/bin/python manage.py drf_create_token mlengineer"
 
 
 def free_port() -> int:
@@ -69,8 +72,12 @@ def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp
         banner = log_path.read_text()
         assert f"{base}/" in banner and "steplabel-demo" in banner and "annotator1" in banner
         assert "sqlite3" in banner and "filesystem://" in banner
-        # The token command as printed works from a plain shell (manage.py defaults to production settings).
-        assert "DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python manage.py drf_create_token" in banner
+        # The token command as printed works from a plain shell (manage.py defaults to production settings),
+        # on this server's database: the var dir it runs with holds the SQLite file.
+        var = f"STEPLABEL_VAR_DIR={embedded_env['STEPLABEL_VAR_DIR']} "
+        assert (
+            f"{var}DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python manage.py drf_create_token" in banner
+        )
 
         status, body = wait_for(lambda: _up(f"{base}/accounts/login/"), 30, "the web server")
         assert status == 200 and 'name="username"' in body
@@ -95,6 +102,21 @@ def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp
     for pid in (web_pid, worker_pid):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(("var_dir", "prefix"), [(None, ""), ("/srv/my var", "STEPLABEL_VAR_DIR='/srv/my var' ")])
+def test_the_banners_token_command_names_the_var_dir_the_server_runs_with(monkeypatch, var_dir, prefix):
+    """Without it, the printed command made the token in var/'s database, not the server's."""
+    from annotate.management.commands.run_dev import Command
+
+    if var_dir is None:
+        monkeypatch.delenv("STEPLABEL_VAR_DIR", raising=False)
+    else:
+        monkeypatch.setenv("STEPLABEL_VAR_DIR", var_dir)
+    out = io.StringIO()
+    Command(stdout=out)._banner("127.0.0.1", 8000, {"web": SimpleNamespace(pid=1), "worker": SimpleNamespace(pid=2)})
+    (line,) = [x.strip() for x in out.getvalue().splitlines() if "drf_create_token" in x]
+    assert line == f"{prefix}DJANGO_SETTINGS_MODULE=config.settings.local {TOKEN_COMMAND}"
 
 
 def _up(url: str):

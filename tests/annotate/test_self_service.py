@@ -267,6 +267,21 @@ def test_the_added_message_names_the_roles_as_the_page_does(client):
     assert "ann had those roles." in again.content.decode()
 
 
+def test_after_an_add_the_member_form_comes_back_with_no_username_and_no_role_ticked(client):
+    """The next person added gets only the roles the lead ticks for them (Annotator stayed ticked)."""
+    lead = user("lead")
+    user("ann")
+    project_with(lead)
+    signed_in(client, lead)
+    added = client.post(
+        "/projects/algebra/members/", {"action": "add", "username": "ann", "roles": ["annotator", "lead"]}, follow=True
+    )
+    assert added.redirect_chain == [("/projects/algebra/members/", 302)]
+    form = added.content.decode().split('value="add">')[1].split("</form>")[0]
+    assert 'name="roles"' in form and 'name="username"' in form
+    assert " checked" not in form and 'value="ann"' not in form
+
+
 def test_invite_link_is_shown_once_works_once_and_expires(client, settings):
     lead = user("lead")
     project = project_with(lead)

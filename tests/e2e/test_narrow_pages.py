@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Role
+from annotate.models import ImportJob, Role
 from annotate.services.imports import import_file
 from tests.e2e.helpers import login, make_project, make_user, open_workspace
 
@@ -138,3 +138,29 @@ def test_dashboard_fits_a_390px_screen(pages, screenshot):
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     screenshot(page, "dashboard-narrow-390-bars", full_page=True)
+
+
+def test_past_imports_wrap_a_long_field_name_inside_the_card(pages, screenshot):
+    """A nested field name is one long word: on an 860 px screen it ran past the card's edge, cut off."""
+    project = make_project("algebra")
+    lead = make_user("lena", project, Role.LEAD)
+    field = "label.steps[1].completions[0].rating"
+    error = {"line": 2, "field": field, "message": "must be -1, 0, 1 or null"}
+    ImportJob.objects.create(
+        project=project,
+        requested_by=lead,
+        filename="phase2.jsonl",
+        status="failed",
+        counters={"bad_lines": 1},
+        errors=[error],
+    )
+    page = pages.page()
+    page.set_viewport_size({"width": 860, "height": 800})
+    login(page, "lena", "/projects/algebra/data/")
+    cell = page.locator("[data-imports] tbody td").last
+    expect(cell).to_contain_text(f"field {field}")
+    scroll_width, client_width = page.locator("[data-imports-section] .sl-table-wrap").evaluate(
+        "wrap => [wrap.scrollWidth, wrap.clientWidth]"
+    )
+    assert scroll_width <= client_width
+    screenshot(page, "data-past-imports-long-field")

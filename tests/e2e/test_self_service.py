@@ -126,9 +126,11 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
     page.get_by_role("link", name="Members").click()
     add = page.get_by_role("region", name="Add a member")
     add.get_by_label("Username").fill("ann")
-    expect(add.get_by_label("Annotator")).to_be_checked()
+    expect(add.get_by_label("Annotator")).not_to_be_checked()  # the lead chooses every role
+    add.get_by_label("Annotator").check()
     add.get_by_role("button", name="Add member").click()
     expect(page.get_by_text("Added ann as Annotator.")).to_be_visible()
+    expect(add.get_by_role("checkbox", checked=True)).to_have_count(0)  # the next person starts fresh
     expect(page.locator("tr[data-member=ann]")).to_contain_text("Annotator")
     screenshot(page, "self-service-members", full_page=True)
     page.set_viewport_size(LAPTOP)

@@ -11,7 +11,13 @@ from tqdm import tqdm
 
 from annotate.models import Comparison, Project, TaskKind
 from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM
-from annotate.services.imports import MAX_REPORTED_ERRORS, EmptyFileError, ImportValidationError, import_file
+from annotate.services.imports import (
+    MAX_REPORTED_ERRORS,
+    EmptyFileError,
+    ImportValidationError,
+    NotJsonLinesError,
+    import_file,
+)
 
 
 class Command(BaseCommand):
@@ -96,6 +102,8 @@ class Command(BaseCommand):
                     )
             except EmptyFileError:
                 raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
+            except NotJsonLinesError as exc:  # a whole-file error, not "1 bad line"
+                raise CommandError(f"{path}: {exc.errors[0].message}; nothing was imported") from None
             except ImportValidationError as exc:
                 for error in exc.errors:
                     self.stderr.write(f"{path}:{error}")

@@ -6,6 +6,7 @@ in var/celery). Ctrl-C (or SIGTERM) stops both processes; if either dies, the ot
 
 import ctypes
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -109,6 +110,9 @@ class Command(BaseCommand):
     def _banner(self, host: str, port: int, processes: dict[str, subprocess.Popen]) -> None:
         database = settings.DATABASES["default"]
         users = ", ".join(f"{name} ({role.value})" for name, role in DEMO_USERS)
+        # The SQLite database lives in the var dir: without it the printed command makes the token in another one.
+        var_dir = os.environ.get("STEPLABEL_VAR_DIR")
+        var = f"STEPLABEL_VAR_DIR={shlex.quote(var_dir)} " if var_dir else ""
         lines = [
             "",
             "=" * 72,
@@ -117,7 +121,7 @@ class Command(BaseCommand):
             f"  logins:   admin (superuser), {users}",
             f"  password: {DEMO_PASSWORD} for all of them",
             f"  API token: http://{host}:{port}/account/token/ (as mlengineer), or",
-            "             DJANGO_SETTINGS_MODULE=config.settings.local"
+            f"             {var}DJANGO_SETTINGS_MODULE=config.settings.local"
             " .venv/bin/python manage.py drf_create_token mlengineer",
             f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}",
             f"  broker:   {settings.CELERY_BROKER_URL}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import uuid
 from datetime import timedelta
@@ -67,13 +68,15 @@ def run_export_job(*, export_id: int) -> None:
     try:
         plan = plan_export(project=export.project, options=options)
         count = 0
-        opener = gzip.open if gzip_output else open
-        with opener(partial, "wt", encoding="utf-8") as handle:
-            for line in iter_lines(plan=plan):
-                handle.write(line)
-                count += 1
-                if count % 10_000 == 0:
-                    Export.objects.filter(pk=export.pk).update(record_count=count)
+        with open(partial, "wb") as raw:
+            # The gzip header names the final file (gzip.open(partial) stored ".partial", which gunzip -N restores).
+            binary = gzip.GzipFile(filename=final.name, mode="wb", fileobj=raw) if gzip_output else raw
+            with io.TextIOWrapper(binary, encoding="utf-8") as handle:
+                for line in iter_lines(plan=plan):
+                    handle.write(line)
+                    count += 1
+                    if count % 10_000 == 0:
+                        Export.objects.filter(pk=export.pk).update(record_count=count)
         os.replace(partial, final)
         Export.objects.filter(pk=export.pk).update(
             status=JobStatus.SUCCEEDED,

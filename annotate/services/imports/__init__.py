@@ -11,6 +11,7 @@ from annotate.services.imports.reading import (
     EmptyFileError,
     ImportValidationError,
     LineError,
+    NotJsonLinesError,
     open_jsonl,
     validate_file,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "ImportResult",
     "ImportValidationError",
     "LineError",
+    "NotJsonLinesError",
     "import_file",
     "progress",
     "run_import_job",

@@ -4,6 +4,7 @@ field; nothing is written. Streams the file (plain or gzip), so memory stays fla
 from __future__ import annotations
 
 import gzip
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ import orjson
 
 from prm800k import grading
 from prm800k.parse import (
+    IMPORT_FORMATS,
     MATH_SHEPHERD,
     ParsedSolution,
     line_format,
@@ -59,6 +61,41 @@ class EmptyFileError(ImportValidationError):
 
     def __init__(self) -> None:
         super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
+
+
+class NotJsonLinesError(ImportValidationError):
+    """The file is one JSON array (pretty-printed or on one line), not JSON lines; nothing was written.
+    One error says so: read line by line, every line of the array was bad and none said why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([LineError(0, "(file)", message)], 1)
+
+
+ARRAY_PEEK_BYTES = 1 << 20  # holds the first element of a ProcessBench file, to name what the file is
+PROCESSBENCH_KEYS = {"problem", "steps", "label"}
+
+
+def json_array_problem(path: Path | str) -> str | None:
+    """What is wrong with a file whose first non-blank character is `[`, else None."""
+    with open_jsonl(path) as probe:
+        head = probe.read(ARRAY_PEEK_BYTES).lstrip()
+    if not head.startswith(b"["):
+        return None
+    reads = f"the importer reads one JSON object per line (JSONL, optionally gzip-compressed): {IMPORT_FORMATS}"
+    try:
+        first, _ = json.JSONDecoder().raw_decode(head[1:].decode("utf-8", "ignore").lstrip())
+    except ValueError:  # an empty array, or a first element longer than the peek
+        first = None
+    if isinstance(first, dict) and PROCESSBENCH_KEYS <= first.keys():
+        return (
+            "the file is a JSON array of ProcessBench solutions (problem, steps, label), not JSON lines: "
+            "ProcessBench files are read by manage.py simulate_active_learning, train_base_prm and rerank_eval "
+            f"and by the benches (bench/), not imported as a project; {reads}"
+        )
+    return (
+        f"the file is one JSON array, not JSON lines: {reads}; put each element of the array on a line "
+        "of its own (jq -c '.[]' file.json > file.jsonl)"
+    )
 
 
 AnswerPair = tuple[str | None, str | None]  # (ground truth, final answer)
@@ -158,6 +195,8 @@ def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Va
     bad_lines = records = 0
     verdicts: dict[AnswerPair, bool | None] = {}
     deadline = time.monotonic() + IMPORT_GRADING_BUDGET_S
+    if (problem := json_array_problem(path)) is not None:
+        raise NotJsonLinesError(problem)
     with open_jsonl(path) as stream:
         for _, item in _iter_parsed(stream, progress, validate_only=True):
             if isinstance(item, LineError):

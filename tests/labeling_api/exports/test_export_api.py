@@ -154,9 +154,10 @@ def test_a_label_marked_as_gold_is_exported_as_a_quality_control_question(client
     assert flags["1111"] is True and flags["4444"] is False
     kept = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?qc=exclude&screening=exclude"))
     assert [line["labeler"][:4] for line in kept] == ["4444", "5555", "6666", "7777"]
+    # marking gold is a correction: the marked label moves after the others (an incremental pull brings it)
     assert [line["labeler"][:4] for line in lines_of(clients["ml"].get("/api/v1/projects/exp/export/?qc=only"))] == [
-        "1111",
         "2222",
+        "1111",
     ]
 
 
@@ -340,6 +341,33 @@ def test_export_job_runs_in_a_worker_and_downloads(project, clients, tmp_path):
     assert rows and all(set(r) == {"prompt", "completions", "labels"} for r in rows)
     assert zipped["filters"]["qc"] == "exclude" and zipped["format"] == "trl"
     assert not list(Path(tmp_path).rglob("*.partial"))
+
+
+def _gzip_header_name(data: bytes) -> str:
+    """The file name a gzip header stores (what `gunzip -N` restores): RFC 1952, FNAME after FEXTRA."""
+    assert data[:2] == b"\x1f\x8b" and data[3] & 0x08, "no name in the header"
+    start = 10 + (2 + int.from_bytes(data[10:12], "little") if data[3] & 0x04 else 0)
+    return data[start : data.index(b"\0", start)].decode("latin-1")
+
+
+@pytest.mark.django_db
+def test_a_gzip_export_names_its_final_file_in_the_header_not_the_partial_one(project, tmp_path):
+    from annotate.services.exports import jobs as export_jobs
+    from annotate.services.exports.options import parse_options
+
+    options = parse_options(project=project, params={"format": "prm800k"})
+    with override_settings(MEDIA_ROOT=tmp_path):
+        for gzip_output in (True, False):
+            export = export_jobs.create_export_job(project=project, user=None, options=options, gzip_output=gzip_output)
+            export_jobs.run_export_job(export_id=export.pk)  # what the worker runs
+            export.refresh_from_db()
+            assert export.status == "succeeded", export.error
+            data = Path(export.file_path).read_bytes()
+            if gzip_output:
+                name = Path(export.file_path).name
+                assert name.endswith(".jsonl.gz") and _gzip_header_name(data) == name.removesuffix(".gz")
+                data = gzip.decompress(data)
+            assert data == (FIXTURES / "edge_cases.jsonl").read_bytes()
 
 
 def test_same_json_helper_checks_order_and_types():
