@@ -304,7 +304,7 @@ export class Dashboard {
       ...(this.isCompare ? ["Preferences"] : []),
       "Labels",
       "Steps",
-      "+1 / 0 / −1",
+      "+1\u00a0/\u00a00\u00a0/\u00a0−1", // headings wrap to fit the card (dashboard.css): not this one
       "Flag rate",
       "Median / solution",
       "Median / step",

@@ -36,6 +36,7 @@ import { actionFor, bindingsFor, focusTakesKey, type KeyAction, ratingOf } from 
 import { EMPTY_TEXT, emptyQueueText, guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
+import { RepeatedSubmitGuard } from "./repeat";
 import { Session } from "./session";
 import { StepView } from "./stepview";
 
@@ -66,8 +67,6 @@ export interface WorkspaceConfig {
 
 const NOT_READY = "Not ready to submit:";
 const HEARTBEAT_MS = 60_000;
-// An Enter this soon after a solution appears, on it untouched, is the previous submit's key again.
-const REPEATED_SUBMIT_MS = 1_000;
 
 export class Workspace {
   private readonly api: Api;
@@ -248,8 +247,8 @@ export class Workspace {
 
   private views: KindViews | null = null;
   private viewsTried = false;
-  /** When the task on screen was shown (performance.now()), to tell a repeated Enter from a new one. */
-  private shownAt = 0;
+  /** Tells a repeated Enter from a new one on the task just shown. */
+  private readonly repeat = new RepeatedSubmitGuard();
 
   /** Show a task (or the empty-queue message), restoring its draft. */
   private show(task: Task | null, emptyMessage = true): void {
@@ -274,7 +273,7 @@ export class Workspace {
     this.empty.hidden = true;
     this.bar.hidden = false;
     this.taskArea.hidden = false;
-    this.shownAt = performance.now();
+    this.repeat.shown();
     this.state = restore(task.mode, task.steps, draft?.labels ?? null, { critiqueRequired: task.critiqueRequired });
 
     setRendered(this.problemBody, renderMarkdown(task.problem.text));
@@ -463,7 +462,7 @@ export class Workspace {
       if (e instanceof IncompleteLabelingError) {
         // Enter pressed again just after a submit lands on the next, untouched solution: keep the
         // "Submitted" confirmation on screen instead of replacing it with "Not ready".
-        if (!hasWork(s) && performance.now() - this.shownAt < REPEATED_SUBMIT_MS) return;
+        if (this.repeat.isRepeat(!hasWork(s))) return;
         const missing = missingCritique(s);
         this.say(
           missing === null

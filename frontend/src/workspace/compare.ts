@@ -13,6 +13,7 @@ import { errorMessage } from "../shared/http";
 import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
 import { keyHints, ShortcutsDialog } from "./dialogs";
 import { actionFor, bindingsFor, focusTakesKey, type KeyAction, keyFor } from "./keymap";
+import { RepeatedSubmitGuard } from "./repeat";
 import type { WorkspaceConfig } from "./app";
 
 type Side = "A" | "B";
@@ -52,6 +53,8 @@ export class CompareWorkspace {
   private draftTimer: number | undefined;
   private submitting = false;
   private submitted = 0;
+  /** As in the step workspace: an Enter on the pair just shown, untouched, repeats the last submit. */
+  private readonly repeat = new RepeatedSubmitGuard();
   private readonly status = h("p", { class: "sl-save", "aria-live": "polite" });
   private readonly alert = h("div", { class: "sl-alert", role: "alert", hidden: true });
   private readonly problem = h("div", { class: "sl-md sl-problem-text" });
@@ -146,6 +149,7 @@ export class CompareWorkspace {
     this.elapsedBefore = saved?.elapsedMs ?? 0;
     this.startedAt = Date.now();
     this.history = [];
+    this.repeat.shown();
     this.status.textContent = saved ? "Resumed your saved work" : "";
     setRendered(this.problem, renderMarkdown(task.problem.text));
     const gta = task.problem.ground_truth_answer?.trim();
@@ -318,16 +322,22 @@ export class CompareWorkspace {
         return;
       }
       case "submit":
-        return void this.submit();
+        return void this.submit(true);
       default:
         return;
     }
   }
 
-  private async submit(): Promise<void> {
+  /** `byKey`: sent by Enter, which may be the last submit's key again (a click or a tap is meant). */
+  private async submit(byKey = false): Promise<void> {
     const task = this.task;
     if (!task || this.submitting) return;
-    if (this.choice.preference === null) return this.fail("Choose A, B or tie first (← / a, → / b, t).");
+    if (this.choice.preference === null) {
+      // the "Submitted" note stays: nothing was chosen on this pair yet, so there is nothing to fix
+      const untouched = JSON.stringify(this.choice) === JSON.stringify(fresh());
+      if (byKey && this.repeat.isRepeat(untouched)) return;
+      return this.fail("Choose A, B or tie first (← / a, → / b, t).");
+    }
     this.submitting = true;
     window.clearTimeout(this.draftTimer); // a draft saved after the submit would be refused (409): the submit carries it
     const body = {

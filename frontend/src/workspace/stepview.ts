@@ -131,6 +131,8 @@ export class StepView {
   private readonly critiqueShown = h("div", { class: "sl-critique-shown" });
   private readonly critiqueForm: HTMLFormElement;
   private readonly critiqueInput: HTMLTextAreaElement;
+  /** Says the box is the step's own when `e` opened it just after an alternative was rated. */
+  private readonly critiqueFor: HTMLElement;
   private readonly critiqueOpen: HTMLButtonElement;
   private readonly rated: boolean;
 
@@ -166,7 +168,17 @@ export class StepView {
       "Enter adds it, then rate it with 1/2/3",
       () => this.commitNewAlt(),
     );
-    this.critiqueInput = h("textarea", { id: `sl-critique-${i}`, rows: 3, maxlength: MAX_CRITIQUE });
+    this.critiqueFor = h(
+      "p",
+      { class: "sl-hint sl-critique-for", id: `sl-critique-for-${i}`, hidden: true },
+      `Alternatives take no critique: this is the critique of step ${n} itself.`,
+    );
+    this.critiqueInput = h("textarea", {
+      id: `sl-critique-${i}`,
+      rows: 3,
+      maxlength: MAX_CRITIQUE,
+      "aria-describedby": `sl-critique-for-${i}`,
+    });
     this.critiqueForm = writerForm(
       `sl-critique-${i}`,
       h("label", {}, `Critique of step ${n}: what is wrong (or right) with it, in your words`),
@@ -175,6 +187,7 @@ export class StepView {
       "Enter saves · Shift+Enter new line · Esc leaves · empty removes it",
       () => this.commitCritique(),
     );
+    this.critiqueForm.insertBefore(this.critiqueFor, this.critiqueInput);
     const critiqueKey = keyFor("write-critique");
     this.critiqueOpen = h(
       "button",
@@ -359,6 +372,9 @@ export class StepView {
     const editing = s.focus.kind === "critique" && s.focus.step === i;
     if (editing && this.critiqueForm.hidden) this.critiqueInput.value = critique ?? "";
     this.critiqueForm.hidden = !editing;
+    // `e` acts on the rating given last; an alternative's is kept without a critique (a submit
+    // carries one per step), so the box it opens is its step's, and says so.
+    this.critiqueFor.hidden = !(editing && s.last?.step === i && s.last.alt !== null);
     // Offered where the key acts (the step rated last) and on Negative steps, or to edit one written.
     this.critiqueOpen.hidden =
       l.rating === null || i >= c.visible || !(c.critiqueTarget === i || l.rating === -1 || critique !== null);
