@@ -269,6 +269,7 @@ def test_editing_label_steps_recomputes_counters(admin_client_pg, data):
     steps[1]["chosen_completion"] = 0
     payload.update(
         label_steps=json.dumps(steps),
+        finish_reason="solution",  # the -1 is gone: found_error would be refused (a correction keeps the rules)
         submitted_at_0=annotation.submitted_at.strftime("%Y-%m-%d"),
         submitted_at_1=annotation.submitted_at.strftime("%H:%M:%S"),
         project=annotation.project_id,
