@@ -64,7 +64,8 @@ class StreamedExportView(APIView):
         if query.validated_data["trailer"]:
             chunks = exports.with_end_line(chunks, plan=plan)
         response = StreamingHttpResponse(chunks, content_type="application/x-ndjson")
-        response["X-Export-Cursor"] = plan.cursor
+        if plan.cursor:
+            response["X-Export-Cursor"] = plan.cursor
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'
         response["Cache-Control"] = "no-store"

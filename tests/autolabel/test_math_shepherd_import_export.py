@@ -149,6 +149,12 @@ def test_api_exports_auto_and_human_labels_and_refuses_auto_for_other_formats(tm
     ]
     bad = lead.get("/api/v1/projects/api/export/?format=prm800k&labels=auto")
     assert bad.status_code == 400 and "labels" in bad.json()
+    # automatic labels export whole: no cursor to append from, and the human-label filters are refused
+    assert not response.has_header("X-Export-Cursor")
+    cursor = lead.get("/api/v1/projects/api/export/?format=prm800k")["X-Export-Cursor"]
+    for name, value in (("since", cursor), ("split", "test"), ("generation", "1"), ("qc", "exclude")):
+        refused = lead.get("/api/v1/projects/api/export/", {"format": "trl", "labels": "auto", name: value})
+        assert refused.status_code == 400 and name in refused.json(), (name, refused.status_code)
     assert lead.get("/api/v1/projects/api/export/?format=math_shepherd&labels=both").status_code == 400
 
     # A human labels the second solution in the app: steps before the first -1 `+`, it and later `-`.

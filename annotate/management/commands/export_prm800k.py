@@ -46,12 +46,14 @@ class Command(BaseCommand):
             plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
         except ExportOptionError as exc:
             raise CommandError(str(exc)) from None
-        total = plan.queryset.count() if out else None
+        # (automatic labels are not the plan's annotations: no total to count them against)
+        total = plan.queryset.count() if out and plan.options.labels != "auto" else None
         if out is None:
             for line in iter_lines(plan=plan):
                 sys.stdout.write(line)
             sys.stdout.flush()
-            self.stderr.write(f"Next cursor (--since): {plan.cursor}")
+            if plan.cursor:
+                self.stderr.write(f"Next cursor (--since): {plan.cursor}")
             return
         # Write beside the target and rename, so a crash never leaves a half file under its name.
         tmp = out.with_name(out.name + ".partial")
@@ -65,4 +67,5 @@ class Command(BaseCommand):
                 written += 1
                 bar.update(1)
         os.replace(tmp, out)
-        self.stderr.write(f"Exported {written} line(s) of {project} to {out}. Next cursor (--since): {plan.cursor}")
+        following = f" Next cursor (--since): {plan.cursor}" if plan.cursor else ""
+        self.stderr.write(f"Exported {written} line(s) of {project} to {out}.{following}")

@@ -27,6 +27,8 @@ STEP_FORMATS = tuple(f for f in FORMATS if f != "preference")
 # Filters on step labels: a compare project's preferences have no generation, finish reason,
 # agreement or screening, so asking for one with format=preference is refused, not ignored.
 STEP_ONLY = {"generation": [], "finish_reason": [], "min_agreement": None, "screening": "include"}
+# Filters on people's labels (annotations), which automatic labels (labels=auto) do not have.
+HUMAN_ONLY = {**STEP_ONLY, "since": 0, "labeler": None, "qc": "include", "split": None}
 _CURSOR_SALT = "steplabel.export.cursor"
 
 
@@ -204,6 +206,12 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
             raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}") from None
         if not 0.0 <= options.min_agreement <= 1.0:
             raise ExportOptionError("min_agreement", f"must be a number in [0, 1], got {min_agreement!r}")
+    if options.labels == "auto":
+        # automatic labels come whole from their own store, which has no export positions or annotators
+        for name, default in HUMAN_ONLY.items():
+            # (a cursor of a project without labels yet is position 0, the default: given is enough)
+            if getattr(options, name) != default or (name == "since" and since is not None):
+                raise ExportOptionError(name, f"{name} filters human labels; labels=auto exports every automatic label")
     if options.format == "preference":
         for name, default in STEP_ONLY.items():
             if getattr(options, name) != default:

@@ -108,7 +108,8 @@ def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
         options=options,
         queryset=queryset,
         until=until,
-        cursor=encode_cursor(project=project, seq=until),
+        # automatic labels export whole: no cursor, so nobody appends them again as if they were new
+        cursor="" if options.labels == "auto" else encode_cursor(project=project, seq=until),
     )
 
 
