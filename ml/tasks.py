@@ -41,7 +41,12 @@ def train_model(run_id: int) -> str | None:
 
 @shared_task(acks_late=True)
 def featurize_steps(project_id: int) -> int:
-    """After an import: store the new steps' features, so the next rescoring only reads them."""
+    """After an import: store the new steps' features, then let the active model (if any) score the
+    new solutions with the rest. Without that they kept their cold-start priority, above every
+    model-scored solution, and the chosen strategy served nothing until the next retrain."""
+    from ml import services
     from ml.services.step_features import featurize_project_steps
 
-    return featurize_project_steps(project_id=project_id)
+    stored = featurize_project_steps(project_id=project_id)
+    services.reorder_with_active_model(project_id=project_id)
+    return stored

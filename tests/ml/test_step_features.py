@@ -4,6 +4,7 @@ featurizer run from scratch would."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,38 @@ def test_an_import_has_its_steps_featurized_by_the_worker():
     assert len(stored) == Step.objects.filter(solution__project=project).count() == result.steps_created
     # a second delivery of the task finds everything stored
     assert step_features.featurize_project_steps(project_id=project.pk, featurizer=featurizer) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_into_a_project_with_a_model_is_scored_by_it(tmp_path):
+    """New solutions are served by the project's strategy with the active model, not ahead of every
+    model-scored solution under their cold-start priority until the next retrain."""
+    project = planted_project("feat-active", labeled=60, open_=10, strategy="uncertainty")
+    lines = tmp_path / "new.jsonl"
+    lines.write_text(
+        "".join(
+            json.dumps({"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": steps}) + "\n"
+            for n, steps in enumerate(
+                [
+                    ["We add.", f"# Answer\n\n{2 * n}"] if n % 2 else ["We add wrongly.", "# Answer\n\n1"]
+                    for n in range(8)
+                ]
+            )
+        )
+    )
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        assert run.status == "succeeded", run.error
+        before = set(Solution.objects.filter(project=project).values_list("pk", flat=True))
+        purge_broker()
+        with celery_worker(queues="ml"):
+            assert imports.import_file(project=project, path=lines).solutions_created == 8
+            new = Solution.objects.filter(project=project).exclude(pk__in=before)
+            assert set(new.values_list("strategy", flat=True)) <= {"cold_start", "control"}  # as imported
+            wait_for(lambda: not new.filter(strategy="cold_start").exists(), timeout=90, message="the model's order")
+    assert new.count() == 8 and set(new.values_list("strategy", flat=True)) == {"uncertainty"}
+    # one scale with the solutions the model scored before: its uncertainty, not a cold-start tier (2.x)
+    assert max(Solution.objects.filter(project=project, is_open=True).values_list("priority", flat=True)) < 2.0
 
 
 @pytest.mark.django_db
