@@ -73,9 +73,15 @@ class AnnotationForm(forms.ModelForm):
                 finish_reason=cleaned.get("finish_reason", self.instance.finish_reason),
                 reason=cleaned.get("finish_note", self.instance.finish_note),
             )
-            if errors:
-                self.add_error("label_steps", errors)
+            for message in errors:
+                self.add_error(label_edits.field_of(message), message)
         return cleaned
+
+    def _post_clean(self) -> None:
+        # A refused correction must not reach the instance either: the page's heading and
+        # breadcrumb show it (Django would copy the refused finish reason onto it here).
+        if not self._errors:
+            super()._post_clean()
 
 
 @admin.register(Annotation)

@@ -19,6 +19,11 @@ from prm800k.kinds import is_rated
 from prm800k.schema import RecordError, validate_label_steps
 
 
+def field_of(message: str) -> str:
+    """The annotation field a message of `edit_errors` is about: the reason's, else the label's."""
+    return "finish_note" if message.startswith("reason") else "label_steps"
+
+
 def edit_errors(*, annotation: Annotation, steps: Any, finish_reason: str, reason: str) -> list[str]:
     """Messages (field path first) for what the edited `steps` (parsed label.steps) break."""
     try:

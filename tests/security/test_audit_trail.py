@@ -75,7 +75,7 @@ def _edited(change) -> tuple[list[dict], dict]:
         (lambda s: s[0]["completions"][0].update(rating=7), "steps[0].completions[0].rating"),
         (lambda s: s[1]["completions"][0].update(text="a different step"), "steps[1].completions[0].text"),
         (lambda s: {"finish_reason": "solution"}, "steps[2].rating"),  # a -1 ends the pass: found_error
-        (lambda s: {"finish_reason": "give_up"}, "reason"),  # give_up needs a reason
+        (lambda s: {"finish_reason": "give_up"}, "reason"),  # give_up needs a reason (the Finish note)
     ],
 )
 def test_an_admin_correction_that_breaks_the_label_is_refused_and_changes_nothing(change, path):
@@ -87,8 +87,11 @@ def test_an_admin_correction_that_breaks_the_label_is_refused_and_changes_nothin
     steps, extra = _edited(change)
     response = _admin_change(world.session_client("lead"), annotation, label_steps=json.dumps(steps), **extra)
     assert response.status_code == 200
-    errors = response.context["adminform"].form.errors["label_steps"]
-    assert any(message.startswith(path) for message in errors), errors
+    form = response.context["adminform"].form
+    errors = form.errors["finish_note" if path == "reason" else "label_steps"]
+    assert any(message.startswith(path) for message in errors), form.errors
+    # the page (its heading and breadcrumb) shows the stored annotation, not the refused edit
+    assert form.instance.finish_reason == before[1]
     annotation.refresh_from_db()
     assert (annotation.label_steps, annotation.finish_reason) == before
     assert not AnnotationRevision.objects.filter(annotation=annotation).exists()
