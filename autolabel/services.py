@@ -79,7 +79,13 @@ def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJ
             "nothing to label: rollouts need open solutions whose problem has a ground-truth answer and whose "
             "steps are not all rollout-labeled yet, and this project has none",
         )
-    AutolabelSettings.objects.get_or_create(project=project)
+    budget, _ = AutolabelSettings.objects.get_or_create(project=project)
+    if budget.completions_used >= budget.completions_budget:  # the job would fail at its first request
+        raise AutolabelOptionError(
+            "budget",
+            f"the project's completion budget is spent ({budget.completions_used}/{budget.completions_budget} "
+            "used): raise it in the admin (Autolabel settings) or with autolabel --budget N",
+        )
     job = AutolabelJob.objects.create(project=project, requested_by=user, **clean)
     jobs.enqueue_on_commit(run_autolabel, job.pk)
     return job

@@ -34,6 +34,19 @@ class Invalid(AppError):
         super().__init__(f"{first[0]}: {first[1][0]}" if first else None)
 
 
+def unknown_name(params, known, *, kind: str = "option") -> tuple[str, str] | None:
+    """(the first name of `params` not in `known`, a message naming the nearest known one), or None:
+    so a misspelt option is refused instead of silently taking its default."""
+    import difflib
+
+    unknown = sorted(set(params) - set(known))
+    if not unknown:
+        return None
+    near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    return unknown[0], f"unknown {kind}{hint}; the options are {', '.join(sorted(known))}"
+
+
 class Forbidden(AppError):
     default_message = "You may not do this."
 

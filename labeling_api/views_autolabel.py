@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from autolabel import selectors, services
 from autolabel.models import AutolabelJob, SearchMode
-from core.errors import NotFound
+from core.errors import NotFound, unknown_name
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
 
@@ -77,6 +77,9 @@ class AutolabelJobListView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "autolabel")
         body = AutolabelJobRequestSerializer(data=request.data)
+        # a misspelt option (`rollout`) would run the job, and spend its budget, on the default
+        if isinstance(request.data, dict) and (found := unknown_name(request.data, body.fields, kind="job option")):
+            raise ValidationError({found[0]: [found[1]]})
         body.is_valid(raise_exception=True)
         try:
             job = services.create_job(project=project, user=request.user, options=dict(body.validated_data))

@@ -195,6 +195,20 @@ def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) ->
         _autolabel("http://127.0.0.1:9/v1", rollouts=0)
     with pytest.raises(CommandError, match="--base-url: must start with http"):
         _autolabel("ftp://x")
+    # A spent budget refuses a new job before it is queued (it would fail at its first request) ...
+    AutolabelSettings.objects.update(completions_budget=4)
+    jobs_before = AutolabelJob.objects.count()
+    with pytest.raises(CommandError, match=r"budget is spent \(4/4 used\)"):
+        _autolabel("http://127.0.0.1:9/v1")
+    lead = member_client(Project.objects.get(slug="auto"), "lead", Role.LEAD)
+    body = {"base_url": "http://127.0.0.1:9/v1", "model": "stand-in"}
+    spent = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json")
+    assert spent.status_code == 400 and "budget" in spent.json(), spent.content
+    # ... and a misspelt option is refused with the nearest name, not run on the default
+    AutolabelSettings.objects.update(completions_budget=100)
+    typo = lead.post("/api/v1/projects/auto/autolabel-jobs/", {**body, "rollout": 3}, format="json")
+    assert typo.status_code == 400 and "did you mean rollouts?" in typo.json()["rollout"][0], typo.content
+    assert AutolabelJob.objects.count() == jobs_before
 
 
 def test_a_worker_killed_mid_job_resumes_and_labels_no_step_twice(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from django.core import signing
 
 from annotate.models import Project, TaskKind
-from core.errors import Invalid
+from core.errors import Invalid, unknown_name
 from prm800k.schema import FINISH_REASONS
 
 # critique: prompt, steps, verdicts (prm800k.kinds); preference: TRL rows from a compare project's pairs
@@ -118,14 +118,9 @@ OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(ExportOptions))
 
 def refuse_unknown(params: dict[str, Any], known: frozenset[str]) -> None:
     """ExportOptionError for the first name not in `known`, with the nearest known one."""
-    import difflib
-
-    unknown = sorted(set(params) - known)
-    if not unknown:
-        return
-    near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
-    hint = f" (did you mean {near[0]}?)" if near else ""
-    raise ExportOptionError(unknown[0], f"unknown export option{hint}; the options are {', '.join(sorted(known))}")
+    found = unknown_name(params, known, kind="export option")
+    if found:
+        raise ExportOptionError(*found)
 
 
 def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
