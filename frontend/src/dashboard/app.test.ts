@@ -149,6 +149,22 @@ describe("savingsText", () => {
     );
   });
 
+  it("says a negative saving as a cost", () => {
+    const measured = {
+      ...base,
+      status: "ok",
+      n_control: 25,
+      labels_saved: -95,
+      labels_saved_ci: [-180, 10],
+      yield_ratio: 0.7,
+      yield_ratio_ci: [0.4, 1.1],
+    };
+    expect(savingsText(measured)).toContain(
+      "Labels saved vs random: none: 95 step labels more than random would have needed (95% CI -180 to 10)",
+    );
+    expect(savingsText({ ...measured, labels_saved: 40 })).toContain("Labels saved vs random: 40 step labels (");
+  });
+
   it("has nothing to estimate when the strategy is random itself", () => {
     expect(savingsText(base, "random")).toBe(
       "Labels saved vs random: not applicable, the queue is in random order already.",

@@ -554,8 +554,11 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
   }
   const [lo, hi] = v.labels_saved_ci;
   const [rlo, rhi] = v.yield_ratio_ci;
+  const saved = Math.round(v.labels_saved);
+  // a negative saving is a cost: say it in words, not as "-95 saved"
+  const amount = saved < 0 ? `none: ${-saved} step labels more than random would have needed` : `${saved} step labels`;
   return (
-    `Labels saved vs random: ${Math.round(v.labels_saved)} step labels (95% CI ${Math.round(lo!)} to ${Math.round(hi!)}); ` +
+    `Labels saved vs random: ${amount} (95% CI ${Math.round(lo!)} to ${Math.round(hi!)}); ` +
     `${v.measure}: ${v.yield_ratio.toFixed(2)}x the random control (${rlo!.toFixed(2)}–${rhi!.toFixed(2)}), ` +
     `from ${v.n_control} control labelings and ${v.n_strategy} from ${order}.${other}`
   );
