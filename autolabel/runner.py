@@ -187,10 +187,7 @@ class Runner:
                         break
                     solution, index = probe
                     if not reserve(project_id=job.project_id, n=job.rollouts):
-                        failure = BudgetExhausted(
-                            f"the project's completion budget is spent ({self._budget_text()}); "
-                            f"{candidates(project=job.project).count()} solution(s) left unlabeled, results so far kept"
-                        )
+                        failure = BudgetExhausted()  # its message once the requests in flight are stored
                         break
                     prompt = build_prompt(solution.problem, solution.steps[: index + 1])
                     solution.in_flight.add(index)
@@ -215,6 +212,11 @@ class Runner:
                     refill()
                 if failure is not None and not in_flight:
                     break
+        if isinstance(failure, BudgetExhausted):
+            raise BudgetExhausted(
+                f"the project's completion budget is spent ({self._budget_text()}); "
+                f"{candidates(project=job.project).count()} solution(s) left unlabeled, results so far kept"
+            )
         if failure is not None:
             raise failure
 

@@ -186,9 +186,12 @@ def test_retries_with_backoff_get_past_a_warming_server_and_bad_models_fail_at_o
 def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) -> None:
     _project(tmp_path)
     with stand_in_server(_behaviour()) as url:
-        with pytest.raises(CommandError, match="budget is spent .*4/6 used.* results so far kept"):
+        with pytest.raises(CommandError, match="budget is spent .*4/6 used.* results so far kept") as stopped:
             _autolabel(url, here=True, wait=True, budget=6, concurrency=1)
     assert AutoStepLabel.objects.filter(inferred=False).count() == 1  # one probe of 4 completions
+    # counted once the requests in flight were stored
+    left = services.candidates(project=Project.objects.get(slug="auto")).count()
+    assert f"{left} solution(s) left unlabeled" in str(stopped.value)
     assert AutolabelSettings.objects.get().completions_used == 4
     # Options are checked before anything is queued.
     with pytest.raises(CommandError, match="--rollouts: must be an integer in"):
