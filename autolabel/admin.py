@@ -65,8 +65,10 @@ def _auto_cell(label: dict | None) -> str:
     if not label:
         return "·"
     text = "+" if label["label"] > 0 else "-"
-    if label["estimate"] is not None:
+    if label["estimate"] is not None and label["n_completions"]:
         text += f" ({label['estimate']:.2f} of {label['n_completions']})"
+    elif label["estimate"] is not None:  # no rollout: the solution's own graded answer gave it
+        text += " (from the graded answer)"
     return text + (" inferred" if label["inferred"] else "")
 
 
