@@ -33,15 +33,19 @@ def edit_errors(*, annotation: Annotation, steps: Any, finish_reason: str, reaso
     rows = list(
         Step.objects.filter(solution_id=annotation.solution_id).order_by("index").values_list("text", "step_type")
     )
-    if len(steps) > len(rows):
+    previous = _parse(annotation.label_steps)
+    # (a phase-1 label walks its own trajectory, which may be longer than the stored steps)
+    if len(steps) > max(len(rows), len(previous)):
         return [f"steps: {len(steps)} steps, but the solution has {len(rows)}"]
-    errors = _text_errors(previous=_parse(annotation.label_steps), steps=steps, solution_texts=[t for t, _ in rows])
+    errors = _text_errors(previous=previous, steps=steps, solution_texts=[t for t, _ in rows])
     if errors:
         return errors
     project = annotation.project
     rated = [is_rated(step_type, rate_observations=project.rate_observations) for _, step_type in rows]
-    before = set(_rule_errors(annotation.label_steps, annotation.finish_reason, annotation.finish_note, project, rated))
-    after = _rule_errors(steps, finish_reason, reason, project, rated)
+    rated += [True] * (max(len(steps), len(previous)) - len(rated))  # the rules index it by step
+    n_steps = len(rows)
+    before = set(_rule_errors(previous, annotation.finish_reason, annotation.finish_note, project, rated, n_steps))
+    after = _rule_errors(steps, finish_reason, reason, project, rated, n_steps)
     return [message for message in after if message not in before]
 
 
@@ -72,7 +76,7 @@ def _text_errors(*, previous: list, steps: list, solution_texts: list[str]) -> l
     return errors
 
 
-def _rule_errors(steps: Any, finish_reason: str, reason: str, project, rated: list[bool]) -> list[str]:
+def _rule_errors(steps: Any, finish_reason: str, reason: str, project, rated: list[bool], n_steps: int) -> list[str]:
     steps = _parse(steps)
     clean = []
     for i, step in enumerate(steps):
@@ -95,6 +99,6 @@ def _rule_errors(steps: Any, finish_reason: str, reason: str, project, rated: li
     sub = CleanSubmission(idempotency_key="", finish_reason=finish_reason, total_time_ms=0, reason=reason, steps=clean)
     found = {
         **rated_errors(sub, rated=rated, critique_required=project.critique_required),
-        **mode_errors(sub, mode=project.labeling_mode, n_steps=len(rated), rated=rated),
+        **mode_errors(sub, mode=project.labeling_mode, n_steps=n_steps, rated=rated),
     }
     return [f"{path}: {message}" for path, messages in found.items() for message in messages]

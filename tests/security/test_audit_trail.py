@@ -97,6 +97,27 @@ def test_an_admin_correction_that_breaks_the_label_is_refused_and_changes_nothin
     assert not AnnotationRevision.objects.filter(annotation=annotation).exists()
 
 
+def test_a_label_that_already_broke_a_rule_can_still_have_a_rating_corrected():
+    """Imported labels (real PRM800K phase-1 records among them) may walk a trajectory longer than
+    the stored steps; a correction is refused only for what it breaks itself."""
+    from annotate.models import Step
+
+    world = build_world(with_revision=False)
+    annotation = world.rows["annotate.annotation"]
+    Step.objects.filter(solution_id=annotation.solution_id, index=2).delete()  # the label has 3 steps, the solution 2
+    steps = json.loads(annotation.label_steps)
+    steps[0]["completions"][0]["flagged"] = True
+    response = _admin_change(
+        world.session_client("lead"), annotation, label_steps=json.dumps(steps), change_reason="unsure of step 1"
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    annotation.refresh_from_db()
+    assert annotation.n_flagged == 1
+    steps.append(steps[-1])  # but it may not grow past both
+    refused = _admin_change(world.session_client("lead"), annotation, label_steps=json.dumps(steps))
+    assert refused.status_code == 200 and "steps: 4 steps" in str(refused.context["adminform"].form.errors)
+
+
 def test_a_correction_comes_again_in_the_next_incremental_export():
     """An export's cursor must not hide a later correction: the corrected label is numbered again."""
     world = build_world(with_revision=False)
