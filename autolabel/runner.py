@@ -82,6 +82,7 @@ class _Solution:
     steps: list[str]
     measured: dict[int, StepResult] = field(default_factory=dict)
     in_flight: set[int] = field(default_factory=set)
+    stored_before: int = 0  # steps another job had labeled: not this job's to count
 
     def estimates(self) -> dict[int, float]:
         return {i: r.estimate for i, r in self.measured.items() if r.estimate is not None}
@@ -146,6 +147,7 @@ class Runner:
         }
         # Resume: what an earlier run of any job measured for these solutions stands.
         for label in AutoStepLabel.objects.filter(solution_id__in=ids, source=AutoSource.ROLLOUT):
+            solutions[label.solution_id].stored_before += label.job_id != self.job.pk
             solutions[label.solution_id].measured[label.index] = StepResult(
                 index=label.index,
                 label=label.label,
@@ -280,7 +282,7 @@ class Runner:
             self._save(new, solution)
             AutolabelJob.objects.filter(pk=self.job.pk).update(
                 solutions_done=F("solutions_done") + 1,
-                steps_labeled=F("steps_labeled") + n,
+                steps_labeled=F("steps_labeled") + n - solution.stored_before,
                 heartbeat_at=timezone.now(),
             )
         return True

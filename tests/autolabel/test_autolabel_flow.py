@@ -212,6 +212,13 @@ def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) ->
     typo = lead.post("/api/v1/projects/auto/autolabel-jobs/", {**body, "rollout": 3}, format="json")
     assert typo.status_code == 400 and "did you mean rollouts?" in typo.json()["rollout"][0], typo.content
     assert AutolabelJob.objects.count() == jobs_before
+    # A new job finishes what the stopped one began and counts only the steps it labeled itself.
+    AutolabelSettings.objects.update(completions_budget=10_000)
+    with stand_in_server(_behaviour()) as url:
+        _autolabel(url, here=True, wait=True)
+    second = AutolabelJob.objects.latest("pk")
+    assert second.status == JobStatus.SUCCEEDED and _labels() == EXPECTED
+    assert second.steps_labeled == AutoStepLabel.objects.filter(job=second).count() < 9
 
 
 def test_a_worker_killed_mid_job_resumes_and_labels_no_step_twice(tmp_path: Path) -> None:
