@@ -15,7 +15,8 @@ FORMAT_HELP = (
     '{"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique '
     "null where none was written; kind and language added for code and traces); preference: TRL preference rows "
     '{"prompt", "chosen", "rejected", "margin"} from a compare project\'s pairs (steps joined by newlines; margin '
-    "from the strength 1-3; `since` and `generation` do not apply)."
+    "from the strength 1-3; `since` takes a cursor of an earlier preference export; the step-label filters "
+    "`generation`, `finish_reason`, `min_agreement` and `screening` are refused)."
 )
 
 

@@ -29,6 +29,7 @@ from rest_framework.settings import api_settings
 
 from annotate.models import Assignment, FinishReason
 from annotate.services import submit
+from annotate.services.compare.marks import MARK_KEY_PREFIX
 from annotate.services.submission import (
     MAX_ALTERNATIVES,
     MAX_KEY,
@@ -86,6 +87,8 @@ class KeyField(AsSent, serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or not data.strip() or len(data) > MAX_KEY:
             raise ValidationError(f"Required: non-empty text of at most {MAX_KEY}.")
+        if data.startswith(MARK_KEY_PREFIX):  # the server's keys for a pair's first-wrong-step marks
+            raise ValidationError(f"Keys starting with {MARK_KEY_PREFIX!r} are reserved; send another key.")
         return data
 
 

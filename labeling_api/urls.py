@@ -1,6 +1,7 @@
-from django.urls import path
+from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from core.converters import RowIdConverter
 from labeling_api import (
     views,
     views_autolabel,
@@ -12,6 +13,9 @@ from labeling_api import (
     views_stats,
 )
 
+# <rowid:id>: an id past 64 bits is a 404, not an overflow (core.converters).
+register_converter(RowIdConverter, "rowid")
+
 urlpatterns = [
     path("schema/", views_schema.SchemaView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file: no inline script, so the CSP holds.
@@ -21,18 +25,18 @@ urlpatterns = [
     # Work queue (annotate.services.queue / submit)
     path("projects/<slug:slug>/tasks/next/", views_queue.NextTaskView.as_view(), name="task-next"),
     path("projects/<slug:slug>/me/", views_queue.MyProgressView.as_view(), name="project-me"),
-    path("assignments/<int:id>/heartbeat/", views_queue.HeartbeatView.as_view(), name="assignment-heartbeat"),
-    path("assignments/<int:id>/skip/", views_queue.SkipView.as_view(), name="assignment-skip"),
-    path("assignments/<int:id>/draft/", views_queue.DraftView.as_view(), name="assignment-draft"),
-    path("assignments/<int:id>/submit/", views_queue.SubmitView.as_view(), name="assignment-submit"),
+    path("assignments/<rowid:id>/heartbeat/", views_queue.HeartbeatView.as_view(), name="assignment-heartbeat"),
+    path("assignments/<rowid:id>/skip/", views_queue.SkipView.as_view(), name="assignment-skip"),
+    path("assignments/<rowid:id>/draft/", views_queue.DraftView.as_view(), name="assignment-draft"),
+    path("assignments/<rowid:id>/submit/", views_queue.SubmitView.as_view(), name="assignment-submit"),
     # Export and import (annotate.services.exports / imports)
     path("projects/<slug:slug>/export/", views_export.StreamedExportView.as_view(), name="project-export"),
     path("projects/<slug:slug>/exports/", views_export.ExportJobListView.as_view(), name="project-exports"),
-    path("exports/<int:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
-    path("exports/<int:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),
+    path("exports/<rowid:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
+    path("exports/<rowid:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),
     path("projects/<slug:slug>/imports/", views_export.ImportView.as_view(), name="project-imports"),
     path(
-        "projects/<slug:slug>/imports/<int:id>/",
+        "projects/<slug:slug>/imports/<rowid:id>/",
         views_export.ImportJobDetail.as_view(),
         name="project-import-detail",
     ),
@@ -43,7 +47,7 @@ urlpatterns = [
     # The model loop (ml.services)
     path("projects/<slug:slug>/training-runs/", views_ml.TrainingRunListView.as_view(), name="project-training-runs"),
     path(
-        "projects/<slug:slug>/training-runs/<int:id>/activate/",
+        "projects/<slug:slug>/training-runs/<rowid:id>/activate/",
         views_ml.TrainingRunActivateView.as_view(),
         name="training-run-activate",
     ),
@@ -54,9 +58,9 @@ urlpatterns = [
         views_autolabel.AutolabelJobListView.as_view(),
         name="project-autolabel-jobs",
     ),
-    path("autolabel-jobs/<int:id>/", views_autolabel.AutolabelJobDetailView.as_view(), name="autolabel-job-detail"),
+    path("autolabel-jobs/<rowid:id>/", views_autolabel.AutolabelJobDetailView.as_view(), name="autolabel-job-detail"),
     path(
-        "projects/<slug:slug>/solutions/<int:id>/labels/",
+        "projects/<slug:slug>/solutions/<rowid:id>/labels/",
         views_autolabel.SolutionLabelsView.as_view(),
         name="solution-labels",
     ),

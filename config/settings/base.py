@@ -252,6 +252,9 @@ AUTOLABEL_MAX_RETRIES = int(os.environ.get("AUTOLABEL_MAX_RETRIES", "4"))  # per
 AUTOLABEL_BACKOFF_S = float(os.environ.get("AUTOLABEL_BACKOFF_S", "1.0"))  # first retry wait; doubles each time
 AUTOLABEL_REQUEST_TIMEOUT_S = float(os.environ.get("AUTOLABEL_REQUEST_TIMEOUT_S", "600"))
 AUTOLABEL_STALE_SECONDS = int(os.environ.get("AUTOLABEL_STALE_SECONDS", "900"))  # no progress: the sweep restarts it
+# Model servers inside the deployment a job may call (autolabel.endpoint_policy): hosts or patterns,
+# comma-separated (`vllm,10.0.0.5,*.internal`; `*` = any). Public addresses need no entry.
+AUTOLABEL_ALLOWED_HOSTS = env_list("AUTOLABEL_ALLOWED_HOSTS", "")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Steplabel API",
@@ -267,6 +270,7 @@ SPECTACULAR_SETTINGS = {
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus",
         "InclusionEnum": ["include", "exclude", "only"],
     },
+    "PATH_CONVERTER_OVERRIDES": {"rowid": int},  # core.converters.RowIdConverter
 }
 
 # Celery: filesystem transport by default so the embedded setup needs no broker server.

@@ -78,14 +78,20 @@ def artifact_abspath(relative: str) -> Path:
     return Path(settings.MEDIA_ROOT) / relative
 
 
-def validate_run_config(*, project: Project, config: dict[str, Any]) -> None:
-    """A steps project's overrides are PRMConfig's; a compare project's RewardConfig's (ConfigError)."""
+def validate_run_config(*, project: Project, config: dict[str, Any], user=None) -> None:
+    """A steps project's overrides are PRMConfig's; a compare project's RewardConfig's (ConfigError).
+    A PRM named for the reward model's features must be one `user` may score with (when given)."""
     if project.task_kind == TaskKind.COMPARE:
-        from ml.services.reward import REWARD_KEYS, reward_config
+        from ml.services.reward import REWARD_KEYS, prm_source_run, reward_config
 
         unknown = set(config) - REWARD_KEYS - CONFIG_KEYS - {"extra"}
         if unknown:
             raise ConfigError(sorted(unknown)[0], "unknown training config key")
-        reward_config(config)
+        reward = reward_config(config)
+        if "prm" in reward.features and reward.prm_project:
+            try:
+                prm_source_run(slug=reward.prm_project, user=user)
+            except NoActiveModel as exc:
+                raise ConfigError("prm_project", str(exc)) from None
     else:
         training_config(overrides=config)

@@ -31,14 +31,30 @@ def reward_config(overrides: dict) -> RewardConfig:
     return RewardConfig(**{k: v for k, v in overrides.items() if k in REWARD_KEYS})
 
 
-def _prm_run(slug: str) -> TrainingRun:
-    """The active PRM of the steps project `slug` (the "prm" features' source)."""
+def prm_source_run(*, slug: str, user=None) -> TrainingRun:
+    """The active PRM of the steps project `slug` (the "prm" features' source).
+
+    With `user` (whoever asked for the run), only a project where they may score with the model: a
+    lead or ml_engineer there. A missing project, one they may not use and one without a PRM get
+    the same answer, so a run's config cannot probe which slugs exist.
+    """
+    from annotate import access
     from ml.services.scoring import active_run
 
-    project = Project.objects.filter(slug=slug).first()
-    run = active_run(project=project) if project is not None else None
+    refused = NoActiveModel(
+        f"prm_project {slug!r}: no steps project of that slug with an active PRM that you may score with "
+        "(lead or ml_engineer there)"
+    )
+    try:
+        if user is None:  # the shell's retrain command, an automatic run: no one to check
+            project = Project.objects.get(slug=slug)
+        else:
+            project = access.project_for(user=user, slug=slug, action="score")
+    except (Project.DoesNotExist, access.ProjectNotFound, access.ActionForbidden):
+        raise refused from None
+    run = active_run(project=project)
     if run is None or (run.metrics or {}).get("model") == "bradley_terry":
-        raise NoActiveModel(f"prm_project {slug!r}: no such project, or it has no active PRM")
+        raise refused
     return run
 
 
@@ -125,7 +141,8 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
     if "prm" in config.features:
         if not config.prm_project:
             raise NoActiveModel('features "prm" need prm_project: a steps project whose active PRM scores the steps')
-        prm_artifact = _prm_run(config.prm_project).artifact_path
+        # the requester's access again at training time: a role taken away since the request counts
+        prm_artifact = prm_source_run(slug=config.prm_project, user=run.requested_by).artifact_path
         step_risk = _step_risk(prm_artifact)
     checkpoint = train_reward_model(pairs, config, log=log, step_risk=step_risk)
     checkpoint["prm_artifact"] = prm_artifact  # the PRM run's file: a later activation there changes nothing here

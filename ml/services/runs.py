@@ -6,7 +6,7 @@ only when no other run of the project is running), builds step examples from the
 annotations, trains with `ml.prm`, writes the checkpoint atomically under MEDIA_ROOT/models/,
 scores every open solution with it, and only then activates it, advances the project's
 generation and writes the queue priorities. Any exception marks the run failed with its
-traceback; the previous model stays active.
+message (the traceback goes to the worker's log); the previous model stays active.
 
 Single flight per project: at most one run is running and at most one waits (status created).
 A request while one waits returns the waiting run (`merged`). A request while one runs returns
@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -84,7 +83,7 @@ def request_retrain(
     waiting run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
     """
     if config:
-        validate_run_config(project=project, config=config)  # before anything is written
+        validate_run_config(project=project, config=config, user=user)  # before anything is written
     _lock_project(project.pk)
     _fail_stale(project_id=project.pk)
     waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()
@@ -336,12 +335,13 @@ def _finish_run(
 
 
 def _fail_run(*, run: TrainingRun, artifact: str | None) -> None:
-    """Called from an except block: the run failed with its traceback; a checkpoint it wrote goes,
+    """Called from an except block: the run failed with its exception; a checkpoint it wrote goes,
     unless the run was activated meanwhile."""
     exc = sys.exc_info()[1]
     config_error = isinstance(exc, ConfigError)  # the deployment's settings, not a bug: the message says it all
     logger.error("training run %s failed: %s", run.pk, exc, exc_info=not config_error)
-    error = f"Training config: {exc}" if config_error else traceback.format_exc()
+    # The traceback stays in the worker's log: the run's error is shown to the project's members.
+    error = f"Training config: {exc}" if config_error else f"{type(exc).__name__}: {exc} (details in the worker's log)"
     TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
         status=JobStatus.FAILED, error=error, finished_at=timezone.now()
     )

@@ -163,9 +163,12 @@ def test_the_training_runs_api_takes_reward_settings_for_compare_projects_only()
     url = "/api/v1/projects/duel-api/training-runs/"
     bad = lead.post(url, {"config": {"features": ["words"]}}, format="json")
     assert bad.status_code == 400 and "features" in bad.json()["config"], bad.content
-    ok = lead.post(url, {"config": {"features": ["shape", "prm"], "prm_project": "x"}}, format="json")
+    # the PRM named for the "prm" features must exist with an active model the lead may score with
+    unknown = lead.post(url, {"config": {"features": ["shape", "prm"], "prm_project": "x"}}, format="json")
+    assert unknown.status_code == 400 and "prm_project" in unknown.json()["config"], unknown.content
+    ok = lead.post(url, {"config": {"features": ["shape", "ngrams"]}}, format="json")
     assert ok.status_code == 202, ok.content
-    assert TrainingRun.objects.get(project=compare).config["features"] == ["shape", "prm"]
+    assert TrainingRun.objects.get(project=compare).config["features"] == ["shape", "ngrams"]
     steps = Project.objects.create(slug="steps-api")
     steps_lead = member_client(steps, "steps-lead", Role.LEAD)
     refused = steps_lead.post(

@@ -9,7 +9,8 @@ same annotator, stored in the same transaction as the preference; the project's 
 yields nothing: an unmarked solution was compared, not checked step by step.
 
 The annotation's `idempotency_key` is `compare:<preference id>:<A|B>` (pair terms: A = solution_a),
-which ties it to its preference.
+which ties it to its preference. Keys share one space per annotator with the keys clients send, so
+the API refuses a client key with this prefix (labeling_api.serializers_submit.KeyField).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from django.db.models import F
 from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Solution, Step
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
+
+MARK_KEY_PREFIX = "compare:"
 
 
 def marked_label_steps(step_texts: list[str], first_wrong: int) -> list[dict[str, Any]]:
@@ -70,7 +73,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 is_gold=False,
                 finish_reason=FinishReason.FOUND_ERROR,
                 label_steps=dumps_label_steps(label_steps),
-                idempotency_key=f"compare:{preference.pk}:{side}",
+                idempotency_key=f"{MARK_KEY_PREFIX}{preference.pk}:{side}",
                 **label_counters(label_steps),
             )
         )

@@ -30,6 +30,7 @@ STEP_ONLY = {"generation": [], "finish_reason": [], "min_agreement": None, "scre
 # Filters on people's labels (annotations), which automatic labels (labels=auto) do not have.
 HUMAN_ONLY = {**STEP_ONLY, "since": 0, "labeler": None, "qc": "include", "split": None}
 _CURSOR_SALT = "steplabel.export.cursor"
+MAX_GENERATION = 2**31 - 1
 
 
 class ExportOptionError(Invalid):
@@ -173,9 +174,12 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         raise ExportOptionError("labels", "automatic labels export only with format=math_shepherd or trl")
     for item in many("generation"):
         try:
-            options.generation.append(int(item))
+            number = int(item)
         except ValueError:
             raise ExportOptionError("generation", f"must be integers, got {item!r}") from None
+        if abs(number) > MAX_GENERATION:  # the column is a 32-bit integer: no label has such a round
+            raise ExportOptionError("generation", f"must be a round between -1 and {MAX_GENERATION}, got {item}")
+        options.generation.append(number)
     for item in many("finish_reason"):
         if item not in FINISH_REASONS:
             raise ExportOptionError("finish_reason", f"must be among {', '.join(FINISH_REASONS)}, got {item!r}")

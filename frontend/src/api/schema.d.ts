@@ -452,7 +452,7 @@ export interface components {
      */
     ExportJobRequest: {
       /**
-       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` and `generation` do not apply).
+       * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` takes a cursor of an earlier preference export; the step-label filters `generation`, `finish_reason`, `min_agreement` and `screening` are refused).
        *
        * * `prm800k` - prm800k
        * * `trl` - trl
@@ -1768,7 +1768,7 @@ export interface operations {
         /** @description Comma-separated: solution, found_error, give_up, bad_problem. */
         finish_reason?: string;
         /**
-         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` and `generation` do not apply).
+         * @description prm800k: PRM800K records (DESIGN.md contract); trl: TRL stepwise-supervision rows; math_shepherd: Math-Shepherd lines {input, label, task} (see `labels`); critique: one line per labeled solution {"prompt", "steps", "verdicts": [{"index", "rating", "critique"}]} for generative verifiers (the critique null where none was written; kind and language added for code and traces); preference: TRL preference rows {"prompt", "chosen", "rejected", "margin"} from a compare project's pairs (steps joined by newlines; margin from the strength 1-3; `since` takes a cursor of an earlier preference export; the step-label filters `generation`, `finish_reason`, `min_agreement` and `screening` are refused).
          *
          * * `prm800k` - prm800k
          * * `trl` - trl
