@@ -50,6 +50,29 @@ def extract_answer(text: str) -> str | None:
     return _boxed(text)
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises the 3xx as an HTTPError: a redirect could point inside the network
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _server_message(body: bytes) -> str:
+    """The error message of an OpenAI-compatible error body ({"error": {"message": ...}} or
+    {"message": ...}), cut short; never the raw body: a job's error is shown to the project."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    error = payload.get("error")
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    message = message if isinstance(message, str) else payload.get("message")
+    return f": {message[:200]}" if isinstance(message, str) and message else ""
+
+
 class EndpointError(Exception):
     """The completions server failed in a way retries cannot fix (or retries ran out)."""
 
@@ -91,12 +114,11 @@ class CompletionClient:
         for attempt in range(self.max_retries + 1):
             request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                with _OPENER.open(request, timeout=self.timeout_s) as response:
                     payload = json.loads(response.read())
                 return [choice.get("text") or "" for choice in payload.get("choices") or []]
             except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                reason = f"{url}: HTTP {exc.code}: {detail}"
+                reason = f"{url}: HTTP {exc.code}{_server_message(exc.read(4096))}"
                 if exc.code < 500 and exc.code != 429:
                     raise EndpointError(reason) from None  # a bad model name or request: retrying won't help
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:

@@ -20,6 +20,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotate.models import Project, Solution, Step
+from autolabel.endpoint_policy import EndpointRefused, check_base_url
 from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel, SearchMode
 from autolabel.rollouts import (
     CompletionClient,
@@ -160,6 +161,10 @@ class Runner:
 
     def run(self) -> None:
         job = self.job
+        try:  # again here: the name may resolve elsewhere now than when the job was created
+            check_base_url(job.base_url)
+        except EndpointRefused as exc:
+            raise EndpointError(f"base_url {exc}") from None
         ids = list(candidates(project=job.project).values_list("id", flat=True))
         if job.solutions_total == 0 or job.solutions_total < job.solutions_done + len(ids):
             job.solutions_total = job.solutions_done + len(ids)

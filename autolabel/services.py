@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Project
+from autolabel.endpoint_policy import EndpointRefused, check_base_url
 from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
 from autolabel.rollouts import EndpointError
 from autolabel.runner import BudgetExhausted, JobLost, Runner, candidates
@@ -52,6 +53,10 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
         clean[name] = value.strip()
     if not clean["base_url"].startswith(("http://", "https://")):
         raise AutolabelOptionError("base_url", f"must start with http:// or https://, got {clean['base_url']!r}")
+    try:
+        check_base_url(clean["base_url"])
+    except EndpointRefused as exc:
+        raise AutolabelOptionError("base_url", str(exc)) from None
     for name, (low, high) in LIMITS.items():
         value = options.get(name, AutolabelJob._meta.get_field(name).default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

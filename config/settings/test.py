@@ -11,6 +11,8 @@ os.environ.setdefault("THROTTLE_RETRAIN", "100000/minute")
 os.environ.setdefault("THROTTLE_SCORE", "100000/minute")
 # Tests log in many times; tests/security/test_web_hardening.py checks the lockout at its real limit.
 os.environ.setdefault("AXES_FAILURE_LIMIT", "1000")
+# The stand-in completions server of the autolabel tests listens on loopback.
+os.environ.setdefault("AUTOLABEL_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 from .base import *  # noqa: E402,F403
 

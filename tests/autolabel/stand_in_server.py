@@ -26,6 +26,7 @@ class Behaviour:
     fail_first: int = 0  # answer the first requests with 503 (retries with backoff get past them)
     max_n: int | None = None  # llama.cpp-like: at most this many choices per request
     model: str = "stand-in"
+    canned: tuple[int, dict[str, str], bytes] | None = None  # (status, headers, body) for every request
     requests: list[dict] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -63,6 +64,14 @@ class _Handler(BaseHTTPRequestHandler):
         with b.lock:
             b.requests.append(payload)
             number = len(b.requests)
+        if b.canned is not None:
+            status, headers, data = b.canned
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(data))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if number <= b.fail_first:
             return self._send(503, {"error": {"message": "warming up"}})
         if payload.get("model") != b.model:
