@@ -58,6 +58,15 @@ class CSVRenderer(BaseRenderer):
         return str(data).encode()
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP):
+# text such as a name an annotator chose gets a leading apostrophe; numbers are written as they are.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(value):
+    return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 class AnnotatorCsvView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
 
@@ -75,7 +84,7 @@ class AnnotatorCsvView(APIView):
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=stats.ANNOTATOR_CSV_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(stats.annotator_rows(project=project))
+        writer.writerows({k: _inert(v) for k, v in row.items()} for row in stats.annotator_rows(project=project))
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotators-{stamp}.csv"'

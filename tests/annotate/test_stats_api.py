@@ -43,6 +43,18 @@ def test_api_csv_of_annotators(campaign):
     assert rows[0]["preferences"] == ""  # a step project: the column is for compare projects
 
 
+def test_api_csv_writes_a_formula_like_name_as_text(campaign):
+    # user names may start with @ + - (Django's validator); one set in the admin may start with =
+    get_user_model().objects.filter(username="cy").update(username='=HYPERLINK("http://x.test","y")')
+    get_user_model().objects.filter(username="bob").update(username="@SUM(A1)")
+    response = api_client(campaign["lead"]).get("/api/v1/projects/algebra/stats/annotators.csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    names = sorted(r["annotator"] for r in rows)
+    assert names == ["'=HYPERLINK(\"http://x.test\",\"y\")", "'@SUM(A1)", "ann"]
+    assert all(not r["annotator"].startswith(("=", "@")) for r in rows)
+    assert rows[0]["labels"] == "3"  # numbers stay numbers
+
+
 @pytest.mark.parametrize("path", ["stats/", "stats/annotators.csv"])
 @pytest.mark.parametrize("who", ["ann", "mel"])
 def test_api_refuses_annotators_and_ml_engineers(campaign, who, path):
