@@ -83,7 +83,8 @@ class PrivatePagesNotStoredMiddleware:
     Django's never-cache set) on HTML answered to an authenticated request that set no caching of
     its own. Going Back after a submit then shows the home page's label counts as they are, not
     the copy from before; and after signing out on a shared computer, Back shows no one's
-    projects. Static files (WhiteNoise answers them earlier) and the API's JSON are untouched."""
+    projects. Static files (WhiteNoise answers them earlier) are untouched; the API has its own
+    rule (ApiNotStoredMiddleware)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -97,4 +98,26 @@ class PrivatePagesNotStoredMiddleware:
             and getattr(getattr(request, "user", None), "is_authenticated", False)
         ):
             add_never_cache_headers(response)
+        return response
+
+
+class ApiNotStoredMiddleware:
+    """API answers are not kept by the browser or a proxy: `Cache-Control: no-store` on every answer
+    under /api/ that set no caching of its own, but the public schema and docs. A task, a draft or an
+    export is one person's data of one moment: after Back and Forward the workspace must ask again
+    (and learn that the solution was submitted) instead of showing the stored copy."""
+
+    PUBLIC = ("/api/v1/schema/", "/api/v1/docs/")
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            request.path.startswith("/api/")
+            and not request.path.startswith(self.PUBLIC)
+            and not response.has_header("Cache-Control")
+        ):
+            response["Cache-Control"] = "no-store"
         return response

@@ -3,7 +3,8 @@ replays a retry and stores (annotate.services.compare.submit).
 
 Payload: {idempotency_key, preference: A|B|tie, strength: 1|2|3, total_time_ms, note?,
 first_wrong?: {A: index|null, B: index|null}}, A and B as the annotator saw them. Values are taken
-as JSON sends them, never coerced; strength defaults to 1 for a tie; a falsy note or first_wrong is
+as JSON sends them, never coerced; a tie's strength is always stored as 1 (a tie has none, whatever
+a page still held); a falsy note or first_wrong is
 none; any other key is refused. The context "n_steps" (annotate.services.compare.submit.
 preference_context) gives each shown side's step count. Every error is reported at once, keyed by
 field path (`first_wrong.A`), through labeling_api.serializers_submit.flat_errors.
@@ -86,7 +87,9 @@ class PreferenceInSerializer(serializers.Serializer):
     idempotency_key = KeyField(max_length=MAX_KEY, help_text="A repeat with the same key returns the first result.")
     preference = PreferenceField(choices=PREFERENCES)
     strength = StrengthField(
-        choices=STRENGTHS, required=False, help_text="1 slightly, 2 clearly, 3 much better; a tie defaults to 1."
+        choices=STRENGTHS,
+        required=False,
+        help_text="1 slightly, 2 clearly, 3 much better; required for A or B; a tie is stored as 1 whatever is sent.",
     )
     total_time_ms = PairTimeField(min_value=0, max_value=MAX_TIME_MS)
     note = NoteField(required=False, allow_blank=True, max_length=MAX_REASON)
@@ -104,8 +107,12 @@ class PreferenceInSerializer(serializers.Serializer):
     def to_internal_value(self, data: dict) -> dict:
         errors: dict[str, Any] = {}
         attrs: dict = {}
-        if "strength" not in data:
-            data = {**data, "strength": 1 if data.get("preference") == "tie" else None}
+        held = data.get("strength")
+        if data.get("preference") == "tie" and (held is None or (type(held) is int and held in STRENGTHS)):
+            # a tie has no strength: a strength the page still held from an earlier choice is not stored
+            data = {**data, "strength": 1}
+        elif "strength" not in data:
+            data = {**data, "strength": None}
         try:
             attrs = super().to_internal_value(data)
         except ValidationError as exc:

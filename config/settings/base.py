@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.PrivatePagesNotStoredMiddleware",  # needs request.user
+    "config.middleware.ApiNotStoredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.StyledNotFoundMiddleware",  # make run (DEBUG) shows the styled 404, not Django's

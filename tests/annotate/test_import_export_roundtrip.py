@@ -229,6 +229,19 @@ def test_missing_file_and_unknown_project_errors(tmp_path: Path) -> None:
         call_command("export_prm800k", project="nope")
 
 
+def test_export_to_a_missing_or_unwritable_place_is_a_command_error(tmp_path: Path) -> None:
+    _import(FIXTURES / "edge_cases.jsonl", project="edge")
+    with pytest.raises(CommandError, match=r"--out .*x\.jsonl: no directory .*nowhere"):
+        call_command("export_prm800k", project="edge", out=tmp_path / "nowhere" / "x.jsonl", no_progress=True)
+    # a target that cannot be written (here a directory: root ignores permissions) fails with the
+    # reason, and the .partial file written beside it is removed
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    with pytest.raises(CommandError, match="--out .*taken: Is a directory"):
+        call_command("export_prm800k", project="edge", out=taken, no_progress=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
 def test_invalid_project_slug_is_refused_and_nothing_is_written() -> None:
     """Issue 11: `--project 'My Project!'` made a project whose pages could not be reached."""
     before = _table_counts()

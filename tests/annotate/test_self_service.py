@@ -383,8 +383,10 @@ def test_signed_in_pages_are_not_stored_by_the_browser(client):
         response = client.get(path)
         assert response.status_code == 200, path
         assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"], path
-    api = client.get("/api/v1/projects/")  # JSON keeps its own caching rules
-    assert "no-store" not in api.get("Cache-Control", "")
+    # the API's answers are not stored either: after Back and Forward the workspace asks again
+    for path in ["/api/v1/projects/", "/api/v1/projects/algebra/tasks/next/", "/api/v1/projects/algebra/me/"]:
+        assert client.get(path)["Cache-Control"] == "no-store", path
+    assert "no-store" not in client.get("/api/v1/schema/").get("Cache-Control", "")  # public, the same for all
     assert "no-store" in anonymous["Cache-Control"]  # the login page was never cached anyway
 
 

@@ -53,7 +53,13 @@ def test_a_tie_defaults_to_strength_one_and_falsy_extras_are_none():
     assert parse({"idempotency_key": "k", "preference": "A", "total_time_ms": 0}) == {
         "strength": ["Required: 1 (slightly), 2 (clearly) or 3 (much better)."]
     }
-    assert "strength" in parse({"idempotency_key": "k", "preference": "tie", "strength": None, "total_time_ms": 0})
+    # a tie has no strength: null, or one the page still held from an earlier A/B choice, is stored as 1
+    for held in (None, 1, 3):
+        tie = parse({"idempotency_key": "k", "preference": "tie", "strength": held, "total_time_ms": 0})
+        assert tie.strength == 1, held
+    # but a value that is no strength at all is still refused, not coerced
+    for bad in ("3", True, 7):
+        assert "strength" in parse({"idempotency_key": "k", "preference": "tie", "strength": bad, "total_time_ms": 0})
 
 
 @pytest.mark.django_db

@@ -134,3 +134,17 @@ def test_a_reward_model_takes_a_prm_only_from_a_project_where_its_requester_may_
         assert "Traceback" not in failed.error and ".py" not in failed.error  # no server internals
         listed = engineer.get("/api/v1/projects/duel-prm/training-runs/").json()[0]
         assert listed["error"] == failed.error
+
+
+def test_a_body_past_the_upload_limit_is_a_json_413_that_changes_nothing(project, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100_000
+    annotator = member_client(project, "walker", Role.ANNOTATOR)
+    task = annotator.get("/api/v1/projects/walk/tasks/next/").json()
+    huge = {"draft": {"notes": "x" * 200_000}}
+    for send, action in ((annotator.put, "draft"), (annotator.post, "submit")):
+        response = send(f"/api/v1/assignments/{task['assignment_id']}/{action}/", huge, format="json")
+        assert response.status_code == 413, (action, response.content[:200])
+        assert response["Content-Type"] == "application/json"
+        assert "100,000 bytes" in response.json()["detail"]
+    assert Annotation.objects.count() == 0
+    assert Assignment.objects.get(pk=task["assignment_id"]).draft in (None, {})

@@ -46,8 +46,12 @@ class Command(BaseCommand):
             plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
         except ExportOptionError as exc:
             raise CommandError(str(exc)) from None
-        # (automatic labels are not the plan's annotations: no total to count them against)
-        total = plan.queryset.count() if out and plan.options.labels != "auto" else None
+        if out is not None and not out.parent.is_dir():  # before the export is read, not after
+            raise CommandError(f"--out {out}: no directory {out.parent}")
+        # A bar over records: automatic labels are not the plan's annotations, and a TRL line is a
+        # branch of one (several per record), so those exports count lines without a total.
+        counted = out and plan.options.labels != "auto" and plan.options.format != "trl"
+        total = plan.queryset.count() if counted else None
         if out is None:
             for line in iter_lines(plan=plan):
                 sys.stdout.write(line)
@@ -58,14 +62,18 @@ class Command(BaseCommand):
         # Write beside the target and rename, so a crash never leaves a half file under its name.
         tmp = out.with_name(out.name + ".partial")
         written = 0
-        with (
-            open(tmp, "w", encoding="utf-8") as handle,
-            tqdm(total=total, unit="rec", desc="exporting", disable=no_progress or not total) as bar,
-        ):
-            for line in iter_lines(plan=plan):
-                handle.write(line)
-                written += 1
-                bar.update(1)
-        os.replace(tmp, out)
+        try:
+            with (
+                open(tmp, "w", encoding="utf-8") as handle,
+                tqdm(total=total, unit="line", desc="exporting", disable=no_progress) as bar,
+            ):
+                for line in iter_lines(plan=plan):
+                    handle.write(line)
+                    written += 1
+                    bar.update(1)
+            os.replace(tmp, out)
+        except OSError as exc:  # a read-only directory, a full disk: say so, leave no .partial file
+            tmp.unlink(missing_ok=True)
+            raise CommandError(f"--out {out}: {exc.strerror or exc}") from None
         following = f" Next cursor (--since): {plan.cursor}" if plan.cursor else ""
         self.stderr.write(f"Exported {written} line(s) of {project} to {out}.{following}")

@@ -795,7 +795,7 @@ export interface components {
       idempotency_key: string;
       preference: components["schemas"]["PreferenceEnum"];
       /**
-       * @description 1 slightly, 2 clearly, 3 much better; a tie defaults to 1.
+       * @description 1 slightly, 2 clearly, 3 much better; required for A or B; a tie is stored as 1 whatever is sent.
        *
        * * `1` - 1
        * * `2` - 2
