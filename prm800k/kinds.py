@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from prm800k.labels import main_line_completion
+from prm800k.labels import walked_completion
 from prm800k.schema import RecordError, check_str, type_name
 
 KINDS = ("math", "code", "trace")
@@ -151,9 +151,9 @@ def critique_row(
     lines = line_ranges(steps) if kind == "code" else None
     verdicts = []
     for index, step in enumerate(label_steps):
-        main = main_line_completion(step)
-        if main is None or main.get("rating") is None:
-            continue
+        main = walked_completion(step)
+        if main is None or main.get("human") or main.get("rating") is None:
+            continue  # unrated, or a phase-1 step the labeler wrote themselves (theirs, not rated)
         verdict: dict[str, Any] = {"index": index, "rating": main["rating"], "critique": main.get("critique")}
         if lines is not None and index < len(lines):
             verdict["lines"] = lines[index]

@@ -24,6 +24,25 @@ def main_line_completion(step: dict[str, Any]) -> dict[str, Any] | None:
     return completions[0] if completions else None
 
 
+def walked_completion(step: dict[str, Any]) -> dict[str, Any] | None:
+    """The step a labeled solution goes on with, as its exports read it: the chosen completion; else
+    the labeler's own step (phase 1's `human_completion`, returned with "human": True: the labeler
+    wrote it as the right next step and did not rate it); else the first completion (phase 2's
+    pre-generated step, or the rated step where the labeler stopped). TRL's rows read steps so too.
+
+    Unlike main_line_completion, a phase-1 step the labeler rewrote is their step, not the first of
+    the completions they turned down.
+    """
+    completions = step.get("completions") or []
+    chosen = step.get("chosen_completion")
+    if isinstance(chosen, int) and 0 <= chosen < len(completions):
+        return completions[chosen]
+    human = step.get("human_completion")
+    if isinstance(human, dict) and isinstance(human.get("text"), str):
+        return {**human, "human": True}
+    return completions[0] if completions else None
+
+
 def main_line_ratings(steps: list[dict[str, Any]]) -> list[int | None]:
     """Main-line rating per step index (None where the step is unrated or has no completions)."""
     ratings: list[int | None] = []
@@ -70,18 +89,8 @@ def label_counters(steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 def trajectory_steps(label_steps: list[dict[str, Any]]) -> list[str]:
     """The solution a phase-1 labeler walked: the chosen completion, else the human step."""
-    steps: list[str] = []
-    for step in label_steps:
-        completions = step.get("completions") or []
-        chosen = step.get("chosen_completion")
-        human = step.get("human_completion")
-        if chosen is not None and chosen < len(completions):
-            steps.append(completions[chosen]["text"])
-        elif isinstance(human, dict):
-            steps.append(human["text"])
-        elif completions:
-            steps.append(completions[0]["text"])
-    return steps
+    walked = (walked_completion(step) for step in label_steps)
+    return [completion["text"] for completion in walked if completion is not None]
 
 
 def final_answer_from_text(text: str | None) -> str | None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from prm800k.labels import main_line_completion
+from prm800k.labels import walked_completion
 
 TAG = "ки"
 KEYS = ("input", "label", "task")
@@ -199,19 +199,18 @@ def human_line(
 
 
 def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
-    """The main line of a PRM800K record: step texts and ratings, then the unrated pre-generated rest."""
+    """The line a PRM800K record's labeler walked: step texts and ratings, then the unrated
+    pre-generated rest after a first error."""
     texts: list[str] = []
     ratings: list[int | None] = []
     for step in record["label"]["steps"]:
-        main = main_line_completion(step)  # the chosen completion, else the first (phase 2: the solution's step)
-        human = step.get("human_completion")
-        if main is None:  # phase 1 with no completion: the labeler's own step stands
-            if not isinstance(human, dict):
-                break
-            main = {"text": human["text"], "rating": 1}
+        main = walked_completion(step)  # the chosen completion, the labeler's own step, else the first
+        if main is None:
+            break
+        rating = 1 if main.get("human") else main.get("rating")  # a step the labeler wrote is right (as in TRL)
         texts.append(main["text"])
-        ratings.append(main.get("rating"))
-        if main.get("rating") == -1:
+        ratings.append(rating)
+        if rating == -1:
             break
     pre_generated = record["question"].get("pre_generated_steps") or []
     if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):

@@ -396,3 +396,40 @@ def test_first_wrong_marks_become_step_labels_in_the_prm800k_export(
         format="json",
     )
     assert Preference.objects.count() == 2 and Annotation.objects.count() == 1
+
+
+def test_marks_carry_the_round_and_one_solution_marked_in_two_pairs_is_one_label(compare_project, annotator):
+    Project.objects.filter(pk=compare_project.pk).update(current_generation=4)
+    marked: dict[int, int] = {}  # solution id -> its first mark's index
+    served = 0
+    while (reply := annotator.get("/api/v1/projects/duel/tasks/next/")).status_code == 200:
+        task = reply.json()
+        served += 1
+        # mark the last step of both sides, every time: a solution shared by two pairs is marked twice
+        first_wrong = {side: len(c["steps"]) - 1 for side, c in zip("AB", task["candidates"], strict=True)}
+        response = annotator.post(
+            f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false",
+            {
+                "idempotency_key": f"k{served}",
+                "preference": "A",
+                "strength": 1,
+                "total_time_ms": 5,
+                "first_wrong": first_wrong,
+            },
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+        for candidate in task["candidates"]:
+            marked.setdefault(candidate["solution_id"], len(candidate["steps"]) - 1)
+    assert served == Preference.objects.count() and served > len(marked) / 2  # some solution was in two pairs
+    shared = served * 2 - len(marked)
+    assert shared > 0, "the fixture should put a solution in two pairs"
+    labels = list(Annotation.objects.filter(project=compare_project))
+    assert sorted(a.solution_id for a in labels) == sorted(marked)  # one label per marked solution, not per mark
+    assert {a.generation for a in labels} == {4}
+    counts = dict(Solution.objects.filter(project=compare_project).values_list("pk", "annotation_count"))
+    assert all(counts[solution] == 1 for solution in marked)
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    records = _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k"))
+    assert len(records) == len(marked) and {r["generation"] for r in records} == {4}
+    assert _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k&generation=4")) == records

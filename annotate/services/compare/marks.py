@@ -6,7 +6,9 @@ that stopped at the first error: the steps before the mark +1, the marked step -
 it, `finish_reason` found_error. Each marked side becomes one Annotation of that solution, by the
 same annotator, stored in the same transaction as the preference; the project's PRM800K export
 (`format=prm800k`) and its step statistics include it like any other label. A side without a mark
-yields nothing: an unmarked solution was compared, not checked step by step.
+yields nothing: an unmarked solution was compared, not checked step by step. The label carries the
+generation the pair was served in, and an annotator gets one label per solution: marking the same
+solution again in another pair adds none (the first mark stands).
 
 The annotation's `idempotency_key` is `compare:<preference id>:<A|B>` (pair terms: A = solution_a),
 which ties it to its preference. Keys share one space per annotator with the keys clients send, so
@@ -59,6 +61,18 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     rows = Step.objects.filter(solution_id__in=[s for s, _ in marks.values()]).order_by("solution_id", "index")
     for solution_id, text in rows.values_list("solution_id", "text"):
         texts[solution_id].append(text)
+    # One step label per solution and annotator, as a step project allows: a solution this annotator
+    # already marked in another pair keeps its first mark (the later one stays on its preference).
+    # The solution rows are locked first (in id order), so two of their pairs submitted at once by
+    # the same annotator cannot both see "not yet marked".
+    list(Solution.objects.select_for_update().filter(pk__in=[s for s, _ in marks.values()]).order_by("pk"))
+    already = set(
+        Annotation.objects.filter(
+            solution_id__in=[s for s, _ in marks.values()], annotator=preference.annotator
+        ).values_list("solution_id", flat=True)
+    )
+    marks = {side: mark for side, mark in marks.items() if mark[0] not in already}
+    assignment = preference.assignment
     created = []
     for side, (solution_id, index) in marks.items():
         label_steps = marked_label_steps(texts[solution_id], index)
@@ -70,6 +84,9 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 labeler_uuid=preference.labeler_uuid,
                 source=AnnotationSource.APP,
                 submitted_at=preference.submitted_at,
+                generation=assignment.generation
+                if assignment is not None
+                else None,  # the round the pair was served in
                 is_gold=False,
                 finish_reason=FinishReason.FOUND_ERROR,
                 label_steps=dumps_label_steps(label_steps),

@@ -20,7 +20,7 @@ from annotate.services.exports.sequence import stamp_export_sequence
 from prm800k import math_shepherd
 from prm800k.agreement import pairwise_agreement
 from prm800k.kinds import critique_row
-from prm800k.labels import main_line_ratings
+from prm800k.labels import main_line_ratings, walked_completion
 from prm800k.records import RecordParts, build_record, dumps_record
 from prm800k.schema import format_timestamp
 from prm800k.trl import trl_rows
@@ -186,8 +186,9 @@ def critique_row_of(record: dict[str, Any]) -> dict[str, Any]:
     """A `format=critique` line from a PRM800K record as export builds it (prm800k.kinds.critique_row)."""
     question = record["question"]
     steps = question.get("pre_generated_steps")
-    if not isinstance(steps, list):  # a phase-1 record: the labeler's own trajectory
-        steps = [(step.get("completions") or [{"text": ""}])[0]["text"] for step in record["label"]["steps"]]
+    if not isinstance(steps, list):  # a phase-1 record: the trajectory the labeler walked, a text per step
+        walked = (walked_completion(step) for step in record["label"]["steps"])
+        steps = [completion["text"] if completion else "" for completion in walked]
     return critique_row(
         prompt=question["problem"],
         kind=question.get("kind", "math"),

@@ -113,3 +113,25 @@ def test_trl_neutral_negative_rows_end_at_the_first_minus_one_rating(tmp_path):
     assert response.status_code == 200
     rows = [(row["completions"], row["labels"]) for row in lines_of(response)]
     assert rows == [(["a", "b", "c"], [True, False, False]), (["a", "b", "c2"], [True, False, True])]
+
+
+@pytest.mark.django_db
+def test_phase1_records_export_the_line_the_labeler_walked_in_every_step_format(clients):
+    """A phase-1 step the labeler rewrote (edge_cases.jsonl: "What is $2+2$?" turns down two -1
+    completions and writes "2+2 is 4.") is their step in critique and Math-Shepherd lines, as in
+    TRL's rows, not the first completion they turned down."""
+    problem = "What is $2+2$?"
+
+    def of_problem(rows, key):
+        return [row for row in rows if row[key].startswith(problem)]
+
+    trl = of_problem(lines_of(clients["ml"].get("/api/v1/projects/exp/export/?format=trl&alternatives=drop")), "prompt")
+    assert [row["completions"] for row in trl] == [["2+2 is 4."]]
+    critique = of_problem(lines_of(clients["ml"].get("/api/v1/projects/exp/export/?format=critique")), "prompt")
+    assert [row["steps"] for row in critique] == [["2+2 is 4.", ""]]
+    assert critique[0]["verdicts"] == []  # the labeler rated the completions they turned down, not their own step
+    shepherd = of_problem(lines_of(clients["ml"].get("/api/v1/projects/exp/export/?format=math_shepherd")), "input")
+    assert [row["label"] for row in shepherd] == [f"{problem} Step 1: 2+2 is 4. +"]
+    # the rows of phase-2 records keep their main line (the first completion at a found error)
+    all_critique = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?format=critique"))
+    assert any(verdict["rating"] == -1 for row in all_critique for verdict in row["verdicts"])
