@@ -45,8 +45,19 @@ class MembershipInline(ScopedTabularInline):
     model = Membership
     formset = MembershipFormSet
     extra = 1
-    autocomplete_fields = ["user"]
     readonly_fields = ["created_at"]
+
+    def get_autocomplete_fields(self, request):
+        # The user search asks the users' admin, which is for superusers only: a lead gets a plain
+        # list of the people in their projects instead (admin_scope), and adds new people on the
+        # project's Members page.
+        return ["user"] if request.user.is_superuser else []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "user" and not request.user.is_superuser:
+            field.help_text = "People in your projects. Add someone new on the project's Members page."
+        return field
 
 
 @admin.register(Project)

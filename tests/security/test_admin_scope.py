@@ -183,3 +183,18 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
     project = Project.objects.get(slug="added-in-admin")
     assert Membership.objects.filter(project=project, user=world.users["lead"], role=Role.LEAD).exists()
     assert b"added-in-admin" in lead.get("/admin/annotate/project/").content
+
+
+def test_a_lead_adds_members_in_the_admin_from_a_list_of_the_people_in_their_projects():
+    """Was (found by the lead walkthrough): the members inline searched users through the users'
+    admin, which answers leads 403, so a lead could not pick anyone."""
+    world, other, _, other_member = _secret_world()
+    lead = world.session_client("lead")
+    page = lead.get(f"/admin/annotate/project/{world.project.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "admin-autocomplete" not in html  # a plain list, nothing that asks the users' admin
+    assert "Add someone new on the project&#x27;s Members page." in html
+    member_names = {m.user.username for m in world.project.memberships.select_related("user")}
+    assert all(f">{name}<" in html for name in member_names)
+    assert other_member.username not in html  # still no one from outside the lead's projects
