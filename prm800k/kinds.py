@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from prm800k.labels import walked_completion
+from prm800k.labels import main_line_completion, walked_completion
 from prm800k.schema import RecordError, check_str, type_name
 
 KINDS = ("math", "code", "trace")
@@ -144,6 +144,7 @@ def critique_row(
     steps: list[str],
     step_types: list[str] | None,
     label_steps: list[dict[str, Any]],
+    phase1: bool = False,
 ) -> dict[str, Any]:
     """One `format=critique` line: the prompt, the steps, and a verdict per rated main-line step
     (the rating, and the critique in the annotator's words or null). A code verdict also names the
@@ -151,7 +152,9 @@ def critique_row(
     lines = line_ranges(steps) if kind == "code" else None
     verdicts = []
     for index, step in enumerate(label_steps):
-        main = walked_completion(step)
+        # phase 1: the step the labeler went on with; phase 2: the pre-generated step (a correction
+        # written at the first error is not the step the verdict is on)
+        main = walked_completion(step) if phase1 else main_line_completion(step)
         if main is None or main.get("human") or main.get("rating") is None:
             continue  # unrated, or a phase-1 step the labeler wrote themselves (theirs, not rated)
         verdict: dict[str, Any] = {"index": index, "rating": main["rating"], "critique": main.get("critique")}

@@ -186,7 +186,8 @@ def critique_row_of(record: dict[str, Any]) -> dict[str, Any]:
     """A `format=critique` line from a PRM800K record as export builds it (prm800k.kinds.critique_row)."""
     question = record["question"]
     steps = question.get("pre_generated_steps")
-    if not isinstance(steps, list):  # a phase-1 record: the trajectory the labeler walked, a text per step
+    phase1 = not isinstance(steps, list)
+    if phase1:  # the trajectory the labeler walked, a text per step
         walked = (walked_completion(step) for step in record["label"]["steps"])
         steps = [completion["text"] if completion else "" for completion in walked]
     return critique_row(
@@ -196,6 +197,7 @@ def critique_row_of(record: dict[str, Any]) -> dict[str, Any]:
         steps=steps,
         step_types=question.get("step_types"),
         label_steps=record["label"]["steps"],
+        phase1=phase1,
     )
 
 
