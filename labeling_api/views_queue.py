@@ -9,6 +9,7 @@ longer a member of its project (a removed member cannot submit, skip or be hande
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,7 +38,10 @@ NEXT = OpenApiParameter(
     OpenApiTypes.BOOL,
     OpenApiParameter.QUERY,
     required=False,
-    description="Claim and return the next task in the same response (default true).",
+    description=(
+        "Claim and return the next task in the same response: true (the default) or false (also 1/0, "
+        "yes/no); anything else is refused with 400."
+    ),
 )
 NOT_YOURS = OpenApiResponse(DetailSerializer, description="No such assignment of yours.")
 CONFLICT = OpenApiResponse(DetailSerializer, description="The assignment is finished, skipped or its lease was lost.")
@@ -49,7 +53,11 @@ def _task(assignment: Assignment | None) -> dict | None:
 
 
 def _wants_next(request: Request) -> bool:
-    return request.query_params.get("next", "true").lower() not in {"0", "false", "no"}
+    """`?next=`: read before the submit or skip is stored, so a bad value changes nothing (400)."""
+    value = request.query_params.get("next", "true").strip().lower()
+    if value not in {"1", "true", "yes", "0", "false", "no"}:
+        raise ValidationError({"next": [f"Must be true or false, got {value!r}."]})
+    return value in {"1", "true", "yes"}
 
 
 class NextTaskView(APIView):
@@ -117,10 +125,11 @@ class SkipView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         assignment, roles = assignment_for_request(request, id)
+        wants_next = _wants_next(request)
         assignment = leases.skip(assignment=assignment, user=request.user)
         data = dict(LeaseSerializer(assignment).data)
         data["next"] = None
-        if _wants_next(request):
+        if wants_next:
             following, _ = submit.claim_after_submit(project=assignment.project, user=request.user, roles=roles)
             data["next"] = _task(following)
         return Response(data)
@@ -173,6 +182,7 @@ class SubmitView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         assignment, roles = assignment_for_request(request, id)
+        wants_next = _wants_next(request)
         if assignment.comparison_id is not None:  # a compare project's pair
             preference, created = submit_preference_payload(
                 assignment=assignment, user=request.user, payload=request.data
@@ -187,7 +197,7 @@ class SubmitView(APIView):
                 "created": result.created,
                 "next": None,
             }
-        if _wants_next(request):
+        if wants_next:
             following, message = submit.claim_after_submit(project=assignment.project, user=request.user, roles=roles)
             data["next"] = _task(following)
             if message:

@@ -148,3 +148,17 @@ def test_a_body_past_the_upload_limit_is_a_json_413_that_changes_nothing(project
         assert "100,000 bytes" in response.json()["detail"]
     assert Annotation.objects.count() == 0
     assert Assignment.objects.get(pk=task["assignment_id"]).draft in (None, {})
+
+
+@pytest.mark.parametrize("action", ["submit", "skip"])
+def test_a_bad_next_flag_is_refused_before_anything_is_stored(project, action):
+    annotator = member_client(project, "walker", Role.ANNOTATOR)
+    task = annotator.get("/api/v1/projects/walk/tasks/next/").json()
+    url = f"/api/v1/assignments/{task['assignment_id']}/{action}/"
+    body = payload([1] * len(task["steps"]), key="n1") if action == "submit" else {}
+    response = annotator.post(f"{url}?next=maybe", body, format="json")
+    assert response.status_code == 400 and list(response.json()) == ["next"], response.content
+    assert Annotation.objects.count() == 0
+    assert Assignment.objects.get(pk=task["assignment_id"]).status == "active"
+    done = annotator.post(f"{url}?next=FALSE", body, format="json")
+    assert done.status_code in (200, 201) and done.json()["next"] is None

@@ -1414,7 +1414,7 @@ export interface operations {
   assignments_skip: {
     parameters: {
       query?: {
-        /** @description Claim and return the next task in the same response (default true). */
+        /** @description Claim and return the next task in the same response: true (the default) or false (also 1/0, yes/no); anything else is refused with 400. */
         next?: boolean;
       };
       path: {
@@ -1449,7 +1449,7 @@ export interface operations {
   assignments_submit: {
     parameters: {
       query?: {
-        /** @description Claim and return the next task in the same response (default true). */
+        /** @description Claim and return the next task in the same response: true (the default) or false (also 1/0, yes/no); anything else is refused with 400. */
         next?: boolean;
       };
       path: {
