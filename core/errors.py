@@ -11,6 +11,7 @@ class AppError(Exception):
     """Base of the application's refusals; `message` is shown to the caller as it is."""
 
     default_message = "The request was refused."
+    code: str | None = None  # a machine-readable reason, added to the API's answer when set
 
     def __init__(self, message: str | None = None) -> None:
         self.message = message or self.default_message

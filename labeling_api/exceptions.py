@@ -25,5 +25,6 @@ def exception_handler(exc, context):
         return Response(exc.errors or {"non_field_errors": [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, AppError):
         code = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), status.HTTP_400_BAD_REQUEST)
-        return Response({"detail": exc.message}, status=code)
+        body = {"detail": exc.message} if exc.code is None else {"detail": exc.message, "code": exc.code}
+        return Response(body, status=code)
     return drf_exception_handler(exc, context)

@@ -196,3 +196,8 @@ class MyProgressSerializer(serializers.Serializer):
 
 class DetailSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = serializers.CharField(
+        required=False,
+        help_text="A machine-readable reason where a client acts on it: `assignment_finished` (409) when the "
+        "assignment was submitted or skipped already, so the client moves on to its next task.",
+    )

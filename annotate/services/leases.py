@@ -29,6 +29,13 @@ class LeaseConflict(Conflict):
     default_message = "This assignment is no longer yours."
 
 
+class AssignmentFinished(LeaseConflict):
+    """The assignment was submitted or skipped already (another tab, or a page the browser kept):
+    a client moves on to its next task. The 409 says so by `code`, not only in words."""
+
+    code = "assignment_finished"
+
+
 class LateRefused(Exception):
     """A late submit whose place another annotator took; the caller keeps the payload (keep_refused)
     after its transaction rolled back and answers 409."""
@@ -59,9 +66,9 @@ def lock_assignment(*, assignment: Assignment, user: AbstractBaseUser) -> Assign
 
 def _refuse_unless_active(assignment: Assignment) -> None:
     if assignment.status == AssignmentStatus.SUBMITTED:
-        raise LeaseConflict("This assignment was already submitted.")
+        raise AssignmentFinished("This assignment was already submitted.")
     if assignment.status == AssignmentStatus.SKIPPED:
-        raise LeaseConflict("This assignment was skipped.")
+        raise AssignmentFinished("This assignment was skipped.")
 
 
 def renew_if_free(*, assignment: Assignment, user: AbstractBaseUser, now) -> bool:
@@ -102,9 +109,9 @@ def lock_for_submit(
         first = results.objects.filter(assignment=locked).first()
         if first is not None and first.idempotency_key == idempotency_key:
             return SubmitLock(locked, now, first)
-        raise LeaseConflict("This assignment was already submitted (with another idempotency key).")
+        raise AssignmentFinished("This assignment was already submitted (with another idempotency key).")
     if locked.status == AssignmentStatus.SKIPPED:
-        raise LeaseConflict("This assignment was skipped; claim a new task.")
+        raise AssignmentFinished("This assignment was skipped; claim a new task.")
     late = locked.status != AssignmentStatus.ACTIVE or locked.lease_expires_at <= now
     if late and not renew_if_free(assignment=locked, user=user, now=now):
         raise LateRefused()
@@ -167,7 +174,7 @@ def skip(*, assignment: Assignment, user: AbstractBaseUser) -> Assignment:
     if locked.status == AssignmentStatus.SKIPPED:
         return locked
     if locked.status == AssignmentStatus.SUBMITTED:
-        raise LeaseConflict("This assignment was already submitted.")
+        raise AssignmentFinished("This assignment was already submitted.")
     if locked.solution.is_screening:
         raise LeaseConflict("Screening questions cannot be skipped; use Give up with a reason instead.")
     locked.status = AssignmentStatus.SKIPPED
@@ -184,7 +191,7 @@ def save_draft(*, assignment: Assignment, user: AbstractBaseUser, draft: Any) ->
     locked = lock_assignment(assignment=assignment, user=user)
     # A submitted assignment takes one save: null over a kept conflicting submit, which dismisses it.
     if locked.status == AssignmentStatus.SUBMITTED and not (draft is None and keeps_refused(locked)):
-        raise LeaseConflict("This assignment was already submitted.")
+        raise AssignmentFinished("This assignment was already submitted.")
     if draft is not None and keeps_refused(locked):
         # A refused late submit is kept here until the annotator dismisses it (null); a tab still
         # saving its work must not overwrite it.

@@ -162,3 +162,22 @@ def test_a_bad_next_flag_is_refused_before_anything_is_stored(project, action):
     assert Assignment.objects.get(pk=task["assignment_id"]).status == "active"
     done = annotator.post(f"{url}?next=FALSE", body, format="json")
     assert done.status_code in (200, 201) and done.json()["next"] is None
+
+
+def test_a_finished_assignment_answers_409_with_a_code_a_client_can_act_on(project):
+    annotator = member_client(project, "walker", Role.ANNOTATOR)
+    task = annotator.get("/api/v1/projects/walk/tasks/next/").json()
+    url = f"/api/v1/assignments/{task['assignment_id']}"
+    body = payload([1] * len(task["steps"]), key="first")
+    assert annotator.post(f"{url}/submit/?next=false", body, format="json").status_code == 201
+    # what a page the browser kept (Back, Forward) or another tab would send now
+    answers = [
+        annotator.post(f"{url}/submit/?next=false", {**body, "idempotency_key": "second"}, format="json"),
+        annotator.post(f"{url}/skip/?next=false", {}, format="json"),
+        annotator.post(f"{url}/heartbeat/", {}, format="json"),
+        annotator.put(f"{url}/draft/", {"draft": {"ratings": [1]}}, format="json"),
+    ]
+    for answer in answers:
+        assert answer.status_code == 409, answer.content
+        assert answer.json()["code"] == "assignment_finished", answer.content
+    assert Annotation.objects.count() == 1
