@@ -5,6 +5,7 @@ preference export holds the answers."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,77 @@ def test_a_pair_is_compared_by_tapping_alone_on_a_phone(pages, screenshot, tmp_p
     preference = Preference.objects.get(annotator=user)
     assert (preference.shown, preference.strength) == ("B", 2)
     assert (preference.first_wrong_b if preference.swapped else preference.first_wrong_a) == 0
+
+
+def _open_pairs(pages, tmp_path: Path, slug: str = "strengths", n_lines: int = 4):
+    project = make_project(slug, name="Which is better", task_kind="compare")
+    user = make_user("ann", project)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES[:n_lines]))
+    import_file(project=project, path=path)
+    page = pages.page()
+    open_workspace(page, "ann", slug=slug)
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+    return user, page
+
+
+def test_a_strength_is_chosen_never_preselected_and_a_tie_sends_none(pages, screenshot, tmp_path: Path):
+    """No strength is pressed until the annotator picks one, a submit without it asks for it (and
+    the prompt goes once a choice is made), and a tie hides the strengths and sends none."""
+    user, page = _open_pairs(pages, tmp_path)
+    strengths = page.get_by_role("group", name="By how much")
+    alert = page.locator(".sl-alert")
+    verdict = page.locator(".sl-compare-verdict")
+    expect(strengths.locator("[aria-pressed=true]")).to_have_count(0)
+
+    page.get_by_role("button", name="Submit (Enter)").click()
+    expect(alert).to_have_text("Choose A, B or tie first (← / a, → / b, t).")
+    page.keyboard.press("a")
+    expect(alert).to_be_hidden()  # the stale prompt goes with the choice
+    expect(verdict).to_have_text("A is better: by how much? 1 slightly, 2 clearly, 3 much")
+    expect(strengths.locator("[aria-pressed=true]")).to_have_count(0)
+    page.get_by_role("button", name="Submit (Enter)").click()
+    expect(alert).to_have_text("Choose by how much A is better: 1 slightly, 2 clearly, 3 much.")
+    screenshot(page, "walkthrough-compare-strength-asked")
+    page.keyboard.press("2")
+    expect(alert).to_be_hidden()
+    expect(verdict).to_have_text("A is clearly better")
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-save")).to_have_text("Submitted (1 this session)")
+
+    # a tie after a strength: the strengths hide, none stays chosen, and the body carries none
+    page.keyboard.press("b")
+    page.keyboard.press("3")
+    page.keyboard.press("t")
+    expect(strengths).to_be_hidden()
+    expect(verdict).to_have_text("Tie")
+    page.keyboard.press("b")  # back from the tie: the strength is asked for again
+    expect(strengths.locator("[aria-pressed=true]")).to_have_count(0)
+    page.keyboard.press("t")
+    with page.expect_request("**/submit/") as sent:
+        page.keyboard.press("Enter")
+    body = sent.value.post_data_json
+    assert body["preference"] == "tie" and "strength" not in body, body
+    expect(page.locator(".sl-save")).to_have_text("Submitted (2 this session)")
+
+    preferences = list(Preference.objects.filter(annotator=user).order_by("id"))
+    assert [(p.shown, p.strength) for p in preferences] == [("A", 2), ("tie", 1)]  # a tie is stored with 1
+
+
+def test_skipping_a_pair_with_a_choice_asks_first(pages, tmp_path: Path):
+    user, page = _open_pairs(pages, tmp_path, slug="skipask")
+    first = page.locator(".sl-problem-text").inner_text()
+    page.keyboard.press("b")
+    page.get_by_role("button", name="Skip this pair").click()
+    dialog = page.get_by_role("dialog", name="Skip this pair?")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Keep comparing").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".sl-compare-verdict")).to_have_text(re.compile("^B is better"))
+    assert Assignment.objects.get(annotator=user).status == "active"
+
+    page.get_by_role("button", name="Skip this pair").click()
+    dialog.get_by_role("button", name="Skip and discard").click()
+    expect(page.locator(".sl-save")).to_have_text("Skipped.")
+    expect(page.locator(".sl-problem-text")).not_to_have_text(first)
+    assert Assignment.objects.filter(annotator=user, status="skipped").count() == 1

@@ -43,6 +43,7 @@ def test_a_repeated_enter_right_after_a_compare_submit_is_ignored(pages, screens
     first = page.locator(".sl-problem-text").inner_text()
 
     page.keyboard.press("a")
+    page.keyboard.press("1")  # by how much: never preselected
     page.keyboard.press("Enter")
     expect(page.locator(".sl-save")).to_have_text("Submitted (1 this session)")
     expect(page.locator(".sl-problem-text")).not_to_have_text(first)

@@ -166,13 +166,29 @@ def test_skip_releases_and_shows_the_next_solution(pages):
     page = pages.page()
     open_workspace(page, "ann")
     expect(page.locator(".sl-problem-text")).to_have_text("Alpha problem")
-    page.keyboard.press("3")  # work on a skipped solution is dropped with it
+    page.keyboard.press("3")  # work on a skipped solution is dropped with it, so Skip asks first
     page.get_by_role("button", name="Skip").focus()
     page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Skip this solution?")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Your rating and any critique on it will be discarded")
+    expect(dialog.get_by_role("button", name="Keep labeling")).to_be_focused()  # a stray Enter keeps the work
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".sl-problem-text")).to_have_text("Alpha problem")
+    expect_rated(page, 1)
+    assert Assignment.objects.get(annotator=user, solution=first).status == AssignmentStatus.ACTIVE
+
+    page.get_by_role("button", name="Skip").click()
+    dialog.get_by_role("button", name="Skip and discard").click()
     expect(page.locator(".sl-problem-text")).to_have_text("Beta problem")
     expect_rated(page, 0)
     assert Assignment.objects.get(annotator=user, solution=first).status == AssignmentStatus.SKIPPED
     assert Assignment.objects.get(annotator=user, solution=second).status == AssignmentStatus.ACTIVE
+    # nothing rated: Skip skips at once
+    page.get_by_role("button", name="Skip").click()
+    expect_empty_queue(page)
+    assert Assignment.objects.get(annotator=user, solution=second).status == AssignmentStatus.SKIPPED
 
 
 def test_two_annotators_never_get_the_same_solution(pages):

@@ -415,6 +415,8 @@ export interface components {
     };
     Detail: {
       detail: string;
+      /** @description A machine-readable reason where a client acts on it: `assignment_finished` (409) when the assignment was submitted or skipped already, so the client moves on to its next task. */
+      code?: string;
     };
     DraftOut: {
       id: number;

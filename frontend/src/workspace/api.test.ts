@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { SubmitOut } from "../api/types";
 import { errorMessage, readCookie } from "../shared/http";
-import { backoffMs, newIdempotencyKey, parseTask, submitUntilAcknowledged } from "./api";
+import { assignmentFinished, backoffMs, newIdempotencyKey, parseTask, submitUntilAcknowledged } from "./api";
 
 describe("submitUntilAcknowledged", () => {
   it("retries network errors and 5xx with the same payload until a 2xx", async () => {
@@ -95,5 +95,26 @@ describe("helpers", () => {
       { index: 0, text: "look(1)", type: "tool_call" },
       { index: 1, text: "out", type: "observation", rated: false },
     ]);
+  });
+});
+
+describe("assignmentFinished", () => {
+  const said = (detail: string, code?: string) => (code ? { detail, code } : { detail });
+  const finished = "assignment_finished";
+  it("is true where the page should move on: not ours, or submitted or skipped already", () => {
+    expect(assignmentFinished(404, said("No such assignment of yours."))).toBe(true);
+    expect(assignmentFinished(404, null)).toBe(true);
+    expect(assignmentFinished(409, said("This assignment was already submitted.", finished))).toBe(true);
+    expect(assignmentFinished(409, said("This assignment was skipped; claim a new task.", finished))).toBe(true);
+  });
+
+  it("is false where work on the page is still to keep", () => {
+    const taken = "Your lease expired and another annotator took this solution. Your draft is kept.";
+    expect(assignmentFinished(409, said(taken))).toBe(false);
+    expect(assignmentFinished(409, said("This assignment keeps a refused submit (see refused_submits); save null to dismiss it."))).toBe(false);
+    expect(assignmentFinished(409, said("This assignment was already submitted."))).toBe(false); // words alone decide nothing
+    expect(assignmentFinished(409, null)).toBe(false);
+    expect(assignmentFinished(400, said("This assignment was already submitted.", finished))).toBe(false);
+    expect(assignmentFinished(401, said("Authentication credentials were not provided."))).toBe(false);
   });
 });

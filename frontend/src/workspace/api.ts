@@ -76,6 +76,19 @@ export function parseTask(d: TaskOut): Task {
   };
 }
 
+/**
+ * Whether the server says the assignment is over for this annotator with nothing of theirs left
+ * to keep on it: not theirs (404), or already submitted or skipped (409), in another tab or
+ * before this page was shown (a Back / Forward can show an old copy). Other 409s (the lease ran
+ * out and someone else took the solution, a refused submit kept) leave work the page keeps.
+ */
+export function assignmentFinished(status: number, data: unknown): boolean {
+  if (status === 404) return true;
+  // the server's machine-readable reason (annotate.services.leases.AssignmentFinished), not its words
+  const code = data && typeof data === "object" ? (data as { code?: unknown }).code : null;
+  return status === 409 && code === "assignment_finished";
+}
+
 export type SubmitOutcome =
   | { ok: true; status: number; data: SubmitOut | null }
   | { ok: false; status: number; data: unknown; message: string };

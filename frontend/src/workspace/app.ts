@@ -31,8 +31,8 @@ import {
 import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
-import { keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor, focusTakesKey, type KeyAction, ratingOf } from "./keymap";
+import { ConfirmDialog, keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
+import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, ratingOf } from "./keymap";
 import { EMPTY_TEXT, emptyQueueText, guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
@@ -96,6 +96,7 @@ export class Workspace {
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
   private readonly shortcutsDialog = new ShortcutsDialog(bindingsFor("steps"));
+  private readonly confirmDialog = new ConfirmDialog();
   private readonly refused: RefusedNotice;
 
   constructor(
@@ -107,7 +108,7 @@ export class Workspace {
       labels: () => (this.state ? toSaved(this.state) : null),
       saveState: (text) => (this.saveState.textContent = text),
       say: (text) => this.say(text),
-      fail: (text) => this.fail(text),
+      fail: (message) => this.fail(message),
       hideAlert: () => this.hideAlert(),
       busyChanged: () => this.render(),
       showNext: (task) => this.show(task),
@@ -128,7 +129,7 @@ export class Workspace {
     this.submitButton = h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit");
     this.giveUpButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("give_up") }, "Give up");
     this.badButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("bad_problem") }, "Bad problem");
-    this.skipButton = h("button", { type: "button", class: "sl-btn", onclick: () => void this.session.skip() }, "Skip");
+    this.skipButton = h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip");
     const help = h(
       "button",
       { type: "button", class: "sl-btn sl-ghost", "aria-keyshortcuts": "?", onclick: () => this.shortcutsDialog.toggle() },
@@ -200,7 +201,7 @@ export class Workspace {
       this.empty,
       this.taskArea,
     );
-    root.replaceChildren(main, side, this.reasonDialog.el, this.shortcutsDialog.el);
+    root.replaceChildren(main, side, this.reasonDialog.el, this.confirmDialog.el, this.shortcutsDialog.el);
     root.classList.add("sl-ready");
     this.alert.hidden = true;
     this.taskArea.hidden = true;
@@ -373,8 +374,8 @@ export class Workspace {
   }
 
   private onKey(e: KeyboardEvent): void {
-    if (this.reasonDialog.isOpen || this.shortcutsDialog.isOpen) {
-      if (e.key === "?" && this.shortcutsDialog.isOpen) {
+    if (this.reasonDialog.isOpen || this.shortcutsDialog.isOpen || this.confirmDialog.isOpen) {
+      if (e.key === "?" && !e.repeat && this.shortcutsDialog.isOpen) {
         e.preventDefault();
         this.shortcutsDialog.toggle();
       }
@@ -383,6 +384,10 @@ export class Workspace {
     if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e);
     if (action === null) return;
+    if (ignoredRepeat(e, action)) {
+      e.preventDefault();
+      return;
+    }
     if (action === "shortcuts") {
       e.preventDefault();
       this.shortcutsDialog.toggle();
@@ -443,6 +448,24 @@ export class Workspace {
     }
   }
 
+  /** Skip: at once on an untouched solution; with work on it, only once the annotator confirms. */
+  private async skip(): Promise<void> {
+    const s = this.state;
+    if (!s || this.session.submitting) return;
+    if (hasWork(s)) {
+      const n = ratedCount(s);
+      const work = n === 0 ? "Your work on it" : `Your ${n === 1 ? "rating" : `${n} ratings`} and any critique on it`;
+      const sure = await this.confirmDialog.ask({
+        title: "Skip this solution?",
+        text: `${work} will be discarded, and it is not served to you again.`,
+        yes: "Skip and discard",
+        keep: "Keep labeling",
+      });
+      if (!sure || this.state !== s) return;
+    }
+    await this.session.skip();
+  }
+
   private openReason(kind: GiveUpReason): void {
     if (!this.state || this.session.submitting) return;
     this.reasonDialog.open(kind);
@@ -491,9 +514,12 @@ export class Workspace {
     this.notice.textContent = text;
   }
 
-  private fail(text: string): void {
-    this.alert.textContent = text;
+  private fail(message: string | Node): void {
+    this.alert.replaceChildren(message);
     this.alert.hidden = false;
+    // The alert sits under the sticky bar at the top: scrolled down to the last step, a refused
+    // submit's message would be off screen (workspace.css keeps it clear of the bar).
+    this.alert.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
   }
 
   private hideAlert(): void {

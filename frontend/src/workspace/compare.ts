@@ -10,16 +10,20 @@ import type { TaskOut } from "../api/types";
 import { renderAnswer, renderMarkdown, renderStep } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
+import { loggedOut, loggedOutMessage } from "../shared/login";
 import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
-import { keyHints, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor, focusTakesKey, type KeyAction, keyFor } from "./keymap";
+import { ConfirmDialog, keyHints, ShortcutsDialog } from "./dialogs";
+import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, keyFor } from "./keymap";
 import { RepeatedSubmitGuard } from "./repeat";
 import type { WorkspaceConfig } from "./app";
 
 type Side = "A" | "B";
+type Strength = 1 | 2 | 3;
 export interface CompareChoice {
   preference: Side | "tie" | null;
-  strength: 1 | 2 | 3;
+  /** By how much A or B is better: the annotator's choice, never a default (null until made;
+   * a tie has none). */
+  strength: Strength | null;
   firstWrong: Record<Side, number | null>;
 }
 interface CompareDraft {
@@ -33,7 +37,28 @@ interface Candidate {
 }
 
 const DRAFT_DEBOUNCE_MS = 1_500;
-const fresh = (): CompareChoice => ({ preference: null, strength: 1, firstWrong: { A: null, B: null } });
+const fresh = (): CompareChoice => ({ preference: null, strength: null, firstWrong: { A: null, B: null } });
+const STRENGTHS = ["Slightly", "Clearly", "Much"] as const;
+
+/** What stops a submit ("choose …" prompt), or null when the choice is complete. */
+export function missingChoice(c: CompareChoice): string | null {
+  if (c.preference === null) return "Choose A, B or tie first (← / a, → / b, t).";
+  if (c.preference !== "tie" && c.strength === null) {
+    return `Choose by how much ${c.preference} is better: 1 slightly, 2 clearly, 3 much.`;
+  }
+  return null;
+}
+
+/** A choice with a new preference: a tie has no strength (it was kept, hidden, and sent). */
+export function prefer(c: CompareChoice, preference: Side | "tie"): CompareChoice {
+  return { ...c, preference, strength: preference === "tie" ? null : c.strength };
+}
+
+/** The submit body's answer: a tie sends no strength. */
+export function answerOf(c: CompareChoice): { preference: Side | "tie"; strength?: Strength } | null {
+  if (missingChoice(c) !== null || c.preference === null) return null;
+  return c.preference === "tie" ? { preference: "tie" } : { preference: c.preference, strength: c.strength! };
+}
 const localKey = (id: number) => `steplabel.compare.${id}`;
 
 /** The next marker position: down one step, and past the last back to none. */
@@ -77,6 +102,7 @@ export class CompareWorkspace {
   );
   private readonly taskArea: HTMLElement;
   private readonly shortcuts = new ShortcutsDialog(bindingsFor("compare"));
+  private readonly confirmSkip = new ConfirmDialog();
 
   constructor(
     private readonly root: HTMLElement,
@@ -125,6 +151,7 @@ export class CompareWorkspace {
         h("section", {}, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
       ),
       this.shortcuts.el,
+      this.confirmSkip.el,
     );
     document.addEventListener("keydown", (e) => this.onKey(e));
     window.setInterval(() => void this.beat(), this.config.heartbeat_ms ?? 60_000);
@@ -222,7 +249,7 @@ export class CompareWorkspace {
       }),
     );
     const p = this.choice.preference;
-    const strength = ["", "slightly", "clearly", "much"][this.choice.strength];
+    const strength = this.choice.strength;
     const button = (label: string, action: KeyAction, on: boolean, update: (c: CompareChoice) => CompareChoice) =>
       h(
         "button",
@@ -240,23 +267,26 @@ export class CompareWorkspace {
       h(
         "div",
         { class: "sl-rate-group", role: "group", "aria-label": "Which is better" },
-        button("A is better", "prefer-a", p === "A", (c) => ({ ...c, preference: "A" })),
-        button("Tie", "prefer-tie", p === "tie", (c) => ({ ...c, preference: "tie" })),
-        button("B is better", "prefer-b", p === "B", (c) => ({ ...c, preference: "B" })),
+        button("A is better", "prefer-a", p === "A", (c) => prefer(c, "A")),
+        button("Tie", "prefer-tie", p === "tie", (c) => prefer(c, "tie")),
+        button("B is better", "prefer-b", p === "B", (c) => prefer(c, "B")),
       ),
       h(
         "div",
         { class: "sl-rate-group", role: "group", "aria-label": "By how much", hidden: p === "tie" },
         ...([1, 2, 3] as const).map((n) =>
-          button(["Slightly", "Clearly", "Much"][n - 1], `strength-${n}`, this.choice.strength === n, (c) => ({
-            ...c,
-            strength: n,
-          })),
+          button(STRENGTHS[n - 1], `strength-${n}`, strength === n, (c) => ({ ...c, strength: n })),
         ),
       ),
     );
     this.verdict.textContent =
-      p === null ? "Which is better? ← / a, → / b, t for a tie" : p === "tie" ? "Tie" : `${p} is ${strength} better`;
+      p === null
+        ? "Which is better? ← / a, → / b, t for a tie"
+        : p === "tie"
+          ? "Tie"
+          : strength === null
+            ? `${p} is better: by how much? 1 slightly, 2 clearly, 3 much`
+            : `${p} is ${STRENGTHS[strength - 1].toLowerCase()} better`;
   }
 
   private change(update: (c: CompareChoice) => CompareChoice): void {
@@ -288,10 +318,12 @@ export class CompareWorkspace {
   }
 
   private onKey(e: KeyboardEvent): void {
+    if (this.confirmSkip.isOpen) return;
     if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e, "compare");
     if (!action) return;
     e.preventDefault();
+    if (ignoredRepeat(e, action)) return;
     if (action === "shortcuts") return this.shortcuts.toggle();
     if (!this.task || this.submitting) return;
     const n = this.candidates().map((c) => c.steps.length);
@@ -300,12 +332,12 @@ export class CompareWorkspace {
       case "prefer-b":
       case "prefer-tie": {
         const preference = action === "prefer-a" ? "A" : action === "prefer-b" ? "B" : "tie";
-        return this.change((c) => ({ ...c, preference }));
+        return this.change((c) => prefer(c, preference));
       }
       case "strength-1":
       case "strength-2":
       case "strength-3": {
-        const strength = Number(action.slice(-1)) as 1 | 2 | 3;
+        const strength = Number(action.slice(-1)) as Strength;
         return this.change((c) => ({ ...c, strength }));
       }
       case "mark-wrong-a":
@@ -315,6 +347,7 @@ export class CompareWorkspace {
       case "undo": {
         const previous = this.history.pop();
         if (previous) {
+          this.alert.hidden = true; // as for a change: the alert described the choice undone
           this.choice = previous;
           this.render();
           this.saveDraft();
@@ -332,18 +365,17 @@ export class CompareWorkspace {
   private async submit(byKey = false): Promise<void> {
     const task = this.task;
     if (!task || this.submitting) return;
-    if (this.choice.preference === null) {
+    const answer = answerOf(this.choice);
+    if (answer === null) {
       // the "Submitted" note stays: nothing was chosen on this pair yet, so there is nothing to fix
-      const untouched = JSON.stringify(this.choice) === JSON.stringify(fresh());
-      if (byKey && this.repeat.isRepeat(untouched)) return;
-      return this.fail("Choose A, B or tie first (← / a, → / b, t).");
+      if (byKey && this.repeat.isRepeat(this.untouched())) return;
+      return this.fail(missingChoice(this.choice) ?? "");
     }
     this.submitting = true;
     window.clearTimeout(this.draftTimer); // a draft saved after the submit would be refused (409): the submit carries it
     const body = {
       idempotency_key: this.key,
-      preference: this.choice.preference,
-      strength: this.choice.strength,
+      ...answer,
       total_time_ms: Math.round(this.draft().elapsedMs),
       first_wrong: this.choice.firstWrong,
     };
@@ -351,7 +383,19 @@ export class CompareWorkspace {
       onRetry: (attempt, why) => (this.status.textContent = `Submitting (retry ${attempt}: ${why})`),
     });
     this.submitting = false;
-    if (!outcome.ok) return this.fail(outcome.message);
+    if (!outcome.ok) {
+      if (loggedOut(outcome.status, outcome.data)) {
+        // kept in this browser: after logging in again this page (or a reload) sends it again
+        return this.fail(loggedOutMessage("Not submitted. ", "Your choice is kept in this browser: submit again once you are back."));
+      }
+      if (outcome.status === 404 || outcome.status === 409) {
+        // submitted or skipped already, taken, or not ours: the next pair instead of a dead end
+        localStorage.removeItem(localKey(task.assignment_id));
+        await this.load();
+        return this.fail(`Not submitted: ${outcome.message}`);
+      }
+      return this.fail(`Not submitted: ${outcome.message}`);
+    }
     localStorage.removeItem(localKey(task.assignment_id));
     this.alert.hidden = true;
     const next = (outcome.data as { next?: TaskOut | null } | null)?.next ?? null;
@@ -363,6 +407,15 @@ export class CompareWorkspace {
   private async skip(): Promise<void> {
     const task = this.task;
     if (!task || this.submitting) return;
+    if (!this.untouched()) {
+      const sure = await this.confirmSkip.ask({
+        title: "Skip this pair?",
+        text: "Your choice on this pair will be discarded, and it is not served to you again.",
+        yes: "Skip and discard",
+        keep: "Keep comparing",
+      });
+      if (!sure || this.task !== task) return;
+    }
     this.submitting = true;
     window.clearTimeout(this.draftTimer);
     const r = await this.api.skip(task.assignment_id).catch(() => null);
@@ -375,9 +428,15 @@ export class CompareWorkspace {
     this.status.textContent = "Skipped.";
   }
 
-  private fail(text: string): void {
-    this.alert.textContent = text;
+  /** Nothing chosen or marked on this pair yet. */
+  private untouched(): boolean {
+    return JSON.stringify(this.choice) === JSON.stringify(fresh());
+  }
+
+  private fail(message: string | Node): void {
+    this.alert.replaceChildren(message);
     this.alert.hidden = false;
+    this.alert.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior }); // clear of the sticky bar (workspace.css)
   }
 }
 

@@ -1,4 +1,4 @@
-/** The workspace's dialogs (give up / bad problem reason, keyboard shortcuts) and its key hints. */
+/** The workspace's dialogs (give up / bad problem reason, confirming a skip, keyboard shortcuts) and its key hints. */
 import type { GiveUpReason } from "../labeling/state";
 import { h } from "../shared/dom";
 import type { KeyBinding } from "./keymap";
@@ -64,9 +64,57 @@ export class ReasonDialog {
   }
 }
 
+/**
+ * Asks before work is thrown away (a skip discards the ratings given): Esc or "Keep" keeps it,
+ * and focus starts on "Keep", so a stray Enter discards nothing.
+ */
+export class ConfirmDialog {
+  readonly el: HTMLDialogElement;
+  private readonly title = h("h2", { id: "sl-confirm-title" });
+  private readonly text = h("p", { id: "sl-confirm-text" });
+  private readonly yes = h("button", { type: "submit", class: "sl-btn sl-primary", value: "yes" });
+  private readonly keep = h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close("") });
+  private answer: ((yes: boolean) => void) | null = null;
+
+  constructor() {
+    this.el = h(
+      "dialog",
+      { class: "sl-dialog", "aria-labelledby": "sl-confirm-title", "aria-describedby": "sl-confirm-text" },
+      h(
+        "form",
+        { method: "dialog", class: "sl-dialog-body" },
+        this.title,
+        this.text,
+        h("div", { class: "sl-dialog-actions" }, this.keep, this.yes),
+      ),
+    );
+    this.el.addEventListener("close", () => {
+      this.answer?.(this.el.returnValue === "yes");
+      this.answer = null;
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.el.open;
+  }
+
+  /** Resolves true when the annotator confirms, false when they keep their work. */
+  ask(o: { title: string; text: string; yes: string; keep: string }): Promise<boolean> {
+    this.title.textContent = o.title;
+    this.text.textContent = o.text;
+    this.yes.textContent = o.yes;
+    this.keep.textContent = o.keep;
+    this.el.returnValue = "";
+    this.el.showModal();
+    this.keep.focus({ preventScroll: true });
+    return new Promise((resolve) => (this.answer = resolve));
+  }
+}
+
 /** Every key of the key map with what it does. */
 export class ShortcutsDialog {
   readonly el: HTMLDialogElement;
+  private readonly close = h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close() }, "Close");
 
   constructor(keymap: readonly KeyBinding[]) {
     const rows = keymap.map((b) => h("tr", {}, h("th", { scope: "row" }, h("kbd", {}, b.label)), h("td", {}, b.help)));
@@ -79,11 +127,7 @@ export class ShortcutsDialog {
         h("h2", { id: "sl-keys-title" }, "Keyboard shortcuts"),
         h("table", { class: "sl-keys" }, h("tbody", {}, ...rows)),
         h("p", { class: "sl-hint" }, "Tab reaches every button too. Esc closes this list."),
-        h(
-          "div",
-          { class: "sl-dialog-actions" },
-          h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close() }, "Close"),
-        ),
+        h("div", { class: "sl-dialog-actions" }, this.close),
       ),
     );
   }
@@ -93,8 +137,12 @@ export class ShortcutsDialog {
   }
 
   toggle(): void {
-    if (this.el.open) this.el.close();
-    else this.el.showModal();
+    if (this.el.open) return this.el.close();
+    this.el.showModal();
+    // showModal focuses Close, the last thing in the list, and scrolls a tall list down to it:
+    // the list opens at its top, Close still holding focus for Enter and Esc.
+    this.close.focus({ preventScroll: true });
+    this.el.scrollTop = 0;
   }
 }
 

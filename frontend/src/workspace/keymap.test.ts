@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { actionFor, bindingsFor, focusTakesKey, KEYMAP, keyFor, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, KEYMAP, keyFor, ratingOf } from "./keymap";
 
 const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
   actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
@@ -36,6 +36,17 @@ describe("KEYMAP", () => {
       "mark-wrong-b",
     ]);
     expect([inCompare("Enter"), inCompare("Backspace"), inCompare("f")]).toEqual(["submit", "undo", null]);
+  });
+
+  it("acts once per press for a held rating, undo or submit key; moves repeat", () => {
+    const held = { repeat: true };
+    for (const action of ["rate-negative", "rate-positive", "undo", "submit", "flag", "prefer-a", "strength-2"] as const) {
+      expect(ignoredRepeat(held, action)).toBe(true);
+      expect(ignoredRepeat({ repeat: false }, action)).toBe(false);
+    }
+    for (const action of ["focus-next", "focus-prev", "mark-wrong-a", "mark-wrong-b"] as const) {
+      expect(ignoredRepeat(held, action)).toBe(false);
+    }
   });
 
   it("gives the rating buttons their keys and ratings", () => {

@@ -45,6 +45,9 @@ export interface KeyBinding {
   action?: KeyAction;
   /** The task kind it works in; bindings without one work in both. */
   scope?: KeyScope;
+  /** Held down, it acts again on each auto-repeat. Only moves do: a held rating, undo or submit
+   * would rate, undo or submit step after step before the annotator lets go. */
+  repeats?: boolean;
 }
 
 export const KEYMAP: readonly KeyBinding[] = [
@@ -59,8 +62,8 @@ export const KEYMAP: readonly KeyBinding[] = [
     hint: "Flag last rating",
   },
   { keys: ["Backspace"], label: "Backspace", action: "undo", help: "Undo the last change", hint: "Undo" },
-  { keys: ["ArrowDown", "j"], label: "↓ / j", action: "focus-next", scope: "steps", help: "Move to the next alternative at this step" },
-  { keys: ["ArrowUp", "k"], label: "↑ / k", action: "focus-prev", scope: "steps", help: "Move back towards the step" },
+  { keys: ["ArrowDown", "j"], label: "↓ / j", action: "focus-next", scope: "steps", repeats: true, help: "Move to the next alternative at this step" },
+  { keys: ["ArrowUp", "k"], label: "↑ / k", action: "focus-prev", scope: "steps", repeats: true, help: "Move back towards the step" },
   {
     keys: ["a"],
     label: "a",
@@ -94,6 +97,7 @@ export const KEYMAP: readonly KeyBinding[] = [
     label: "q",
     action: "mark-wrong-a",
     scope: "compare",
+    repeats: true,
     help: "Move A's \"first wrong step\" marker down one step (past the last: no marker)",
     hint: "A: first wrong step",
   },
@@ -102,6 +106,7 @@ export const KEYMAP: readonly KeyBinding[] = [
     label: "p",
     action: "mark-wrong-b",
     scope: "compare",
+    repeats: true,
     help: "Move B's \"first wrong step\" marker down one step (past the last: no marker)",
     hint: "B: first wrong step",
   },
@@ -126,6 +131,13 @@ export function actionFor(
 ): KeyAction | null {
   if (e.ctrlKey || e.metaKey || e.altKey) return null;
   return BY_KEY[scope].get(e.key) ?? null;
+}
+
+const REPEATING = new Set(KEYMAP.flatMap((b) => (b.repeats && b.action ? [b.action] : [])));
+
+/** Whether this press is a held key's auto-repeat of an action that acts once per press. */
+export function ignoredRepeat(e: Pick<KeyboardEvent, "repeat">, action: KeyAction): boolean {
+  return e.repeat === true && !REPEATING.has(action);
 }
 
 /**

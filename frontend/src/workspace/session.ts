@@ -5,7 +5,8 @@
  */
 import type { SavedLabels, SubmitPayload } from "../labeling/state";
 import { errorMessage } from "../shared/http";
-import { Api, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
+import { loggedOut, loggedOutMessage } from "../shared/login";
+import { Api, assignmentFinished, newIdempotencyKey, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import {
   clearLocal,
   type Draft,
@@ -27,7 +28,7 @@ export interface SessionHost {
   labels(): SavedLabels | null;
   saveState(text: string): void;
   say(text: string): void;
-  fail(text: string): void;
+  fail(message: string | Node): void;
   hideAlert(): void;
   /** A submit or skip started or ended: re-render (actions are disabled meanwhile). */
   busyChanged(): void;
@@ -56,6 +57,10 @@ export class Session {
   private gone = false;
   /** Another tab's change to this task's draft, said once per task. */
   private otherTab: "edited" | "finished" | null = null;
+  /** The last submit was refused: the bar says so beside where the work is, until the next change. */
+  private refused = false;
+  /** Moving on from an assignment the server says is over: one move, however many answers say so. */
+  private leaving = false;
 
   constructor(
     private readonly api: Api,
@@ -95,6 +100,8 @@ export class Session {
     this.pending = null;
     this.gone = false;
     this.otherTab = null;
+    this.refused = false;
+    this.leaving = false;
     window.clearTimeout(this.draftTimer);
     if (!task) return null;
     const draft = pickDraft(loadLocal(task.assignmentId), task.draft);
@@ -120,11 +127,16 @@ export class Session {
     // newer local one (the tab closed before its save) goes to the server now, so another browser
     // resumes it too. Either way the bar says where the work is, not nothing.
     const synced = draft !== null && this.serverRev >= draft.rev;
-    this.host.saveState("");
+    this.status("");
     this.persist(!synced, untouched);
     this.serverSaved = synced;
-    if (synced && !untouched) this.host.saveState("Saved");
+    if (synced && !untouched) this.status("Saved");
     if (this.pending) void this.send(this.pending);
+  }
+
+  /** The bar's word on where the work is, after a refused submit with that said first. */
+  private status(text: string): void {
+    this.host.saveState(this.refused && text ? `Not submitted · ${text}` : text);
   }
 
   private draft(): Draft {
@@ -145,9 +157,10 @@ export class Session {
     this.rev += 1;
     saveLocal(this.task.assignmentId, this.draft());
     if (!toServer) return;
+    this.refused = false; // a change since the refusal: the bar describes the work as it is now
     this.serverSaved = false;
     this.quietSave = quiet;
-    if (!quiet) this.host.saveState("Saving…");
+    if (!quiet) this.status("Saving…");
     window.clearTimeout(this.draftTimer);
     this.draftTimer = window.setTimeout(() => this.flush(false), DRAFT_DEBOUNCE_MS);
   }
@@ -165,28 +178,30 @@ export class Session {
     const draft = this.draft();
     saveLocal(task.assignmentId, draft);
     if (this.gone) return;
-    if (keepalive) {
-      void this.api.saveDraft(task.assignmentId, draft, true).catch(() => undefined);
-      return;
-    }
-    this.api.saveDraft(task.assignmentId, draft).then(
+    // A keepalive save (the tab hidden or closing) cancelled the debounced one: its answer, read
+    // where the page lives on, is what the bar reports (it said "Saving…" until the next beat).
+    this.api.saveDraft(task.assignmentId, draft, keepalive).then(
       (r) => {
         if (this.task !== task) return;
         if (r.status >= 200 && r.status < 300) {
           if (draft.rev === this.rev) {
             this.serverSaved = true;
-            if (!this.quietSave) this.host.saveState("Saved");
+            if (!this.quietSave) this.status("Saved");
           }
+        } else if (assignmentFinished(r.status, r.data)) {
+          void this.moveOn(detail(r.data, "This solution is no longer yours to label."));
         } else if (GONE.has(r.status)) {
           this.gone = true;
-          this.host.saveState("Saved in this browser");
+          this.status("Saved in this browser");
           this.host.fail(detail(r.data, "This solution is no longer yours to label; your work is kept in this browser."));
+        } else if (loggedOut(r.status, r.data)) {
+          this.status("Saved in this browser (you are logged out)");
         } else {
-          this.host.saveState("Saved in this browser (server save failed, will retry)");
+          this.status("Saved in this browser (server save failed, will retry)");
         }
       },
       () => {
-        if (this.task === task) this.host.saveState("Offline: saved in this browser, will retry");
+        if (this.task === task) this.status("Offline: saved in this browser, will retry");
       },
     );
   }
@@ -198,7 +213,9 @@ export class Session {
     try {
       const r = await this.api.heartbeat(task.assignmentId);
       if (this.task !== task) return;
-      if (GONE.has(r.status)) {
+      if (assignmentFinished(r.status, r.data)) {
+        void this.moveOn(detail(r.data, "This solution is no longer yours to label."));
+      } else if (GONE.has(r.status)) {
         this.gone = true;
         this.host.fail(detail(r.data, "Your lease on this solution ended. Your work is kept in this browser."));
       }
@@ -220,6 +237,7 @@ export class Session {
     const task = this.task;
     if (!task || this.submitting) return;
     this.submitting = true;
+    this.refused = false;
     window.clearTimeout(this.draftTimer);
     this.host.hideAlert();
     this.host.busyChanged();
@@ -232,16 +250,28 @@ export class Session {
     if (!outcome.ok) {
       this.submitting = false;
       this.pending = null;
-      if (GONE.has(outcome.status)) this.gone = true;
+      if (GONE.has(outcome.status)) {
+        // Submitted or skipped already (another tab; an old copy of the page after Back /
+        // Forward), taken once the lease ran out, or not ours: nothing here can be recorded (a
+        // refused submit is kept on the server and listed), so the next solution comes instead.
+        this.host.progressChanged();
+        await this.moveOn(`Not submitted: ${outcome.message}`, true);
+        return;
+      }
+      this.refused = true;
       this.persist(false);
       // The submit cancelled the pending server save: say where the work is now.
       this.serverSaved = !this.gone && this.serverSaved;
-      this.host.saveState(this.gone ? "Saved in this browser" : this.serverSaved ? "Saved" : "Saving…");
+      this.status(this.gone ? "Saved in this browser" : this.serverSaved ? "Saved" : "Saving…");
       if (!this.gone && !this.serverSaved) this.flush(false);
       this.host.busyChanged();
       this.host.say("");
-      const hint = outcome.status === 409 ? " Reload the page to get the next solution." : "";
-      this.host.fail(`Not submitted: ${outcome.message}${hint}`);
+      // A logged-out submit (the session timed out) is kept here: log in again, then submit again.
+      this.host.fail(
+        loggedOut(outcome.status, outcome.data)
+          ? loggedOutMessage("Not submitted. ", "Your work is kept in this browser: submit again once you are back.")
+          : `Not submitted: ${outcome.message}`,
+      );
       return;
     }
     clearLocal(task.assignmentId);
@@ -256,6 +286,22 @@ export class Session {
       this.host.say(submittedMessage(payload.finish_reason, false));
       await this.host.loadNext();
     }
+  }
+
+  /**
+   * Leave an assignment that is over for this annotator (see assignmentFinished): the next task,
+   * with a word why (`alert`: as an alert, for a submit that was not recorded).
+   */
+  private async moveOn(why: string, alert = false): Promise<void> {
+    const task = this.task;
+    if (!task || this.leaving || (this.submitting && !alert)) return; // a submit in flight decides
+    this.leaving = true;
+    this.gone = true;
+    clearLocal(task.assignmentId);
+    await this.host.loadNext();
+    const text = this.task && this.task !== task ? `${why} Here is the next solution.` : why;
+    if (alert) this.host.fail(text);
+    else this.host.say(text);
   }
 
   /** Release the task without labels; the response carries the next one. */

@@ -134,6 +134,9 @@ export class StepView {
   /** Says the box is the step's own when `e` opened it just after an alternative was rated. */
   private readonly critiqueFor: HTMLElement;
   private readonly critiqueOpen: HTMLButtonElement;
+  /** The box holds text not saved yet: Esc leaves it there, and reopening the box shows it again
+   * (it was reset to the saved critique, silently dropping what was written). */
+  private critiqueUnsaved = false;
   private readonly rated: boolean;
 
   constructor(
@@ -188,6 +191,7 @@ export class StepView {
       () => this.commitCritique(),
     );
     this.critiqueForm.insertBefore(this.critiqueFor, this.critiqueInput);
+    this.critiqueInput.addEventListener("input", () => (this.critiqueUnsaved = true));
     const critiqueKey = keyFor("write-critique");
     this.critiqueOpen = h(
       "button",
@@ -270,6 +274,7 @@ export class StepView {
 
   private commitCritique(): void {
     const i = this.i;
+    this.critiqueUnsaved = false;
     this.act((s) => setCritique(s, i, this.critiqueInput.value));
   }
 
@@ -370,18 +375,22 @@ export class StepView {
 
     const critique = l.critique ?? null;
     const editing = s.focus.kind === "critique" && s.focus.step === i;
-    if (editing && this.critiqueForm.hidden) this.critiqueInput.value = critique ?? "";
+    if (editing && this.critiqueForm.hidden && !this.critiqueUnsaved) this.critiqueInput.value = critique ?? "";
+    const unsaved = this.critiqueUnsaved && !editing;
     this.critiqueForm.hidden = !editing;
     // `e` acts on the rating given last; an alternative's is kept without a critique (a submit
     // carries one per step), so the box it opens is its step's, and says so.
     this.critiqueFor.hidden = !(editing && s.last?.step === i && s.last.alt !== null);
     // Offered where the key acts (the step rated last) and on Negative steps, or to edit one written.
     this.critiqueOpen.hidden =
-      l.rating === null || i >= c.visible || !(c.critiqueTarget === i || l.rating === -1 || critique !== null);
+      l.rating === null ||
+      i >= c.visible ||
+      !(c.critiqueTarget === i || l.rating === -1 || critique !== null || unsaved);
     // The key is named only where it acts, as on Flag (an outline there read as keyboard focus).
     const critiqueKey = keyFor("write-critique");
     const keyHere = c.critiqueTarget === i;
-    this.critiqueOpen.textContent = keyHere ? `Critique (${critiqueKey})` : "Critique";
+    const name = unsaved ? "Finish critique (not saved)" : "Critique";
+    this.critiqueOpen.textContent = keyHere ? `${name} (${critiqueKey})` : name;
     if (keyHere) this.critiqueOpen.setAttribute("aria-keyshortcuts", critiqueKey);
     else this.critiqueOpen.removeAttribute("aria-keyshortcuts");
     const needed = c.critiqueRequired && l.rating === -1 && !critique;

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+
+import { answerOf, type CompareChoice, missingChoice, nextMarker, prefer } from "./compare";
+
+const choice = (preference: CompareChoice["preference"], strength: CompareChoice["strength"]): CompareChoice => ({
+  preference,
+  strength,
+  firstWrong: { A: null, B: 0 },
+});
+
+describe("a compare answer", () => {
+  it("needs the strength chosen for A or B: none is preselected", () => {
+    expect(missingChoice(choice(null, null))).toMatch(/^Choose A, B or tie first/);
+    expect(missingChoice(choice(null, 2))).toMatch(/^Choose A, B or tie first/);
+    expect(missingChoice(choice("B", null))).toBe("Choose by how much B is better: 1 slightly, 2 clearly, 3 much.");
+    expect(answerOf(choice("B", null))).toBeNull();
+    expect(answerOf(choice("A", 1))).toEqual({ preference: "A", strength: 1 });
+    expect(missingChoice(choice("A", 3))).toBeNull();
+  });
+
+  it("sends no strength for a tie, and choosing tie clears the one chosen", () => {
+    expect(answerOf(choice("tie", null))).toEqual({ preference: "tie" });
+    expect(answerOf(choice("tie", 3))).toEqual({ preference: "tie" }); // a draft saved before this fix
+    expect(prefer(choice("A", 3), "tie").strength).toBeNull();
+    expect(prefer(choice("A", 3), "B")).toEqual(choice("B", 3)); // A to B keeps the chosen strength
+    expect(prefer(choice("tie", null), "A").strength).toBeNull(); // and tie to A asks for it
+  });
+
+  it("moves a first-wrong marker down one step and past the last to none", () => {
+    expect([nextMarker(null, 2), nextMarker(0, 2), nextMarker(1, 2), nextMarker(null, 0)]).toEqual([0, 1, null, null]);
+  });
+});
