@@ -1,11 +1,14 @@
 """Compare tasks in real Chromium (issue 16): an annotator compares three pairs with the keyboard
 alone (A / B / tie, strength, a first-wrong-step marker, undo), a reload keeps the work, and the
-preference export holds the answers."""
+preference export holds the answers. Drafts are kept as on the step page (autosave.ts): sent at
+once when the tab is hidden, the newer of this browser's and the server's resumed by revision,
+and the bar says where the work is when offline."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -170,13 +173,15 @@ def test_a_pair_is_compared_by_tapping_alone_on_a_phone(pages, screenshot, tmp_p
     assert (preference.first_wrong_b if preference.swapped else preference.first_wrong_a) == 0
 
 
-def _open_pairs(pages, tmp_path: Path, slug: str = "strengths", n_lines: int = 4):
+def _open_pairs(pages, tmp_path: Path, slug: str = "strengths", n_lines: int = 4, clock: bool = False):
     project = make_project(slug, name="Which is better", task_kind="compare")
     user = make_user("ann", project)
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in LINES[:n_lines]))
     import_file(project=project, path=path)
     page = pages.page()
+    if clock:  # the page's timers under the test's control (clock.pause_at)
+        page.clock.install()
     open_workspace(page, "ann", slug=slug)
     expect(page.locator(".sl-candidate")).to_have_count(2)
     return user, page
@@ -242,3 +247,98 @@ def test_skipping_a_pair_with_a_choice_asks_first(pages, tmp_path: Path):
     expect(page.locator(".sl-save")).to_have_text("Skipped.")
     expect(page.locator(".sl-problem-text")).not_to_have_text(first)
     assert Assignment.objects.filter(annotator=user, status="skipped").count() == 1
+
+
+STATUS = ".sl-bar .sl-save"
+HIDE_TAB = """() => {
+  Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""
+
+
+def _server_draft(user, until, timeout: float = 5.0) -> dict:
+    """The active assignment's server draft once `until(draft)` holds (the page saves it async)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        draft = Assignment.objects.get(annotator=user, status="active").draft
+        if (isinstance(draft, dict) and until(draft)) or time.monotonic() > deadline:
+            return draft
+        time.sleep(0.05)
+
+
+def _choice(draft, preference, strength) -> bool:
+    return draft.get("choice", {}).get("preference") == preference and draft["choice"].get("strength") == strength
+
+
+def test_a_change_right_before_the_tab_is_hidden_reaches_the_server_draft(pages, tmp_path: Path):
+    """The page's clock is paused, so the 1.5 s debounced save never fires: the draft on the server
+    comes from the save sent as the tab is hidden (or the page goes away)."""
+    user, page = _open_pairs(pages, tmp_path, slug="hidden", clock=True)
+    page.clock.pause_at(page.evaluate("Date.now()") / 1000 + 1)
+    page.keyboard.press("a")
+    page.keyboard.press("2")
+    expect(page.locator(STATUS)).to_have_text("Saving…")
+    page.wait_for_timeout(300)
+    assert not _choice(Assignment.objects.get(annotator=user).draft or {}, "A", 2)  # the debounce waits
+
+    page.evaluate(HIDE_TAB)
+    draft = _server_draft(user, lambda d: _choice(d, "A", 2))
+    assert _choice(draft, "A", 2) and draft["v"] == 1 and draft["rev"] >= 2, draft
+    expect(page.locator(STATUS)).to_have_text("Saved")
+
+    page.keyboard.press("t")  # and once more as the page goes away (closed, reloaded)
+    page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }))")
+    assert _choice(_server_draft(user, lambda d: _choice(d, "tie", None)), "tie", None)
+
+
+def test_the_newer_draft_wins_by_revision_local_or_server(pages, tmp_path: Path):
+    """Whichever of this browser's and the server's draft has the higher revision is resumed, even
+    when the other counts more active time (the old rule picked by time)."""
+    user, page = _open_pairs(pages, tmp_path, slug="newest")
+    ctx = page.context
+    page.keyboard.press("a")
+    page.keyboard.press("3")
+    expect(page.locator(STATUS)).to_have_text("Saved")
+    server = _server_draft(user, lambda d: _choice(d, "A", 3))
+
+    # A newer local draft (saved offline, the tab then closed) beats an older server draft with more
+    # time on it.
+    ctx.set_offline(True)
+    page.keyboard.press("t")
+    expect(page.locator(STATUS)).to_have_text("Offline: saved in this browser, will retry")
+    Assignment.objects.filter(annotator=user).update(draft={**server, "elapsed_ms": 10**9})
+    page.close()  # its keepalive save fails offline too
+    ctx.set_offline(False)
+    page = pages.page(ctx)  # the same browser: its localStorage
+    page.goto("/annotate/newest/")
+    expect(page.locator(".sl-compare-verdict")).to_have_text("Tie")
+    expect(page.locator(STATUS)).to_have_text("Saved")  # the newer local draft went to the server
+    sent = _server_draft(user, lambda d: _choice(d, "tie", None))
+    assert _choice(sent, "tie", None) and sent["rev"] > server["rev"], (sent, server)
+
+    # A newer server draft (saved from another browser) beats this browser's, which has more time.
+    newer = {**sent, "rev": sent["rev"] + 5, "elapsed_ms": 0, "choice": {**sent["choice"], "preference": "B"}}
+    newer["choice"]["strength"] = 1
+    Assignment.objects.filter(annotator=user).update(draft=newer)
+    page.reload()
+    expect(page.locator(".sl-compare-verdict")).to_have_text("B is slightly better")
+    expect(page.locator(STATUS)).to_have_text("Resumed your saved work")
+    page.keyboard.press("Enter")
+    expect(page.locator(STATUS)).to_have_text("Submitted (1 this session)")
+    preference = Preference.objects.get(annotator=user)
+    assert (preference.shown, preference.strength) == ("B", 1)
+
+
+def test_offline_the_bar_says_so_and_coming_back_saves(pages, tmp_path: Path):
+    user, page = _open_pairs(pages, tmp_path, slug="offline")
+    page.context.set_offline(True)
+    page.keyboard.press("b")
+    expect(page.locator(STATUS)).to_have_text("Saving…")
+    expect(page.locator(STATUS)).to_have_text("Offline: saved in this browser, will retry")
+    page.keyboard.press("2")
+    expect(page.locator(STATUS)).to_have_text("Offline: saved in this browser, will retry")
+    assert not _choice(Assignment.objects.get(annotator=user).draft or {}, "B", 2)
+
+    page.context.set_offline(False)  # back online: saved without another change
+    expect(page.locator(STATUS)).to_have_text("Saved")
+    assert _choice(_server_draft(user, lambda d: _choice(d, "B", 2)), "B", 2)

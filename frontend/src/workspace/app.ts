@@ -37,6 +37,7 @@ import { EMPTY_TEXT, emptyQueueText, guidance } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
+import { watchPage } from "./autosave";
 import { Session } from "./session";
 import { StepView } from "./stepview";
 
@@ -213,14 +214,7 @@ export class Workspace {
 
   start(): void {
     document.addEventListener("keydown", (e) => this.onKey(e));
-    for (const ev of ["keydown", "pointerdown", "wheel", "scroll", "pointermove"]) {
-      window.addEventListener(ev, () => this.session.timer.activity(), { passive: true, capture: true });
-    }
-    document.addEventListener("visibilitychange", () => {
-      this.session.timer.setVisible(document.visibilityState === "visible");
-      if (document.visibilityState === "hidden") this.session.flush(true);
-    });
-    window.addEventListener("pagehide", () => this.session.flush(true));
+    watchPage(this.session); // activity for the clock; the draft sent at once when the tab hides or closes
     window.setInterval(() => this.tick(), 1_000);
     window.setInterval(() => void this.session.heartbeat(), this.config.heartbeat_ms ?? HEARTBEAT_MS);
     void this.refreshProgress();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { answerOf, type CompareChoice, missingChoice, nextMarker, prefer } from "./compare";
+import { answerOf, type CompareChoice, missingChoice, nextMarker, prefer, upgradeDraft } from "./compare";
 
 const choice = (preference: CompareChoice["preference"], strength: CompareChoice["strength"]): CompareChoice => ({
   preference,
@@ -28,5 +28,16 @@ describe("a compare answer", () => {
 
   it("moves a first-wrong marker down one step and past the last to none", () => {
     expect([nextMarker(null, 2), nextMarker(0, 2), nextMarker(1, 2), nextMarker(null, 0)]).toEqual([0, 1, null, null]);
+  });
+});
+
+describe("a compare draft from before revisions", () => {
+  it("reads as the oldest revision, keeping its key and choice", () => {
+    const old = { key: "k1", choice: choice("A", 2), elapsedMs: 900 };
+    expect(upgradeDraft(old)).toEqual({ v: 1, rev: 0, saved_at: "", key: "k1", elapsed_ms: 900, choice: old.choice });
+    const current = { v: 1, rev: 4, key: "k2" };
+    expect(upgradeDraft(current)).toBe(current);
+    expect(upgradeDraft(null)).toBeNull();
+    expect(upgradeDraft({ choice: choice("B", 1) })).toEqual({ choice: choice("B", 1) }); // no key: left as is
   });
 });

@@ -1,18 +1,21 @@
 /**
  * The compare workspace: two solutions of one problem side by side (math rendered), keys from the
  * one key map (keymap.ts, scope "compare") for A / B / tie, strength and a "first wrong step" marker
- * on either side. Work is kept like step labels: every change is saved to this browser and, a
- * moment later, as the assignment's draft on the server (restored on reload, with the idempotency
- * key); heartbeats keep the lease; Backspace undoes; a submit is retried with the same key until
- * the server answers.
+ * on either side. Work is kept by the same draft keeper as step labels (autosave.ts): every change
+ * is saved to this browser and, a moment later (at once when the tab is hidden or closed), as the
+ * assignment's draft on the server, the newer of the two resumed by revision with the idempotency
+ * key; heartbeats keep the lease; the bar says where the work is. Backspace undoes; a submit is
+ * retried with the same key until the server answers.
  */
 import type { TaskOut } from "../api/types";
 import { renderAnswer, renderMarkdown, renderStep } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
 import { loggedOut, loggedOutMessage } from "../shared/login";
-import { Api, newIdempotencyKey, submitUntilAcknowledged } from "./api";
+import { Api, submitUntilAcknowledged } from "./api";
+import { DraftSync, watchPage } from "./autosave";
 import { ConfirmDialog, keyHints, ShortcutsDialog } from "./dialogs";
+import { compareDrafts } from "./draft";
 import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, keyFor } from "./keymap";
 import { RepeatedSubmitGuard } from "./repeat";
 import type { WorkspaceConfig } from "./app";
@@ -26,17 +29,15 @@ export interface CompareChoice {
   strength: Strength | null;
   firstWrong: Record<Side, number | null>;
 }
-interface CompareDraft {
-  key: string;
+/** What a compare draft saves beside the key, revision and clock (draft.ts). */
+interface CompareFields {
   choice: CompareChoice;
-  elapsedMs: number;
 }
 interface Candidate {
   solution_id: number;
   steps: { index: number; text: string }[];
 }
 
-const DRAFT_DEBOUNCE_MS = 1_500;
 const fresh = (): CompareChoice => ({ preference: null, strength: null, firstWrong: { A: null, B: null } });
 const STRENGTHS = ["Slightly", "Clearly", "Much"] as const;
 
@@ -59,7 +60,15 @@ export function answerOf(c: CompareChoice): { preference: Side | "tie"; strength
   if (missingChoice(c) !== null || c.preference === null) return null;
   return c.preference === "tie" ? { preference: "tie" } : { preference: c.preference, strength: c.strength! };
 }
-const localKey = (id: number) => `steplabel.compare.${id}`;
+
+/** A draft saved before compare drafts had revisions ({key, choice, elapsedMs}) reads as the
+ * oldest revision: its key and choice are kept, and any newer draft wins over it. */
+export function upgradeDraft(d: unknown): unknown {
+  if (!d || typeof d !== "object" || "v" in d) return d;
+  const old = d as { key?: unknown; choice?: unknown; elapsedMs?: unknown };
+  if (typeof old.key !== "string" || !old.choice) return d;
+  return { v: 1, rev: 0, saved_at: "", key: old.key, elapsed_ms: Number(old.elapsedMs) || 0, choice: old.choice };
+}
 
 /** The next marker position: down one step, and past the last back to none. */
 export function nextMarker(current: number | null, nSteps: number): number | null {
@@ -72,10 +81,7 @@ export class CompareWorkspace {
   private task: TaskOut | null = null;
   private choice: CompareChoice = fresh();
   private history: CompareChoice[] = [];
-  private key = "";
-  private startedAt = Date.now();
-  private elapsedBefore = 0;
-  private draftTimer: number | undefined;
+  private readonly sync: DraftSync<CompareFields>;
   private submitting = false;
   private submitted = 0;
   /** As in the step workspace: an Enter on the pair just shown, untouched, repeats the last submit. */
@@ -109,6 +115,19 @@ export class CompareWorkspace {
     private readonly config: WorkspaceConfig,
   ) {
     this.api = new Api(config.api_base, config.csrf_token);
+    this.sync = new DraftSync<CompareFields>(
+      this.api,
+      {
+        fields: () => ({ choice: this.choice }),
+        status: (text) => (this.status.textContent = text),
+        say: (text) => (this.status.textContent = text),
+        fail: (message) => this.fail(message),
+        loadNext: () => this.load(),
+        busy: () => this.submitting,
+      },
+      compareDrafts,
+      "pair",
+    );
     this.taskArea = h(
       "div",
       { class: "sl-task" },
@@ -154,12 +173,15 @@ export class CompareWorkspace {
       this.confirmSkip.el,
     );
     document.addEventListener("keydown", (e) => this.onKey(e));
-    window.setInterval(() => void this.beat(), this.config.heartbeat_ms ?? 60_000);
+    watchPage(this.sync);
+    window.setInterval(() => void this.sync.heartbeat(), this.config.heartbeat_ms ?? 60_000);
     void this.load();
   }
 
   private async load(): Promise<void> {
-    const r = await this.api.request<TaskOut>("GET", `projects/${encodeURIComponent(this.config.project.slug)}/tasks/next/`);
+    const url = `projects/${encodeURIComponent(this.config.project.slug)}/tasks/next/`;
+    const r = await this.api.request<TaskOut>("GET", url).catch(() => null);
+    if (!r) return this.fail("The server could not be reached. Reload the page to try again.");
     if (r.status === 204) return this.show(null);
     if (r.status !== 200 || !r.data) return this.fail(errorMessage(r.status, r.data));
     this.show(r.data);
@@ -169,15 +191,11 @@ export class CompareWorkspace {
     this.task = task;
     this.taskArea.hidden = task === null;
     this.empty.hidden = task !== null;
+    const saved = this.sync.begin(task?.assignment_id ?? null, upgradeDraft(task?.draft ?? null));
     if (!task) return;
-    const saved = this.restore(task);
-    this.key = saved?.key ?? newIdempotencyKey();
     this.choice = saved?.choice ?? fresh();
-    this.elapsedBefore = saved?.elapsedMs ?? 0;
-    this.startedAt = Date.now();
     this.history = [];
     this.repeat.shown();
-    this.status.textContent = saved ? "Resumed your saved work" : "";
     setRendered(this.problem, renderMarkdown(task.problem.text));
     const gta = task.problem.ground_truth_answer?.trim();
     this.groundTruth.hidden = !(this.config.project.show_ground_truth && gta);
@@ -187,15 +205,8 @@ export class CompareWorkspace {
         : []),
     );
     this.render();
-  }
-
-  /** The newer of this browser's copy and the server's draft. */
-  private restore(task: TaskOut): CompareDraft | null {
-    const local = localStorage.getItem(localKey(task.assignment_id));
-    const candidates = [task.draft, local ? JSON.parse(local) : null].filter(
-      (d): d is CompareDraft => !!d && typeof d === "object" && "key" in d && "choice" in d,
-    );
-    return candidates.sort((a, b) => b.elapsedMs - a.elapsedMs)[0] ?? null;
+    this.sync.started(saved, this.untouched());
+    if (saved && !this.untouched()) this.status.textContent = "Resumed your saved work";
   }
 
   private candidates(): Candidate[] {
@@ -294,27 +305,7 @@ export class CompareWorkspace {
     this.history.push(this.choice);
     this.choice = update(structuredClone(this.choice));
     this.render();
-    this.saveDraft();
-  }
-
-  private draft(): CompareDraft {
-    return { key: this.key, choice: this.choice, elapsedMs: this.elapsedBefore + (Date.now() - this.startedAt) };
-  }
-
-  private saveDraft(): void {
-    const task = this.task;
-    if (!task) return;
-    localStorage.setItem(localKey(task.assignment_id), JSON.stringify(this.draft()));
-    this.status.textContent = "Saved in this browser";
-    window.clearTimeout(this.draftTimer);
-    this.draftTimer = window.setTimeout(async () => {
-      const r = await this.api.saveDraft(task.assignment_id, this.draft()).catch(() => null);
-      if (r && r.status >= 200 && r.status < 300) this.status.textContent = "Saved";
-    }, DRAFT_DEBOUNCE_MS);
-  }
-
-  private async beat(): Promise<void> {
-    if (this.task) await this.api.heartbeat(this.task.assignment_id).catch(() => null);
+    this.sync.persist(true);
   }
 
   private onKey(e: KeyboardEvent): void {
@@ -350,7 +341,7 @@ export class CompareWorkspace {
           this.alert.hidden = true; // as for a change: the alert described the choice undone
           this.choice = previous;
           this.render();
-          this.saveDraft();
+          this.sync.persist(true);
         }
         return;
       }
@@ -372,31 +363,31 @@ export class CompareWorkspace {
       return this.fail(missingChoice(this.choice) ?? "");
     }
     this.submitting = true;
-    window.clearTimeout(this.draftTimer); // a draft saved after the submit would be refused (409): the submit carries it
+    this.sync.cancel(); // a draft saved after the submit would be refused (409): the submit carries it
     const body = {
-      idempotency_key: this.key,
+      idempotency_key: this.sync.idempotencyKey,
       ...answer,
-      total_time_ms: Math.round(this.draft().elapsedMs),
+      total_time_ms: Math.round(this.sync.timer.elapsedMs()),
       first_wrong: this.choice.firstWrong,
     };
     const outcome = await submitUntilAcknowledged(() => this.api.request("POST", `assignments/${task.assignment_id}/submit/`, body), {
       onRetry: (attempt, why) => (this.status.textContent = `Submitting (retry ${attempt}: ${why})`),
     });
     this.submitting = false;
+    if (this.task !== task) return;
     if (!outcome.ok) {
+      if (outcome.status === 404 || outcome.status === 409) {
+        // submitted or skipped already, taken, or not ours: the next pair instead of a dead end
+        return this.sync.moveOn(`Not submitted: ${outcome.message}`, true);
+      }
+      this.resave();
       if (loggedOut(outcome.status, outcome.data)) {
         // kept in this browser: after logging in again this page (or a reload) sends it again
         return this.fail(loggedOutMessage("Not submitted. ", "Your choice is kept in this browser: submit again once you are back."));
       }
-      if (outcome.status === 404 || outcome.status === 409) {
-        // submitted or skipped already, taken, or not ours: the next pair instead of a dead end
-        localStorage.removeItem(localKey(task.assignment_id));
-        await this.load();
-        return this.fail(`Not submitted: ${outcome.message}`);
-      }
       return this.fail(`Not submitted: ${outcome.message}`);
     }
-    localStorage.removeItem(localKey(task.assignment_id));
+    this.sync.clear();
     this.alert.hidden = true;
     const next = (outcome.data as { next?: TaskOut | null } | null)?.next ?? null;
     this.show(next);
@@ -417,15 +408,27 @@ export class CompareWorkspace {
       if (!sure || this.task !== task) return;
     }
     this.submitting = true;
-    window.clearTimeout(this.draftTimer);
+    this.sync.cancel();
     const r = await this.api.skip(task.assignment_id).catch(() => null);
     this.submitting = false;
-    if (!r) return this.fail("Not skipped: the server could not be reached. Try again.");
-    if (r.status !== 200) return this.fail(`Not skipped: ${errorMessage(r.status, r.data)}`);
-    localStorage.removeItem(localKey(task.assignment_id));
+    if (this.task !== task) return;
+    if (!r || r.status !== 200) {
+      this.resave();
+      return this.fail(
+        r ? `Not skipped: ${errorMessage(r.status, r.data)}` : "Not skipped: the server could not be reached. Try again.",
+      );
+    }
+    this.sync.clear();
     this.alert.hidden = true;
     this.show((r.data as { next?: TaskOut | null } | null)?.next ?? null);
     this.status.textContent = "Skipped.";
+  }
+
+  /** After a submit or skip not done: the server save it cancelled goes now, and the bar says
+   * where the work is (flush reports its answer: offline, logged out, …). */
+  private resave(): void {
+    this.status.textContent = this.sync.gone ? "Saved in this browser" : this.sync.serverSaved ? "Saved" : "Saving…";
+    this.sync.flush(false);
   }
 
   /** Nothing chosen or marked on this pair yet. */

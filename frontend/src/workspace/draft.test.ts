@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import {
-  clearLocal,
-  type Draft,
-  isDraft,
-  loadLocal,
-  otherTabChange,
-  pickDraft,
-  pruneLocal,
-  saveLocal,
-  storageKey,
-} from "./draft";
+import { compareDrafts, type Draft, isDraft, LocalDrafts, otherTabChange, pickDraft, stepDrafts } from "./draft";
 
 class MemoryStorage implements Storage {
   private m = new Map<string, string>();
@@ -46,16 +36,30 @@ const draft = (rev: number, key = "k"): Draft => ({
 describe("drafts", () => {
   it("saves, loads, prunes and clears by assignment", () => {
     const st = new MemoryStorage();
-    saveLocal(1, draft(3), st);
-    saveLocal(2, draft(1), st);
-    expect(loadLocal(1, st)?.rev).toBe(3);
-    pruneLocal(2, st);
-    expect(loadLocal(1, st)).toBeNull();
-    expect(loadLocal(2, st)?.rev).toBe(1);
-    clearLocal(2, st);
+    const local = new LocalDrafts("steplabel:draft:", st);
+    local.save(1, draft(3));
+    local.save(2, draft(1));
+    expect(local.load(1)?.rev).toBe(3);
+    local.prune(2);
+    expect(local.load(1)).toBeNull();
+    expect(local.load(2)?.rev).toBe(1);
+    local.clear(2);
     expect(st.length).toBe(0);
     st.setItem("steplabel:draft:9", "{not json");
-    expect(loadLocal(9, st)).toBeNull();
+    expect(local.load(9)).toBeNull();
+  });
+
+  it("keeps each page's drafts apart: one page's prune leaves the other's", () => {
+    const st = new MemoryStorage();
+    const steps = new LocalDrafts("steplabel:draft:", st);
+    const pairs = new LocalDrafts("steplabel.compare.", st);
+    steps.save(1, draft(1, "s"));
+    pairs.save(2, draft(1, "c"));
+    steps.prune(3);
+    expect(pairs.load(2)?.key).toBe("c");
+    pairs.prune(4);
+    expect(st.length).toBe(0);
+    expect([stepDrafts.key(5), compareDrafts.key(5)]).toEqual(["steplabel:draft:5", "steplabel.compare.5"]);
   });
 
   it("picks the newer draft, local on a tie, and ignores junk", () => {
@@ -69,11 +73,12 @@ describe("drafts", () => {
 
   it("tells another tab's save or removal of this assignment's draft from anything else", () => {
     const saved = JSON.stringify(draft(4));
-    expect(otherTabChange(storageKey(7), saved, 7)).toBe("edited");
-    expect(otherTabChange(storageKey(7), null, 7)).toBe("finished");
-    expect(otherTabChange(storageKey(8), saved, 7)).toBeNull(); // another assignment
+    expect(otherTabChange(stepDrafts.key(7), saved, 7)).toBe("edited");
+    expect(otherTabChange(stepDrafts.key(7), null, 7)).toBe("finished");
+    expect(otherTabChange(stepDrafts.key(8), saved, 7)).toBeNull(); // another assignment
     expect(otherTabChange("theme", saved, 7)).toBeNull();
-    expect(otherTabChange(storageKey(7), "{not json", 7)).toBeNull();
+    expect(otherTabChange(stepDrafts.key(7), "{not json", 7)).toBeNull();
     expect(otherTabChange(null, null, 7)).toBeNull(); // localStorage.clear() elsewhere
+    expect(otherTabChange(compareDrafts.key(7), saved, 7)).toBeNull(); // the compare page's own
   });
 });

@@ -1,78 +1,100 @@
 /**
  * Drafts: the whole work in progress on one assignment, saved in localStorage on every change and
- * on the server (debounced). Each save bumps `rev`, so on load the newer of the two wins.
+ * on the server (debounced). Each save bumps `rev`, so on load the newer of the two wins. The step
+ * and compare pages keep theirs the same way (autosave.ts), each under keys of its own.
  */
 import type { SavedLabels, SubmitPayload } from "../labeling/state";
 
-export interface Draft {
+/** What every page's draft carries beside its own work. */
+export interface DraftBase {
   v: 1;
   rev: number;
   saved_at: string;
   /** The idempotency key of this assignment's submit, made once and kept. */
   key: string;
   elapsed_ms: number;
+}
+
+/** The step page's draft. */
+export interface Draft extends DraftBase {
   labels: SavedLabels | null;
   /** A submit sent but not yet acknowledged: resent as is after a reload. */
   pending?: SubmitPayload | null;
 }
 
-const PREFIX = "steplabel:draft:";
-
-export function storageKey(assignmentId: number | string): string {
-  return PREFIX + String(assignmentId);
-}
-
-export function isDraft(v: unknown): v is Draft {
+export function isDraft(v: unknown): v is DraftBase {
   if (v === null || typeof v !== "object") return false;
-  const d = v as Draft;
+  const d = v as DraftBase;
   return d.v === 1 && typeof d.rev === "number" && typeof d.key === "string" && d.key !== "";
 }
 
-export function loadLocal(assignmentId: number | string, storage: Storage = localStorage): Draft | null {
-  try {
-    const raw = storage.getItem(storageKey(assignmentId));
-    if (!raw) return null;
-    const parsed: unknown = JSON.parse(raw);
-    return isDraft(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
+/** One page's drafts in this browser, by assignment. Storage errors (private mode, quota) are
+ * swallowed: the server copy still exists. */
+export class LocalDrafts {
+  constructor(
+    private readonly prefix: string,
+    private readonly storage?: Storage, // localStorage, read when used (tests pass their own)
+  ) {}
 
-export function saveLocal(assignmentId: number | string, draft: Draft, storage: Storage = localStorage): boolean {
-  try {
-    storage.setItem(storageKey(assignmentId), JSON.stringify(draft));
-    return true;
-  } catch {
-    return false; // private mode or quota: the server copy still exists
+  private get store(): Storage {
+    return this.storage ?? localStorage;
   }
-}
 
-export function clearLocal(assignmentId: number | string, storage: Storage = localStorage): void {
-  try {
-    storage.removeItem(storageKey(assignmentId));
-  } catch {
-    /* nothing to clear */
+  key(assignmentId: number | string): string {
+    return this.prefix + String(assignmentId);
   }
-}
 
-/** Drop drafts of other assignments (submitted or expired) so storage does not fill up. */
-export function pruneLocal(keep: number | string, storage: Storage = localStorage): void {
-  try {
-    const doomed: string[] = [];
-    for (let i = 0; i < storage.length; i++) {
-      const k = storage.key(i);
-      if (k && k.startsWith(PREFIX) && k !== storageKey(keep)) doomed.push(k);
+  load<D extends DraftBase = Draft>(assignmentId: number | string): D | null {
+    try {
+      const raw = this.store.getItem(this.key(assignmentId));
+      if (!raw) return null;
+      const parsed: unknown = JSON.parse(raw);
+      return isDraft(parsed) ? (parsed as D) : null;
+    } catch {
+      return null;
     }
-    doomed.forEach((k) => storage.removeItem(k));
-  } catch {
-    /* ignore */
+  }
+
+  save(assignmentId: number | string, draft: DraftBase): boolean {
+    try {
+      this.store.setItem(this.key(assignmentId), JSON.stringify(draft));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  clear(assignmentId: number | string): void {
+    try {
+      this.store.removeItem(this.key(assignmentId));
+    } catch {
+      /* nothing to clear */
+    }
+  }
+
+  /** Drop this page's drafts of other assignments (submitted or expired) so storage does not fill up. */
+  prune(keep: number | string): void {
+    try {
+      const doomed: string[] = [];
+      for (let i = 0; i < this.store.length; i++) {
+        const k = this.store.key(i);
+        if (k && k.startsWith(this.prefix) && k !== this.key(keep)) doomed.push(k);
+      }
+      doomed.forEach((k) => this.store.removeItem(k));
+    } catch {
+      /* ignore */
+    }
   }
 }
+
+export const stepDrafts = new LocalDrafts("steplabel:draft:");
+/** Apart from the step page's: neither page prunes the other's drafts (a compare tab and a step
+ * tab of two projects), nor reads them as another tab's work on its own assignment. */
+export const compareDrafts = new LocalDrafts("steplabel.compare.");
 
 /** The newer of the local and the server draft (local wins a tie: it is saved first). */
-export function pickDraft(local: Draft | null, server: unknown): Draft | null {
-  const remote = isDraft(server) ? server : null;
+export function pickDraft<D extends DraftBase>(local: D | null, server: unknown): D | null {
+  const remote = isDraft(server) ? (server as D) : null;
   if (local && remote) return remote.rev > local.rev ? remote : local;
   return local ?? remote;
 }
@@ -86,8 +108,9 @@ export function otherTabChange(
   eventKey: string | null,
   newValue: string | null,
   assignmentId: number | string,
+  drafts: LocalDrafts = stepDrafts,
 ): "edited" | "finished" | null {
-  if (eventKey !== storageKey(assignmentId)) return null;
+  if (eventKey !== drafts.key(assignmentId)) return null;
   if (newValue === null) return "finished";
   try {
     return isDraft(JSON.parse(newValue)) ? "edited" : null;

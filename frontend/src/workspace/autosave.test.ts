@@ -1,0 +1,158 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import { DraftSync } from "./autosave";
+import { type DraftBase, LocalDrafts } from "./draft";
+
+class MemoryStorage implements Storage {
+  private m = new Map<string, string>();
+  get length() {
+    return this.m.size;
+  }
+  clear() {
+    this.m.clear();
+  }
+  getItem(k: string) {
+    return this.m.get(k) ?? null;
+  }
+  key(i: number) {
+    return [...this.m.keys()][i] ?? null;
+  }
+  removeItem(k: string) {
+    this.m.delete(k);
+  }
+  setItem(k: string, v: string) {
+    this.m.set(k, v);
+  }
+}
+
+type Fields = { choice: string };
+const draft = (rev: number, choice: string): DraftBase & Fields => ({
+  v: 1,
+  rev,
+  saved_at: "",
+  key: `key-${choice}`,
+  elapsed_ms: 0,
+  choice,
+});
+const ok = { status: 200, data: null };
+
+function setup() {
+  const listeners: Record<string, () => void> = {};
+  vi.stubGlobal("window", {
+    setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+    clearTimeout: (id: number) => clearTimeout(id),
+    addEventListener: (ev: string, fn: () => void) => (listeners[ev] = fn),
+  });
+  vi.stubGlobal("document", { visibilityState: "visible" });
+  const api = { saveDraft: vi.fn(async () => ok), heartbeat: vi.fn(async () => ok) };
+  const bar: string[] = [];
+  const host = {
+    choice: "",
+    fields: () => ({ choice: host.choice }),
+    status: (t: string) => bar.push(t),
+    say: vi.fn(),
+    fail: vi.fn(),
+    loadNext: vi.fn(async () => void sync.begin(2, null)),
+    busy: () => false,
+  };
+  const local = new LocalDrafts("test:", new MemoryStorage());
+  const sync = new DraftSync<Fields>(api, host, local, "pair");
+  return { api, bar, host, local, sync, listeners, last: () => bar[bar.length - 1] };
+}
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+describe("the draft keeper both pages share", () => {
+  it("resumes the newer draft by revision: a newer local one goes to the server at once", async () => {
+    const { api, local, sync, last } = setup();
+    local.save(1, draft(5, "local"));
+    const resumed = sync.begin(1, draft(3, "server"));
+    expect(resumed?.choice).toBe("local");
+    sync.started(resumed, false);
+    expect(last()).toBe("Saving…");
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(api.saveDraft).toHaveBeenCalledWith(1, expect.objectContaining({ rev: 6, key: "key-local" }), false);
+    expect(last()).toBe("Saved");
+  });
+
+  it("resumes a newer server draft, which needs no save", async () => {
+    const { api, local, sync, last } = setup();
+    local.save(1, draft(2, "local"));
+    const resumed = sync.begin(1, draft(7, "server"));
+    expect(resumed?.choice).toBe("server");
+    sync.started(resumed, false);
+    expect(last()).toBe("Saved");
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(api.saveDraft).not.toHaveBeenCalled();
+    expect(local.load(1)?.rev).toBe(8); // the local copy moves past it: a reload resumes it here
+  });
+
+  it("sends a change at once, with keepalive, when the page goes away", async () => {
+    const { api, host, sync, last } = setup();
+    sync.started(sync.begin(1, null), true);
+    host.choice = "A";
+    sync.persist(true);
+    sync.flush(true);
+    expect(api.saveDraft).toHaveBeenCalledWith(1, expect.objectContaining({ choice: "A" }), true);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(api.saveDraft).toHaveBeenCalledTimes(1); // the debounced save was cancelled
+    expect(last()).toBe("Saved");
+  });
+
+  it("says offline, and saves once the network is back", async () => {
+    const { api, host, sync, last, listeners } = setup();
+    sync.begin(1, null);
+    api.saveDraft.mockRejectedValueOnce(new TypeError("Failed to fetch"));
+    host.choice = "B";
+    sync.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(last()).toBe("Offline: saved in this browser, will retry");
+    listeners.online();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(api.saveDraft).toHaveBeenLastCalledWith(1, expect.objectContaining({ choice: "B" }), false);
+    expect(last()).toBe("Saved");
+  });
+
+  it("keeps the work here when the assignment is no longer ours, and moves on when it is finished", async () => {
+    const { api, host, sync, last } = setup();
+    sync.begin(1, null);
+    api.saveDraft.mockResolvedValueOnce({ status: 409, data: { detail: "Taken." } } as never);
+    sync.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(last()).toBe("Saved in this browser");
+    expect(host.fail).toHaveBeenCalledWith("Taken.");
+    sync.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(api.saveDraft).toHaveBeenCalledTimes(1); // no more server saves once gone
+
+    sync.begin(1, null);
+    const finished = { status: 409, data: { detail: "Already submitted.", code: "assignment_finished" } };
+    api.heartbeat.mockResolvedValueOnce(finished as never);
+    await sync.heartbeat();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.loadNext).toHaveBeenCalledTimes(1);
+    expect(host.say).toHaveBeenCalledWith("Already submitted. Here is the next pair.");
+  });
+
+  it("says in the bar when a heartbeat finds the lease lost, or the save failed or was logged out", async () => {
+    const { api, host, sync, last } = setup();
+    sync.begin(1, null);
+    api.saveDraft.mockResolvedValueOnce({ status: 401, data: null } as never);
+    sync.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(last()).toBe("Saved in this browser (you are logged out)");
+    api.saveDraft.mockResolvedValueOnce({ status: 500, data: null } as never);
+    sync.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(last()).toBe("Saved in this browser (server save failed, will retry)");
+    api.heartbeat.mockResolvedValueOnce({ status: 410, data: null } as never);
+    await sync.heartbeat(); // retries the unsaved draft first
+    expect(api.saveDraft).toHaveBeenCalledTimes(3);
+    expect(last()).toBe("Saved in this browser");
+    expect(host.fail).toHaveBeenCalledWith("Your lease on this pair ended. Your work is kept in this browser.");
+  });
+});
