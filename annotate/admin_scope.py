@@ -149,6 +149,20 @@ class ProjectScopedAdmin(admin.ModelAdmin):
         return initial
 
 
+class FixedIdentityMixin:
+    """Fields that say what a row *is* (its project, its problem, a pair's two solutions) are set
+    when it is added and read-only after: moving a labeled solution to another project or problem,
+    or re-pointing a pair that has answers, would make its exports pair labels with other texts."""
+
+    identity_fields: tuple[str, ...] = ()
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            fields += [name for name in self.identity_fields if name not in fields]
+        return fields
+
+
 class ReadOnlyAdminMixin:
     """For rows the app writes (steps, audit trails, job records, scores): shown, never added or
     edited here. `deletable = True` leaves deletion to the usual permission (job records)."""

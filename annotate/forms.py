@@ -17,6 +17,13 @@ ROLE_CHOICES = [(role.value, role.label) for role in Role]
 EXPORT_DEFAULTS = ExportOptions()  # what the export API assumes for an option left out
 
 
+def _bounded(field: forms.Field, low, high) -> None:
+    """The field's range, in place of the model field's own bounds: a PositiveIntegerField brings
+    its own "greater than or equal to 0", and -5 then got that and ">= 1" at once."""
+    kept = [v for v in field.validators if not isinstance(v, MinValueValidator | MaxValueValidator)]
+    field.validators = [*kept, MinValueValidator(low), MaxValueValidator(high)]
+
+
 class ProjectSettingsForm(forms.ModelForm):
     """The settings a lead edits; the create form adds the slug."""
 
@@ -64,13 +71,13 @@ class ProjectSettingsForm(forms.ModelForm):
         if kind_fixed:
             del self.fields["task_kind"]
         self.fields["name"].required = True
-        self.fields["overlap"].validators += [MinValueValidator(1), MaxValueValidator(10)]
+        _bounded(self.fields["overlap"], 1, 10)
         self.fields["overlap"].widget.attrs.update(min=1, max=10)
-        self.fields["qc_rate"].validators += [MinValueValidator(0.0), MaxValueValidator(1.0)]
+        _bounded(self.fields["qc_rate"], 0.0, 1.0)
         self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
         self.fields["control_share"].widget.attrs.update(min=0, max=0.5, step=0.01)
         self.fields["control_share"].required = False  # a form from before the field keeps the current share
-        self.fields["retrain_every"].validators += [MinValueValidator(1), MaxValueValidator(10_000_000)]
+        _bounded(self.fields["retrain_every"], 1, 10_000_000)
         self.fields["retrain_every"].widget.attrs.update(min=1)
         if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
             self._for_pairs()
@@ -118,8 +125,8 @@ class ProjectCreateForm(ProjectSettingsForm):
     slug = forms.SlugField(
         label="Slug",
         max_length=50,
-        help_text="Lower-case letters, digits and hyphens; it is in every URL and API call of the project "
-        "and cannot change later. Suggested from the name.",
+        help_text="Letters, digits, hyphens and underscores (stored in lower case); it is in every URL and "
+        "API call of the project and cannot change later. Suggested from the name.",
         widget=forms.TextInput(attrs={"data-slug-target": "1", "autocomplete": "off"}),
     )
 
@@ -175,7 +182,24 @@ class AcceptInviteForm(forms.Form):
         user_model.username_validator(username)
         if user_model.objects.filter(username__iexact=username).exists():
             raise forms.ValidationError("This username is taken; choose another.")
+        # A lead adds people by username or e-mail: a username that is someone's address would
+        # make "add lead@example.com" pick the wrong person.
+        if "@" in username and user_model.objects.filter(email__iexact=username).exists():
+            raise forms.ValidationError("This is another account's e-mail address; choose another username.")
         return username
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"]
+        user_model = get_user_model()
+        if email and (
+            user_model.objects.filter(email__iexact=email).exists()
+            or user_model.objects.filter(username__iexact=email).exists()
+        ):
+            raise forms.ValidationError(
+                "An account uses this e-mail address already: log in with it and open the link again, or leave "
+                "e-mail empty."
+            )
+        return email
 
     def clean(self):
         data = super().clean()

@@ -1,11 +1,13 @@
 """Problems, solutions and steps (big tables: raw-id widgets, no full counts)."""
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import Problem, Solution, Step
 from annotate.services import audit
 
@@ -15,7 +17,8 @@ def short(text: str | None, chars: int = 80) -> str:
 
 
 @admin.register(Problem)
-class ProblemAdmin(ProjectScopedAdmin):
+class ProblemAdmin(FixedIdentityMixin, ProjectScopedAdmin):
+    identity_fields = ("project",)
     list_display = [
         "id",
         "short_text",
@@ -50,8 +53,19 @@ class StepInline(ReadOnlyAdminMixin, admin.TabularInline):
     show_change_link = True
 
 
+class SolutionForm(forms.ModelForm):
+    def clean(self):
+        data = super().clean()
+        project, problem = data.get("project"), data.get("problem")
+        if project is not None and problem is not None and problem.project_id != project.pk:
+            raise ValidationError({"problem": "This problem belongs to another project."})
+        return data
+
+
 @admin.register(Solution)
-class SolutionAdmin(ProjectScopedAdmin):
+class SolutionAdmin(FixedIdentityMixin, ProjectScopedAdmin):
+    form = SolutionForm
+    identity_fields = ("project", "problem")
     list_display = [
         "id",
         "short_problem",

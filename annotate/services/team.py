@@ -23,18 +23,29 @@ class TeamError(ValueError):
 
 
 def find_user(identifier: str) -> AbstractBaseUser:
-    """The account with this username, else the one account with this e-mail address."""
+    """The one account this username (in any case) or e-mail address names.
+
+    Refused when it could name two people: a username written in another case than two accounts
+    use, or an address that is one account's username and another's e-mail (the lead meant one
+    of them; adding the other would give a stranger the roles)."""
     identifier = identifier.strip()
     users = get_user_model().objects.filter(is_active=True)
-    user = users.filter(username=identifier).first()
-    if user is not None:
-        return user
-    if "@" in identifier:
-        matches = list(users.filter(email__iexact=identifier)[:2])
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise TeamError(f"Several accounts use {identifier}; enter the username instead.")
+    exact = users.filter(username=identifier).first()
+    by_name = [exact] if exact is not None else list(users.filter(username__iexact=identifier)[:2])
+    if len(by_name) > 1:
+        raise TeamError(f"Several accounts are called {identifier} in other cases; enter the exact username.")
+    by_email = list(users.filter(email__iexact=identifier)[:3]) if "@" in identifier else []
+    found = {user.pk: user for user in [*by_name, *by_email]}
+    if len(found) == 1:
+        return next(iter(found.values()))
+    if by_name and found:
+        names = ", ".join(sorted(user.username for user in found.values()))
+        raise TeamError(
+            f"{identifier} is one account's username and another's e-mail address ({names}); enter the "
+            "username of the person you mean."
+        )
+    if found:
+        raise TeamError(f"Several accounts use {identifier}; enter the username instead.")
     raise TeamError(f"No account is called {identifier}. Send them an invite link instead.")
 
 

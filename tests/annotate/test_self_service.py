@@ -319,6 +319,36 @@ def test_invite_link_is_shown_once_works_once_and_expires(client, settings):
     assert client.get(f"/invite/{secret}/").status_code == 404
 
 
+def test_no_one_signs_up_as_someone_elses_address_and_an_ambiguous_add_is_refused(client):
+    """Found by the lead walkthrough: an invitee took `lead@example.org` (the lead's address) as
+    their username, and "add lead@example.org" then gave the invitee the roles."""
+    lead = user("lead")  # lead@example.org, as every test user's address
+    user("ann")
+    project = project_with(lead)
+    _, secret = team.create_invite(project=project, actor=lead, roles=["annotator"])
+    path = f"/invite/{secret}/"
+    good = {"email": "", "password1": "Tr1cky-passphrase", "password2": "Tr1cky-passphrase"}
+    as_address = client.post(path, {**good, "username": "LEAD@example.org"})
+    assert "another account&#x27;s e-mail address" in as_address.content.decode()
+    same_email = client.post(path, {**good, "username": "newbie", "email": "Ann@Example.org"})
+    assert "An account uses this e-mail address already" in same_email.content.decode()
+    assert not User.objects.filter(username__in=["LEAD@example.org", "newbie"]).exists()
+
+    # accounts made before this rule (or by a superuser) can still collide: the add is refused
+    User.objects.create_user("lead@example.org", password="x")
+    signed_in(client, lead)
+    ambiguous = client.post(
+        "/projects/algebra/members/", {"action": "add", "username": "lead@example.org", "roles": ["lead"]}
+    ).content.decode()
+    assert "is one account&#x27;s username and another&#x27;s e-mail address" in ambiguous
+    assert not Membership.objects.filter(project=project, user__username="lead@example.org").exists()
+    # a username in another case names its account
+    added = client.post(
+        "/projects/algebra/members/", {"action": "add", "username": "ANN", "roles": ["annotator"]}, follow=True
+    )
+    assert "Added ann as Annotator." in added.content.decode()
+
+
 def test_token_is_shown_once_and_rotation_revokes_the_old_one(client):
     ml = user("ml")
     lead = user("lead")

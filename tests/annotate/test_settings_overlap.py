@@ -166,3 +166,26 @@ def test_guidelines_left_as_they_were_are_not_a_change(client, project, lead):
     assert "overlap" in event.details["changes"] and "guidelines" not in event.details["changes"]
     project.refresh_from_db()
     assert project.guidelines == "# Rules\n\nRate each step.\n"
+
+
+def test_a_number_below_its_range_gets_one_error_not_two():
+    """Found by the lead walkthrough: -5 as the auto-retrain threshold said both ">= 0" (the model
+    field's own bound) and ">= 1"."""
+    from annotate.forms import ProjectSettingsForm
+    from annotate.models import Project
+
+    project = Project.objects.create(slug="bounds", name="Bounds")
+    data = {
+        "name": "Bounds",
+        "task_kind": "steps",
+        "overlap": -5,
+        "qc_rate": 0,
+        "selection_strategy": "random",
+        "control_share": 0.1,
+        "retrain_every": -5,
+        "guidelines": "",
+    }
+    form = ProjectSettingsForm(data=data, instance=project)
+    assert not form.is_valid()
+    assert form.errors["retrain_every"] == ["Ensure this value is greater than or equal to 1."]
+    assert form.errors["overlap"] == ["Ensure this value is greater than or equal to 1."]
