@@ -192,9 +192,11 @@ def test_changelist_and_change_page_of_every_model(admin_client_pg, data):
 
 
 def test_big_foreign_keys_render_no_dropdowns(admin_client_pg, data):
+    add = admin_client_pg.get(_url(Solution, "add")).content.decode()
+    assert '<select name="problem"' not in add
+    assert 'name="problem"' in add  # raw id input
     page = admin_client_pg.get(_url(Solution, "change", data[Solution].pk)).content.decode()
-    assert '<select name="problem"' not in page
-    assert 'name="problem"' in page  # raw id input
+    assert 'name="problem"' not in page  # fixed once added (FixedIdentityMixin): shown, not an input
     # Steps inline, read-only.
     assert "So $x = 3$." in page
     assert 'name="steps-0-text"' not in page
