@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -118,7 +119,10 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
 
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
-    expect(savings).to_contain_text(f"Labels saved vs random: {round(est['labels_saved'])} step labels (95% CI")
+    # the interval in the estimate's words (fewer or more than random), never a bare signed number
+    expect(savings).to_contain_text(f"Labels saved vs random: {round(est['labels_saved'])} step labels (95% CI: ")
+    expect(savings).to_contain_text(" fewer than random); ")
+    expect(savings).not_to_contain_text(re.compile(r"CI -\d"))
     expect(savings).to_contain_text("first errors found per step label: 2.20x the random control")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#queue").scroll_into_view_if_needed()

@@ -159,10 +159,21 @@ describe("savingsText", () => {
       yield_ratio: 0.7,
       yield_ratio_ci: [0.4, 1.1],
     };
+    // the interval in the estimate's words: no "-180" beside "95 more"
     expect(savingsText(measured)).toContain(
-      "Labels saved vs random: none: 95 step labels more than random would have needed (95% CI -180 to 10)",
+      "Labels saved vs random: none: 95 step labels more than random would have needed " +
+        "(95% CI: from 180 more to 10 fewer than random); ",
     );
-    expect(savingsText({ ...measured, labels_saved: 40 })).toContain("Labels saved vs random: 40 step labels (");
+    expect(savingsText({ ...measured, labels_saved_ci: [-180, -20] })).toContain(
+      "none: 95 step labels more than random would have needed (95% CI: 20 to 180 more than random); ",
+    );
+    expect(savingsText({ ...measured, labels_saved: 40 })).toContain(
+      "Labels saved vs random: 40 step labels (95% CI: from 180 more to 10 fewer than random); ",
+    );
+    expect(savingsText({ ...measured, labels_saved: 211, labels_saved_ci: [35, 366] })).toContain(
+      "Labels saved vs random: 211 step labels (95% CI: 35 to 366 fewer than random); ",
+    );
+    expect(savingsText(measured)).not.toMatch(/-\d/);
   });
 
   it("has nothing to estimate when the strategy is random itself", () => {

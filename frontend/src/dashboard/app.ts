@@ -3,6 +3,7 @@ import { barChart, curveChart, PALETTE, timeChart, watchResize } from "./charts"
 import {
   busiest,
   curveNote,
+  fmtClock,
   fmtInt,
   fmtNum,
   fmtPct,
@@ -10,10 +11,14 @@ import {
   fmtSeconds,
   generationLabel,
   generationLines,
+  GOLD_FIRST_ERROR_HELP,
+  goldFirstErrorText,
   heldoutSize,
   METRIC_NAMES,
   plural,
   queueFigure,
+  savedAmount,
+  savedInterval,
   screeningShortage,
   screeningText,
   shares,
@@ -83,11 +88,21 @@ const RATING_COLORS = ["#2da44e", "#8c959f", "#cf222e", "#d0d7de"];
 const TOP_ANNOTATORS = 6;
 /** While a training run is queued or running, the page reloads its statistics this often (ms). */
 export const RUN_REFRESH_MS = 4000;
+/** Otherwise it reloads them this often while the tab is visible (ms); a hidden tab waits. */
+export const IDLE_REFRESH_MS = 60_000;
 
 export class Dashboard {
   private stats: Stats | null = null;
   private readonly http: Http;
   private refreshTimer = 0;
+  /** The loads in order: a refresh that a timer, the tab or "Retrain now" starts waits for the one in flight. */
+  private loading: Promise<void> = Promise.resolve();
+  /** When the statistics last arrived (Date.now()), 0 before they first did. */
+  private loadedAt = 0;
+  /** When the last load ended, arrived or failed: the next refresh counts from it. */
+  private triedAt = 0;
+  /** start() turns the timed refreshes on (a Dashboard only asked to retrain makes no timers). */
+  private refreshing = false;
   /** The run "Retrain now" started or joined: its note follows it until it ends. */
   private followedRun: number | null = null;
   /** The "Retrain now" request in flight, if any. */
@@ -105,6 +120,9 @@ export class Dashboard {
     this.button("retrain").addEventListener("click", (event) => {
       if (!repeatedClick(event)) void this.retrain();
     });
+    // The statistics refresh by themselves while the tab is visible, and pause while it is hidden.
+    this.refreshing = true;
+    document.addEventListener("visibilitychange", () => this.onVisibility());
     await this.load();
   }
 
@@ -126,20 +144,73 @@ export class Dashboard {
     return node;
   }
 
-  async load(): Promise<void> {
+  /** Fetch the statistics and redraw every section in place (the scroll position stays), then plan the next refresh. */
+  load(): Promise<void> {
+    this.loading = this.loading
+      .catch(() => undefined) // a load that failed to draw does not stop the ones after it
+      .then(() => this.fetchAndDraw())
+      .finally(() => {
+        this.triedAt = Date.now();
+        this.schedule();
+      });
+    return this.loading;
+  }
+
+  /** The next refresh: soon while a training run is in progress, in a minute otherwise; none while the tab is hidden. */
+  private schedule(): void {
+    if (!this.refreshing) return;
+    window.clearTimeout(this.refreshTimer);
+    this.refreshTimer = 0;
+    if (document.visibilityState === "hidden") return;
+    const wait = Math.max(0, this.triedAt + this.refreshEvery - Date.now());
+    this.refreshTimer = window.setTimeout(() => {
+      this.refreshTimer = 0;
+      void this.load();
+    }, wait);
+  }
+
+  private get refreshEvery(): number {
+    return this.stats?.model.in_progress ? RUN_REFRESH_MS : IDLE_REFRESH_MS;
+  }
+
+  /** Hidden: no refreshes. Visible again: statistics older than their refresh time reload at once. */
+  private onVisibility(): void {
+    if (document.visibilityState === "hidden") {
+      window.clearTimeout(this.refreshTimer);
+      this.refreshTimer = 0;
+    } else if (!this.refreshTimer) {
+      this.schedule();
+    }
+  }
+
+  private async fetchAndDraw(): Promise<void> {
     const meta = this.slot("meta");
     try {
       this.stats = await this.http.json<Stats>("GET", this.config.urls.stats);
     } catch (error) {
-      meta.textContent = `Could not load the statistics: ${describe(error)}`;
+      // a failed refresh keeps the figures it could not replace, and says how old they are
+      meta.textContent = this.loadedAt
+        ? `Could not refresh the statistics: ${describe(error)}. The figures below are from ${fmtClock(new Date(this.loadedAt))}; the page keeps trying.`
+        : `Could not load the statistics: ${describe(error)}`;
       meta.classList.add("sl-error");
       return;
     }
+    this.loadedAt = Date.now();
     const s = this.stats;
     meta.classList.remove("sl-error");
-    meta.textContent =
+    meta.replaceChildren(
       `As of ${when(s.generated_at)} (${s.solutions_at === s.generated_at ? "medians" : `solution counts and medians`} as of ${when(s.snapshot_at)}) · ` +
-      `overlap ${s.project.overlap} · generation ${s.project.current_generation}`;
+        `overlap ${s.project.overlap} · generation ${s.project.current_generation}`,
+      el(
+        "span",
+        {
+          class: "sl-updated",
+          "data-slot": "updated",
+          title: "The page reloads these statistics every minute while this tab is visible (paused while it is hidden).",
+        },
+        ` · updated ${fmtClock(new Date(this.loadedAt))}`,
+      ),
+    );
     this.progress(s);
     this.throughput(s);
     this.labels(s);
@@ -149,13 +220,7 @@ export class Dashboard {
     this.autoLabels(s);
     if (this.isCompare) await this.pairs(s);
     this.root.dataset.loaded = "true";
-    // a run finishes in a worker: follow it until it does, or the page says "running" until reloaded
-    if (s.model.in_progress && !this.refreshTimer) {
-      this.refreshTimer = window.setTimeout(() => {
-        this.refreshTimer = 0;
-        void this.load();
-      }, RUN_REFRESH_MS);
-    }
+    // a run finishes in a worker: schedule() follows it every few seconds until it does
   }
 
   private get isCompare(): boolean {
@@ -292,30 +357,44 @@ export class Dashboard {
     const shortage = screeningShortage(q);
     this.slot("quality-note").textContent =
       (shortage ? `${shortage} ` : "") +
-      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening. ` +
+      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening` +
+      (this.isCompare
+        ? ". "
+        : "; the flag does not look at Gold first error. Gold first error: the share of an annotator's gold answers " +
+          "that put the first −1 where the gold label does (or, like it, nowhere): rating every step +1 keeps gold " +
+          "accuracy high, not this share. ") +
       "Labels and times count all that an annotator submitted except gold references: a label marked as gold " +
       "(the answer key of a gold question) leaves these counts." +
       (this.isCompare
         ? " In a compare project Preferences counts each annotator's answers on pairs; labels, steps and times " +
           "count step labels (imported ones and the first-wrong-step marks)."
         : "");
-    const header = [
-      "Annotator",
-      ...(this.isCompare ? ["Preferences"] : []),
-      "Labels",
-      "Steps",
-      "+1\u00a0/\u00a00\u00a0/\u00a0−1", // headings wrap to fit the card (dashboard.css): not this one
-      "Flag rate",
-      "Median / solution",
-      "Median / step",
-      "Gold accuracy (n)",
-      "Screening",
-      "Last label",
+    // [heading, its tooltip]
+    const header: [string, string?][] = [
+      ["Annotator"],
+      ...(this.isCompare ? [["Preferences"] as [string]] : []),
+      ["Labels"],
+      ["Steps"],
+      ["+1\u00a0/\u00a00\u00a0/\u00a0−1"], // headings wrap to fit the card (dashboard.css): not this one
+      ["Flag rate"],
+      ["Median / solution"],
+      ["Median / step"],
+      ["Gold accuracy (n)", "On gold and screening questions: the share of rated steps that agree with the gold label; n is the gold answers compared."],
+      // a compare project's gold questions are pairs (their accuracy is under Pairs, above): no column
+      // for first errors on gold solutions, which also keeps its wider table in the card at 1024 px
+      ...(this.isCompare ? [] : [["Gold first error", GOLD_FIRST_ERROR_HELP] as [string, string]]),
+      ["Screening"],
+      ["Last label"],
     ];
+    const flag = `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening`;
     const table = this.slot("annotators");
     table.replaceChildren(
-      el("thead", {}, el("tr", {}, ...header.map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare))),
+      el(
+        "thead",
+        {},
+        el("tr", {}, ...header.map(([h, title]) => el("th", title ? { scope: "col", title, class: "sl-help-head" } : { scope: "col" }, h))),
+      ),
+      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag))),
     );
     if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
     const a = q.agreement;
@@ -554,11 +633,9 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
   }
   const [lo, hi] = v.labels_saved_ci;
   const [rlo, rhi] = v.yield_ratio_ci;
-  const saved = Math.round(v.labels_saved);
-  // a negative saving is a cost: say it in words, not as "-95 saved"
-  const amount = saved < 0 ? `none: ${-saved} step labels more than random would have needed` : `${saved} step labels`;
+  // a negative saving is a cost: the estimate and its interval say it in words ("more", "fewer"), not as "-95 saved"
   return (
-    `Labels saved vs random: ${amount} (95% CI ${Math.round(lo!)} to ${Math.round(hi!)}); ` +
+    `Labels saved vs random: ${savedAmount(v.labels_saved)} (95% CI: ${savedInterval(lo!, hi!)}); ` +
     `${v.measure}: ${v.yield_ratio.toFixed(2)}x the random control (${rlo!.toFixed(2)}–${rhi!.toFixed(2)}), ` +
     `from ${v.n_control} control labelings and ${v.n_strategy} from ${order}.${other}`
   );
@@ -583,11 +660,11 @@ function medianCell(seconds: number | null | undefined, newer: boolean): HTMLTab
   return el("td", { class: "sl-num sl-muted", title }, "pending");
 }
 
-function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boolean): HTMLTableRowElement {
+function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boolean, flag: string): HTMLTableRowElement {
   const newer = !!r.last_label_at && !!snapshotAt && Date.parse(r.last_label_at) > Date.parse(snapshotAt);
   const row = el(
     "tr",
-    r.below_threshold ? { class: "sl-below", title: "Below the project's threshold" } : {},
+    r.below_threshold ? { class: "sl-below", title: flag } : {},
     el("th", { scope: "row" }, r.annotator),
     compare ? el("td", { class: "sl-num" }, fmtInt(r.preferences ?? 0)) : null,
     el("td", { class: "sl-num" }, fmtInt(r.labels)),
@@ -597,6 +674,7 @@ function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boole
     medianCell(r.median_seconds_per_solution, newer),
     medianCell(r.median_seconds_per_step, newer),
     el("td", { class: "sl-num" }, r.gold_solutions ? `${fmtPct(r.gold_accuracy)} (${fmtInt(r.gold_solutions)})` : "—"),
+    compare ? null : el("td", { class: "sl-num", "data-col": "gold-first-error" }, goldFirstErrorText(r)),
     el("td", {}, screeningText(r)),
     el("td", {}, when(r.last_label_at)),
   );

@@ -8,6 +8,7 @@ import {
   pairProgressFigures,
   pairQueueFigure,
   positionBiased,
+  positionNote,
 } from "./compare";
 import type { CompareStats, CurvePoint, PairProgress } from "../api/types";
 
@@ -23,6 +24,21 @@ describe("compare dashboard figures", () => {
     expect(positionBiased({ share: 0.57, n: 7, ci95: [0.25, 0.84] })).toBe(false);
     expect(positionBiased({ share: 0.7, n: 200, ci95: [0.63, 0.76] })).toBe(true);
     expect(positionBiased(none)).toBe(false);
+  });
+
+  it("says too few answers to tell a position bias below 30 decided answers, instead of implying none", () => {
+    expect(positionNote({ share: 0.56, n: 18, ci95: [0.34, 0.75] })).toBe(
+      "too few answers to tell (n=18; 30+ decided answers needed)",
+    );
+    // an interval that leaves 50% out is a bias even with few answers
+    expect(positionNote({ share: 1, n: 18, ci95: [0.82, 1] })).toBe(
+      "18 decided answers, few, but already leaning to one side (biased); 50% is no position bias",
+    );
+    expect(positionNote({ share: 0.52, n: 30, ci95: [0.35, 0.69] })).toBe("30 decided answers; 50% is no position bias");
+    expect(positionNote({ share: 0.7, n: 200, ci95: [0.63, 0.76] })).toBe(
+      "200 decided answers; 50% is no position bias (biased)",
+    );
+    expect(positionNote(none)).toBe("no decided answer yet");
   });
 
   it("takes the latest reward-model point of the curve", () => {

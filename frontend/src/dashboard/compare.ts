@@ -27,6 +27,26 @@ export function positionBiased(s: Share): boolean {
   return Boolean(s.n && s.ci95 && (s.ci95[0] > 0.5 || s.ci95[1] < 0.5));
 }
 
+/** Fewer decided answers than this say little of a position bias: the figure says so instead of "no bias". */
+export const POSITION_MIN_ANSWERS = 30;
+
+/**
+ * The note under "chose the left candidate". With few decided answers (ties decide nothing) a
+ * share near 50% is no evidence of no bias: "too few answers to tell (n=18)"; an interval that
+ * leaves 50% out even so still says "biased".
+ */
+export function positionNote(s: Share): string {
+  const n = s.n ?? 0;
+  if (!n) return "no decided answer yet";
+  const biased = positionBiased(s);
+  if (n < POSITION_MIN_ANSWERS) {
+    return biased
+      ? `${plural(n, "decided answer")}, few, but already leaning to one side (biased); 50% is no position bias`
+      : `too few answers to tell (n=${fmtInt(n)}; ${POSITION_MIN_ANSWERS}+ decided answers needed)`;
+  }
+  return `${fmtInt(n)} decided answers; 50% is no position bias${biased ? " (biased)" : ""}`;
+}
+
 /** The latest reward-model point of the learning curve, if any run measured pairwise accuracy. */
 export function latestPairwise(curve: readonly CurvePoint[]): CurvePoint | null {
   const points = curve.filter((p) => p.pairwise_accuracy !== undefined && p.pairwise_accuracy !== null);
@@ -61,9 +81,7 @@ export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): C
       key: "position",
       label: "chose the left candidate",
       value: fmtShare(bias),
-      note: bias.n
-        ? `${fmtInt(bias.n)} decided answers; 50% is no position bias${positionBiased(bias) ? " (biased)" : ""}`
-        : "no decided answer yet",
+      note: positionNote(bias),
       warn: positionBiased(bias),
     },
     {

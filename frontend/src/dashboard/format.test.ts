@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import {
   busiest,
+  fmtClock,
   fmtEta,
   fmtInt,
   fmtPace,
@@ -12,9 +13,12 @@ import {
   generationLabel,
   generationLines,
   generationName,
+  goldFirstErrorText,
   plural,
   heldoutSize,
   queueFigure,
+  savedAmount,
+  savedInterval,
   screeningShortage,
   screeningText,
   shares,
@@ -237,5 +241,34 @@ describe("screeningShortage", () => {
     );
     expect(screeningShortage({ screening_required: 2, screening_questions: 5 })).toBe("");
     expect(screeningShortage({ screening_required: 0, screening_questions: 0 })).toBe("");
+  });
+});
+
+describe("labels saved against random", () => {
+  it("says the interval in the estimate's words: fewer or more step labels than random, no minus signs", () => {
+    expect(savedInterval(35.4, 366.2)).toBe("35 to 366 fewer than random");
+    expect(savedInterval(-366, -35)).toBe("35 to 366 more than random");
+    expect(savedInterval(-366, 35)).toBe("from 366 more to 35 fewer than random");
+    expect(savedInterval(-0.4, 12)).toBe("0 to 12 fewer than random");
+    expect(savedInterval(-1500, 2500)).toBe("from 1,500 more to 2,500 fewer than random");
+  });
+
+  it("says a cost as a cost", () => {
+    expect(savedAmount(211.3)).toBe("211 step labels");
+    expect(savedAmount(1)).toBe("1 step label");
+    expect(savedAmount(-211)).toBe("none: 211 step labels more than random would have needed");
+    expect(savedAmount(-0.2)).toBe("none: as many step labels as random would have needed");
+  });
+});
+
+describe("dashboard refresh and gold cells", () => {
+  it("shows the clock time of the last refresh as HH:MM", () => {
+    expect(fmtClock(new Date(2026, 0, 5, 9, 5))).toBe("09:05");
+    expect(fmtClock(new Date(2026, 0, 5, 23, 59))).toBe("23:59");
+  });
+
+  it("shows the gold first-error share, or a dash without gold answers", () => {
+    expect(goldFirstErrorText({ gold_first_error_rate: 0.4, gold_solutions: 5 })).toBe("40.0%");
+    expect(goldFirstErrorText({ gold_first_error_rate: null, gold_solutions: 0 })).toBe("—");
   });
 });

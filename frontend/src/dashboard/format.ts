@@ -216,3 +216,47 @@ export function screeningShortage(q: { screening_required: number; screening_que
     "nothing to label. Import screening questions or lower the requirement (admin, the project's Screening required)."
   );
 }
+
+/**
+ * A signed interval of labels saved against random, in the words of its point estimate: "fewer"
+ * and "more" step labels than random needed, never a bare minus sign (-366 next to "211 more"
+ * read as the opposite). [35, 366] -> "35 to 366 fewer than random"; [-366, -35] -> "35 to 366
+ * more than random"; [-366, 35] -> "from 366 more to 35 fewer than random".
+ */
+export function savedInterval(lo: number, hi: number): string {
+  const low = Math.round(lo) || 0; // -0 is 0
+  const high = Math.round(hi) || 0;
+  if (low >= 0) return `${fmtInt(low)} to ${fmtInt(high)} fewer than random`;
+  if (high <= 0) return `${fmtInt(-high)} to ${fmtInt(-low)} more than random`;
+  return `from ${fmtInt(-low)} more to ${fmtInt(high)} fewer than random`;
+}
+
+/**
+ * The point estimate of labels saved against random: "211 step labels"; a cost in words, "none:
+ * 211 step labels more than random would have needed", not as "-211 saved".
+ */
+export function savedAmount(saved: number): string {
+  const n = Math.round(saved) || 0;
+  if (n > 0) return plural(n, "step label");
+  if (n < 0) return `none: ${plural(-n, "step label")} more than random would have needed`;
+  return "none: as many step labels as random would have needed";
+}
+
+/** A local clock time, "09:05" (24 h): when the dashboard's statistics last arrived. */
+export function fmtClock(d: Date): string {
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+}
+
+/**
+ * The annotators table's gold cells: gold accuracy counts agreeing steps, so rating every step +1
+ * keeps it high on mostly-correct gold; the first-error share shows the first errors missed.
+ */
+export const GOLD_FIRST_ERROR_HELP =
+  "On gold and screening questions: the share of answers whose first −1 step is the one the gold label marks " +
+  "(an answer that, like the gold label, marks no error counts too). Gold accuracy counts agreeing steps, so an " +
+  "annotator who rates every step +1 keeps it high while missing the errors; this share shows them.";
+
+/** "40.0%", or a dash for an annotator without gold answers. */
+export function goldFirstErrorText(r: Pick<AnnotatorRow, "gold_first_error_rate" | "gold_solutions">): string {
+  return r.gold_solutions ? fmtPct(r.gold_first_error_rate) : DASH;
+}

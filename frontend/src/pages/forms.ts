@@ -91,3 +91,37 @@ export function startGuidelineTemplates(root: Document): void {
     });
   }
 }
+
+/**
+ * Settings a compare project has no use for: pairs are not queued by a strategy, and nobody rates
+ * steps. The same list as annotate.forms.ProjectSettingsForm.STEP_ONLY, which leaves them out of
+ * a compare project's settings page.
+ */
+export const STEP_ONLY_FIELDS = ["selection_strategy", "control_share", "critique_required", "rate_observations"] as const;
+
+/** Whether a field of the project form applies to the chosen task kind. */
+export function fieldApplies(field: string, taskKind: string): boolean {
+  return taskKind !== "compare" || !(STEP_ONLY_FIELDS as readonly string[]).includes(field);
+}
+
+/**
+ * A form with a task kind to choose (the new-project page; the settings page before the first
+ * import): the step-only settings and their help hide while Compare is chosen, as a compare
+ * project's settings page leaves them out. They stay in the form, so going back to Steps keeps
+ * what was typed; a field the server refused stays visible with its error.
+ */
+export function startTaskKindFields(root: ParentNode): void {
+  const kind = root.querySelector<HTMLSelectElement>("select[name=task_kind]");
+  if (!kind) return;
+  const fields = STEP_ONLY_FIELDS.flatMap((name) => {
+    const box = root.querySelector(`[name="${name}"]`)?.closest<HTMLElement>(".sl-field");
+    return box ? [[name, box] as const] : [];
+  });
+  const apply = () => {
+    for (const [name, box] of fields) {
+      box.hidden = !fieldApplies(name, kind.value) && !box.classList.contains("sl-field-error");
+    }
+  };
+  kind.addEventListener("change", apply);
+  apply();
+}

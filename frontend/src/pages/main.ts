@@ -7,11 +7,12 @@ import "./pages.css";
 
 import { startExportForm } from "./exports";
 import { startImportForm } from "./imports";
-import { startCopyButtons, startGuidelineTemplates, startSlugSuggestion } from "./forms";
+import { startCopyButtons, startGuidelineTemplates, startSlugSuggestion, startTaskKindFields } from "./forms";
 
 startSlugSuggestion(document);
 startCopyButtons(document);
 startGuidelineTemplates(document);
+startTaskKindFields(document);
 startImportForm(document);
 startExportForm(document);
 

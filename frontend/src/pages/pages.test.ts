@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { exportBody, optionApplies } from "./exports";
-import { slugify } from "./forms";
+import { fieldApplies, slugify, STEP_ONLY_FIELDS } from "./forms";
 import { failureMessage, importSummary, lineErrorText, refusedMessage } from "./imports";
 
 describe("slugify", () => {
@@ -11,6 +11,18 @@ describe("slugify", () => {
     expect(slugify("$$$")).toBe("");
     expect(slugify("a".repeat(49) + " bc").length).toBeLessThanOrEqual(50);
     expect(slugify("a".repeat(49) + " bc").endsWith("-")).toBe(false);
+  });
+});
+
+describe("fieldApplies", () => {
+  it("leaves the step-only settings out of a compare project's form", () => {
+    for (const field of STEP_ONLY_FIELDS) {
+      expect(fieldApplies(field, "compare")).toBe(false);
+      expect(fieldApplies(field, "steps")).toBe(true);
+    }
+    expect(STEP_ONLY_FIELDS).toContain("selection_strategy");
+    expect(STEP_ONLY_FIELDS).toContain("control_share");
+    for (const field of ["overlap", "qc_rate", "retrain_every", "name"]) expect(fieldApplies(field, "compare")).toBe(true);
   });
 });
 
