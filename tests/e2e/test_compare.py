@@ -306,9 +306,14 @@ def test_the_newer_draft_wins_by_revision_local_or_server(pages, tmp_path: Path)
     ctx.set_offline(True)
     page.keyboard.press("t")
     expect(page.locator(STATUS)).to_have_text("Offline: saved in this browser, will retry")
-    Assignment.objects.filter(annotator=user).update(draft={**server, "elapsed_ms": 10**9})
-    page.close()  # its keepalive save fails offline too
+    page.close()
     ctx.set_offline(False)
+    # The closing tab's keepalive save may still reach the server once the page is gone (the
+    # offline emulation is the page's): let it land, then put the older draft back over it.
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline and not _choice(Assignment.objects.get(annotator=user).draft or {}, "tie", None):
+        time.sleep(0.1)
+    Assignment.objects.filter(annotator=user).update(draft={**server, "elapsed_ms": 10**9})
     page = pages.page(ctx)  # the same browser: its localStorage
     page.goto("/annotate/newest/")
     expect(page.locator(".sl-compare-verdict")).to_have_text("Tie")
