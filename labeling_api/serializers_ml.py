@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from core.errors import unknown_name
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.services import CONFIG_KEYS, validate_config
@@ -55,6 +56,14 @@ class TrainingRunRequestSerializer(serializers.Serializer):
             "a compare project's reward model: RewardConfig fields, e.g. features, prm_project)."
         ),
     )
+
+    def to_internal_value(self, data):
+        # {"conf": {...}} must not run on the defaults as if it were a request without settings
+        if isinstance(data, dict):
+            found = unknown_name(data, {"config"}, kind="field")
+            if found:
+                raise serializers.ValidationError({found[0]: [found[1]]})
+        return super().to_internal_value(data)
 
     def validate_config(self, value: dict) -> dict:
         server_paths = sorted(set(value) & (CONFIG_KEYS - API_CONFIG_KEYS))

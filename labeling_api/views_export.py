@@ -113,7 +113,7 @@ class ExportJobListView(APIView):
 
 
 def _own_export(request: Request, export_id: int) -> Export:
-    """An export job is visible to the user who requested it (and staff), if they may still export."""
+    """An export job is visible to the user who requested it (and superusers), if they may still export."""
     export = selectors.export_by_id(export_id=export_id)
     if export is None or (export.requested_by_id != request.user.pk and not request.user.is_superuser):
         raise Http404("No such export of yours.")

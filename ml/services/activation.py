@@ -36,6 +36,11 @@ def rollback(*, project: Project, run: TrainingRun) -> TrainingRun:
         raise RunNotActivatable(f"Run {run.pk}'s model file is missing.")
     with transaction.atomic():
         locked = _lock_project(project.pk)
+        if TrainingRun.objects.filter(pk=run.pk, is_active=True).exists():
+            # Already the active model: a repeat (a retried request, a second click) changes nothing.
+            # A new generation here would split one model's labels across rounds for `generation=`.
+            run.refresh_from_db()
+            return run
         previous = TrainingRun.objects.filter(project=project, is_active=True).exclude(pk=run.pk).first()
         _activate(run=run, project=locked)
         args = [run.pk, previous.pk if previous else None]

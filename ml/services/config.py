@@ -84,9 +84,11 @@ def validate_run_config(*, project: Project, config: dict[str, Any], user=None) 
     if project.task_kind == TaskKind.COMPARE:
         from ml.services.reward import REWARD_KEYS, prm_source_run, reward_config
 
-        unknown = set(config) - REWARD_KEYS - CONFIG_KEYS - {"extra"}
-        if unknown:
-            raise ConfigError(sorted(unknown)[0], "unknown training config key")
+        unknown = set(config) - REWARD_KEYS - {"extra"}
+        if unknown:  # a PRM setting (hidden_size, ensemble_size, ...) would be ignored by the reward model
+            name = sorted(unknown)[0]
+            why = "a PRM setting, for steps projects" if name in CONFIG_KEYS else "unknown training config key"
+            raise ConfigError(name, f"{why}; a compare project's reward model takes {', '.join(sorted(REWARD_KEYS))}")
         reward = reward_config(config)
         if "prm" in reward.features and reward.prm_project:
             try:

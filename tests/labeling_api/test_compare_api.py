@@ -433,3 +433,33 @@ def test_marks_carry_the_round_and_one_solution_marked_in_two_pairs_is_one_label
     records = _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k"))
     assert len(records) == len(marked) and {r["generation"] for r in records} == {4}
     assert _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k&generation=4")) == records
+
+
+def test_a_cursor_is_used_only_with_its_own_sequence_and_two_marks_get_two_keys(compare_project, annotator):
+    """Found by the ML engineer walkthrough: a prm800k cursor with format=preference answered 200
+    with nothing (the preferences since were skipped), and the two marks of one answer exported
+    under one (labeler, timestamp) key."""
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    both = {"A": 0, "B": len(task["candidates"][1]["steps"]) - 1}
+    annotator.post(
+        f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false",
+        {"idempotency_key": "t1", "preference": "tie", "total_time_ms": 5, "first_wrong": both},
+        format="json",
+    )
+    records = _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k"))
+    assert len(records) == 2 and len({(r["labeler"], r["timestamp"]) for r in records}) == 2
+    steps_cursor = lead.get("/api/v1/projects/duel/export/?format=prm800k")["X-Export-Cursor"]
+    prefs_cursor = lead.get("/api/v1/projects/duel/export/?format=preference&ties=include")["X-Export-Cursor"]
+    crossed = lead.get(f"/api/v1/projects/duel/export/?format=preference&since={steps_cursor}")
+    assert crossed.status_code == 400 and "not in the preferences" in crossed.json()["since"][0]
+    crossed = lead.get(f"/api/v1/projects/duel/export/?format=trl&since={prefs_cursor}")
+    assert crossed.status_code == 400 and "use it with format=preference" in crossed.json()["since"][0]
+    following = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    annotator.post(
+        f"/api/v1/assignments/{following['assignment_id']}/submit/?next=false",
+        {"idempotency_key": "t2", "preference": "A", "strength": 2, "total_time_ms": 5},
+        format="json",
+    )
+    newer = _lines(lead.get(f"/api/v1/projects/duel/export/?format=preference&ties=include&since={prefs_cursor}"))
+    assert len(newer) == 1 and newer[0]["margin"] == 2.0

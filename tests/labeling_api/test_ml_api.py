@@ -175,6 +175,11 @@ def test_activate_rolls_back_to_an_earlier_run(clients, project):
     second.refresh_from_db()
     project.refresh_from_db()
     assert not second.is_active and project.current_generation == 3
+    # activating the active model again (a retry, a second click) is no new round
+    again = clients["lead"].post(f"/api/v1/projects/api/training-runs/{first.pk}/activate/")
+    assert again.status_code == 200 and again.data["is_active"]
+    project.refresh_from_db()
+    assert project.current_generation == 3
     assert set(Solution.objects.filter(project=project, is_open=True).values_list("model_run_id", flat=True)) == {
         first.pk
     }

@@ -163,6 +163,13 @@ def test_the_training_runs_api_takes_reward_settings_for_compare_projects_only()
     url = "/api/v1/projects/duel-api/training-runs/"
     bad = lead.post(url, {"config": {"features": ["words"]}}, format="json")
     assert bad.status_code == 400 and "features" in bad.json()["config"], bad.content
+    # a PRM setting is refused on a compare project (the reward model would train on its defaults),
+    # and so is a misspelt top-level key (it ran on the defaults as if no settings were asked for)
+    prm_only = lead.post(url, {"config": {"hidden_size": 8}}, format="json")
+    assert prm_only.status_code == 400 and "a PRM setting" in str(prm_only.json()["config"]["hidden_size"])
+    misspelt = lead.post(url, {"conf": {"max_epochs": 3}}, format="json")
+    assert misspelt.status_code == 400 and "did you mean config?" in misspelt.json()["conf"][0]
+    assert not TrainingRun.objects.filter(project=compare).exists()
     # the PRM named for the "prm" features must exist with an active model the lead may score with
     unknown = lead.post(url, {"config": {"features": ["shape", "prm"], "prm_project": "x"}}, format="json")
     assert unknown.status_code == 400 and "prm_project" in unknown.json()["config"], unknown.content

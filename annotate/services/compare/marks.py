@@ -18,6 +18,7 @@ the API refuses a client key with this prefix (labeling_api.serializers_submit.K
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import F
@@ -74,7 +75,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     marks = {side: mark for side, mark in marks.items() if mark[0] not in already}
     assignment = preference.assignment
     created = []
-    for side, (solution_id, index) in marks.items():
+    for order, (side, (solution_id, index)) in enumerate(marks.items()):
         label_steps = marked_label_steps(texts[solution_id], index)
         created.append(
             Annotation.objects.create(
@@ -83,7 +84,9 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 annotator=preference.annotator,
                 labeler_uuid=preference.labeler_uuid,
                 source=AnnotationSource.APP,
-                submitted_at=preference.submitted_at,
+                # PRM800K records are keyed by (labeler, timestamp): the second mark of one answer is
+                # a microsecond later, so the two labels never share a key
+                submitted_at=preference.submitted_at + timedelta(microseconds=order),
                 generation=assignment.generation
                 if assignment is not None
                 else None,  # the round the pair was served in

@@ -85,22 +85,39 @@ def parse_labeler(value: str) -> str:
         raise ExportOptionError("labeler", f"must be a labeler UUID, got {shown!r}") from None
 
 
-def encode_cursor(*, project: Project, seq: int) -> str:
-    """Opaque and tamper-evident: a signed (project, position) pair.
+# A compare project numbers its step labels (the marks) and its preferences apart, so a cursor says
+# which sequence it is a position in: one from the other would skip or repeat rows without a word.
+PREFERENCE_CURSOR = "preference"
+
+
+def encode_cursor(*, project: Project, seq: int, preferences: bool = False) -> str:
+    """Opaque and tamper-evident: a signed (project, position) pair, and for the preference
+    sequence its name.
 
     Deterministic (no timestamp), so the same position always reads as the same cursor: a pipeline
     that finds nothing new gets back the very cursor it sent, within a second or across one.
     """
-    return signing.Signer(salt=_CURSOR_SALT).sign_object([project.pk, seq], compress=True)
+    value = [project.pk, seq, PREFERENCE_CURSOR] if preferences else [project.pk, seq]
+    return signing.Signer(salt=_CURSOR_SALT).sign_object(value, compress=True)
 
 
-def decode_cursor(*, project: Project, cursor: str) -> int:
+def decode_cursor(*, project: Project, cursor: str, preferences: bool = False) -> int:
     try:
-        project_id, seq = _unsign_cursor(cursor)
-    except (signing.BadSignature, ValueError, TypeError):
+        value = _unsign_cursor(cursor)
+        project_id, seq = value[0], value[1]
+        kind = value[2] if len(value) > 2 else None
+    except (signing.BadSignature, ValueError, TypeError, IndexError, KeyError):
         raise ExportOptionError("since", "not a cursor returned by an earlier export") from None
     if project_id != project.pk or not isinstance(seq, int) or seq < 0:
         raise ExportOptionError("since", "this cursor belongs to another project")
+    if preferences and kind != PREFERENCE_CURSOR:
+        raise ExportOptionError(
+            "since",
+            "this cursor is a position in the step labels (or from before preference cursors were marked), not "
+            "in the preferences: pull format=preference without since once, then use its cursor",
+        )
+    if not preferences and kind is not None:
+        raise ExportOptionError("since", "this cursor is a position in the preferences: use it with format=preference")
     return seq
 
 
@@ -131,6 +148,11 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
     def one(name: str) -> str | None:
         value = params.get(name)
         if isinstance(value, list):
+            # `split=train&split=test` must not quietly mean test: a one-value option given two ways
+            # is refused (generation and finish_reason take several; see many)
+            if len({str(item) for item in value}) > 1:
+                shown = ", ".join(repr(str(item)) for item in value)
+                raise ExportOptionError(name, f"takes one value, got several ({shown})")
             value = value[-1] if value else None
         if value is None or value == "":
             return None
@@ -177,7 +199,7 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
             number = int(item)
         except ValueError:
             raise ExportOptionError("generation", f"must be integers, got {item!r}") from None
-        if abs(number) > MAX_GENERATION:  # the column is a 32-bit integer: no label has such a round
+        if not -1 <= number <= MAX_GENERATION:  # -1 is screening; the column is a 32-bit integer
             raise ExportOptionError("generation", f"must be a round between -1 and {MAX_GENERATION}, got {item}")
         options.generation.append(number)
     for item in many("finish_reason"):
@@ -196,7 +218,7 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
         options.labeler = parse_labeler(labeler)
     since = one("since")
     if since is not None:
-        options.since = decode_cursor(project=project, cursor=since)
+        options.since = decode_cursor(project=project, cursor=since, preferences=options.format == "preference")
     min_agreement = one("min_agreement")
     if min_agreement is not None:
         try:

@@ -109,7 +109,9 @@ def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
         queryset=queryset,
         until=until,
         # automatic labels export whole: no cursor, so nobody appends them again as if they were new
-        cursor="" if options.labels == "auto" else encode_cursor(project=project, seq=until),
+        cursor=""
+        if options.labels == "auto"
+        else encode_cursor(project=project, seq=until, preferences=options.format == "preference"),
     )
 
 

@@ -118,3 +118,20 @@ def test_cursor_loop_while_labels_keep_arriving(project, clients):
             break
     thread.join()
     assert len(seen) == len(set(seen)) == 7 + 30
+
+
+@pytest.mark.django_db
+def test_one_value_options_given_twice_and_rounds_below_screening_are_refused(clients):
+    ml = clients["ml"]
+    for query, name in (
+        ("split=train&split=test", "split"),
+        ("format=trl&format=prm800k", "format"),
+        ("generation=-5", "generation"),
+    ):
+        response = ml.get(f"/api/v1/projects/exp/export/?{query}")
+        assert response.status_code == 400 and list(response.json()) == [name], (query, response.content)
+    job = ml.post("/api/v1/projects/exp/exports/", {"format": ["trl", "prm800k"]}, format="json")
+    assert job.status_code == 400 and "format" in job.json()
+    # the same value twice, and several rounds, are fine
+    assert ml.get("/api/v1/projects/exp/export/?split=train&split=train").status_code == 200
+    assert ml.get("/api/v1/projects/exp/export/?generation=-1&generation=0,1").status_code == 200
