@@ -96,12 +96,21 @@ class TrainingRunRequestedSerializer(TrainingRunSerializer):
         read_only_fields = fields
 
 
+class StrictText(serializers.CharField):
+    """Text as JSON sends it: a number is not a step (DRF's CharField would score 1 as "1")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
 class ScoreRequestSerializer(serializers.Serializer):
     project = serializers.SlugField(help_text="Project slug: its active PRM scores the steps.")
-    problem = serializers.CharField(max_length=MAX_TEXT, trim_whitespace=False)
+    problem = StrictText(max_length=MAX_TEXT, trim_whitespace=False)
     solutions = serializers.ListField(
         child=serializers.ListField(
-            child=serializers.CharField(max_length=MAX_TEXT, trim_whitespace=False, allow_blank=True),
+            child=StrictText(max_length=MAX_TEXT, trim_whitespace=False, allow_blank=True),
             min_length=1,
             max_length=MAX_STEPS,
         ),
@@ -116,6 +125,13 @@ class ScoreRequestSerializer(serializers.Serializer):
         "minimum (a steps project's active PRM) or by the reward model (a compare project's active Bradley-Terry "
         "model, which gives `reward` per solution instead of step scores).",
     )
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            found = unknown_name(data, set(self.fields), kind="field")
+            if found:
+                raise serializers.ValidationError({found[0]: [found[1]]})
+        return super().to_internal_value(data)
 
 
 class StepScoreSerializer(serializers.Serializer):

@@ -226,6 +226,9 @@ def test_score_returns_probabilities_and_both_solution_scores(clients, project):
         {"project": "api", "problem": "x", "solutions": [[]]},
         {"project": "api", "problem": "x", "solutions": "a"},
         {"project": "api", "problem": "x", "solutions": [["a"]] * 65},
+        {"project": "api", "problem": "x", "solutions": [[1, 2]]},  # numbers are no step texts
+        {"project": "api", "problem": 7, "solutions": [["a"]]},
+        {"project": "api", "problem": "x", "solutions": [["a"]], "rank": "min"},  # misspelt rank_by
     ],
 )
 def test_score_validation(clients, body):
