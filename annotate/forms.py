@@ -81,18 +81,30 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["retrain_every"].widget.attrs.update(min=1)
         if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
             self._for_pairs()
+        elif "task_kind" in self.fields:
+            self._pairs_help_on_choice()
 
     # What a compare project has no use for: pairs are not queued by a strategy, and nobody rates steps.
     STEP_ONLY = ("selection_strategy", "control_share", "critique_required", "rate_observations")
 
+    # The help of settings that mean something else for pairs.
+    COMPARE_HELP = {
+        "overlap": "How many different annotators compare each pair (1 to 10). A change applies at once; tasks "
+        "in progress are kept.",
+        "retrain_every": "Retrain the reward model after this many new preferences.",
+    }
+
     def _for_pairs(self) -> None:
         for name in self.STEP_ONLY:
             self.fields.pop(name, None)
-        self.fields["overlap"].help_text = (
-            "How many different annotators compare each pair (1 to 10). A change applies at once; tasks in "
-            "progress are kept."
-        )
-        self.fields["retrain_every"].help_text = "Retrain the reward model after this many new preferences."
+        for name, text in self.COMPARE_HELP.items():
+            self.fields[name].help_text = text
+
+    def _pairs_help_on_choice(self) -> None:
+        """Where the kind is still a choice, the page swaps in the pairs' help while Compare is
+        chosen (frontend/src/pages/forms.ts): the words stay here."""
+        for name, text in self.COMPARE_HELP.items():
+            self.fields[name].widget.attrs["data-compare-help"] = text
 
     def clean(self) -> dict:
         data = super().clean()

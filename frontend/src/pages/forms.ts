@@ -117,10 +117,16 @@ export function startTaskKindFields(root: ParentNode): void {
     const box = root.querySelector(`[name="${name}"]`)?.closest<HTMLElement>(".sl-field");
     return box ? [[name, box] as const] : [];
   });
+  // Settings whose help differs for pairs carry it (data-compare-help, from the Python form).
+  const helps = [...root.querySelectorAll<HTMLElement>("[data-compare-help]")].flatMap((input) => {
+    const help = input.closest(".sl-field")?.querySelector<HTMLElement>(".sl-help");
+    return help ? [{ help, steps: help.textContent ?? "", pairs: input.dataset.compareHelp ?? "" }] : [];
+  });
   const apply = () => {
     for (const [name, box] of fields) {
       box.hidden = !fieldApplies(name, kind.value) && !box.classList.contains("sl-field-error");
     }
+    for (const { help, steps, pairs } of helps) help.textContent = kind.value === "compare" ? pairs : steps;
   };
   kind.addEventListener("change", apply);
   apply();
