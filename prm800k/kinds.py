@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from prm800k.labels import main_line_completion, walked_completion
+from prm800k.labels import labeled_line_completion
 from prm800k.schema import RecordError, check_str, type_name
 
 KINDS = ("math", "code", "trace")
@@ -152,9 +152,7 @@ def critique_row(
     lines = line_ranges(steps) if kind == "code" else None
     verdicts = []
     for index, step in enumerate(label_steps):
-        # phase 1: the step the labeler went on with; phase 2: the pre-generated step (a correction
-        # written at the first error is not the step the verdict is on)
-        main = walked_completion(step) if phase1 else main_line_completion(step)
+        main = labeled_line_completion(step, phase1=phase1)
         if main is None or main.get("human") or main.get("rating") is None:
             continue  # unrated, or a phase-1 step the labeler wrote themselves (theirs, not rated)
         verdict: dict[str, Any] = {"index": index, "rating": main["rating"], "critique": main.get("critique")}

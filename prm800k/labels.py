@@ -43,6 +43,18 @@ def walked_completion(step: dict[str, Any]) -> dict[str, Any] | None:
     return completions[0] if completions else None
 
 
+def is_phase1(question: dict[str, Any]) -> bool:
+    """A phase-1 record: no pre-generated solution, the labeler's trajectory is the solution."""
+    return not isinstance(question.get("pre_generated_steps"), list)
+
+
+def labeled_line_completion(step: dict[str, Any], *, phase1: bool) -> dict[str, Any] | None:
+    """The step a step export reads: in phase 1 the one the labeler went on with (walked_completion);
+    in phase 2 the pre-generated step (main_line_completion: a correction written at the first
+    error is not the step the rating is on)."""
+    return walked_completion(step) if phase1 else main_line_completion(step)
+
+
 def main_line_ratings(steps: list[dict[str, Any]]) -> list[int | None]:
     """Main-line rating per step index (None where the step is unrated or has no completions)."""
     ratings: list[int | None] = []

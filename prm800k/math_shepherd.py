@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from prm800k.labels import main_line_completion, walked_completion
+from prm800k.labels import is_phase1, labeled_line_completion
 
 TAG = "ки"
 KEYS = ("input", "label", "task")
@@ -203,12 +203,9 @@ def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
     pre-generated rest after a first error."""
     texts: list[str] = []
     ratings: list[int | None] = []
-    pre_generated = record["question"].get("pre_generated_steps")
-    phase1 = not isinstance(pre_generated, list)
+    phase1 = is_phase1(record["question"])
     for step in record["label"]["steps"]:
-        # phase 1: the chosen completion, the labeler's own step, else the first; phase 2: the
-        # pre-generated step (a correction written at the first error does not replace it)
-        main = walked_completion(step) if phase1 else main_line_completion(step)
+        main = labeled_line_completion(step, phase1=phase1)
         human = step.get("human_completion")
         if main is None and isinstance(human, dict):  # no completion at all: the labeler's own step stands
             main = {**human, "human": True}
@@ -219,7 +216,7 @@ def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
         ratings.append(rating)
         if rating == -1:
             break
-    pre_generated = pre_generated or []
+    pre_generated = record["question"].get("pre_generated_steps") or []
     if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):
         texts.extend(pre_generated[len(texts) :])  # after the first error: `-` (human_line fills them)
     return texts, ratings

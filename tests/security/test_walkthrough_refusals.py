@@ -97,13 +97,14 @@ def test_a_reward_model_takes_a_prm_only_from_a_project_where_its_requester_may_
         _steps_project_with_prm("their-prm", tmp_path)  # a project the requester is no member of
         compare = _project_of_pairs("duel-prm", planted_pair_examples(60, seed=3))
         engineer = member_client(compare, "duel-ml", Role.ML_ENGINEER)
+
+        def train_with_prm_of(slug: str):
+            body = {"config": {"features": ["prm"], "prm_project": slug}}
+            return engineer.post("/api/v1/projects/duel-prm/training-runs/", body, format="json")
+
         answers = {}
         for slug in ("their-prm", "no-such-prm"):
-            response = engineer.post(
-                "/api/v1/projects/duel-prm/training-runs/",
-                {"config": {"features": ["prm"], "prm_project": slug}},
-                format="json",
-            )
+            response = train_with_prm_of(slug)
             assert response.status_code == 400, response.content
             answers[slug] = response.json()["config"]["prm_project"][0].replace(repr(slug), "SLUG")
         # a project that exists but is not theirs reads exactly like one that does not exist
@@ -112,20 +113,12 @@ def test_a_reward_model_takes_a_prm_only_from_a_project_where_its_requester_may_
 
         # an annotator of the PRM's project may not score with it either
         mine.memberships.create(user=engineer.user, role=Role.ANNOTATOR)
-        response = engineer.post(
-            "/api/v1/projects/duel-prm/training-runs/",
-            {"config": {"features": ["prm"], "prm_project": "my-prm"}},
-            format="json",
-        )
+        response = train_with_prm_of("my-prm")
         assert response.status_code == 400, response.content
 
         # as its ml_engineer they may; a role taken away before the worker trains counts there too
         mine.memberships.create(user=engineer.user, role=Role.ML_ENGINEER)
-        response = engineer.post(
-            "/api/v1/projects/duel-prm/training-runs/",
-            {"config": {"features": ["prm"], "prm_project": "my-prm"}},
-            format="json",
-        )
+        response = train_with_prm_of("my-prm")
         assert response.status_code == 202, response.content
         mine.memberships.filter(user=engineer.user).delete()
         failed = services.run_training(run_id=response.json()["id"])

@@ -58,22 +58,24 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     }
     if not marks:
         return []
+    marked = [solution_id for solution_id, _ in marks.values()]
     texts: dict[int, list[str]] = defaultdict(list)
-    rows = Step.objects.filter(solution_id__in=[s for s, _ in marks.values()]).order_by("solution_id", "index")
+    rows = Step.objects.filter(solution_id__in=marked).order_by("solution_id", "index")
     for solution_id, text in rows.values_list("solution_id", "text"):
         texts[solution_id].append(text)
     # One step label per solution and annotator, as a step project allows: a solution this annotator
     # already marked in another pair keeps its first mark (the later one stays on its preference).
     # The solution rows are locked first (in id order), so two of their pairs submitted at once by
     # the same annotator cannot both see "not yet marked".
-    list(Solution.objects.select_for_update().filter(pk__in=[s for s, _ in marks.values()]).order_by("pk"))
+    list(Solution.objects.select_for_update().filter(pk__in=marked).order_by("pk"))
     already = set(
-        Annotation.objects.filter(
-            solution_id__in=[s for s, _ in marks.values()], annotator=preference.annotator
-        ).values_list("solution_id", flat=True)
+        Annotation.objects.filter(solution_id__in=marked, annotator=preference.annotator).values_list(
+            "solution_id", flat=True
+        )
     )
     marks = {side: mark for side, mark in marks.items() if mark[0] not in already}
-    assignment = preference.assignment
+    # the round the pair was served in
+    generation = preference.assignment.generation if preference.assignment is not None else None
     created = []
     for order, (side, (solution_id, index)) in enumerate(marks.items()):
         label_steps = marked_label_steps(texts[solution_id], index)
@@ -87,9 +89,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 # PRM800K records are keyed by (labeler, timestamp): the second mark of one answer is
                 # a microsecond later, so the two labels never share a key
                 submitted_at=preference.submitted_at + timedelta(microseconds=order),
-                generation=assignment.generation
-                if assignment is not None
-                else None,  # the round the pair was served in
+                generation=generation,
                 is_gold=False,
                 finish_reason=FinishReason.FOUND_ERROR,
                 label_steps=dumps_label_steps(label_steps),

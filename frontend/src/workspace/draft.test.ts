@@ -1,28 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { compareDrafts, type Draft, isDraft, LocalDrafts, otherTabChange, pickDraft, stepDrafts } from "./draft";
-
-class MemoryStorage implements Storage {
-  private m = new Map<string, string>();
-  get length() {
-    return this.m.size;
-  }
-  clear() {
-    this.m.clear();
-  }
-  getItem(k: string) {
-    return this.m.get(k) ?? null;
-  }
-  key(i: number) {
-    return [...this.m.keys()][i] ?? null;
-  }
-  removeItem(k: string) {
-    this.m.delete(k);
-  }
-  setItem(k: string, v: string) {
-    this.m.set(k, v);
-  }
-}
+import { MemoryStorage } from "./memory_storage.testing";
 
 const draft = (rev: number, key = "k"): Draft => ({
   v: 1,
