@@ -117,11 +117,17 @@ def project_members(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Added {who} as {labels}." if added else f"{who} had those roles.")
             return redirect("project-members", slug=project.slug)
         if action == "remove_role":
-            role = request.POST.get("role") or ""
-            username = team.remove_member(
-                project=project, actor=request.user, user_id=_int(request.POST, "user"), role=role
-            )
+            role, user_id = request.POST.get("role") or "", _int(request.POST, "user")
+            own_lead = user_id == request.user.pk and role == Role.LEAD
+            if own_lead and request.POST.get("confirm") != "yes":
+                # A lead taking their own lead role loses this page: ask first, as for a removal.
+                removal = team.removal(project=project, user_id=user_id, role=role)
+                context = {"removal": removal, "is_self": True, "role": role}
+                return _render(request, project, "members", "annotate/manage/member_remove.html", **context)
+            username = team.remove_member(project=project, actor=request.user, user_id=user_id, role=role)
             messages.success(request, f"{username} is no longer {Role(role).label} in {project.slug}.")
+            if own_lead:  # the members page is for leads only now (404)
+                return redirect("home")
             return redirect("project-members", slug=project.slug)
         if action == "remove":
             user_id = _int(request.POST, "user")

@@ -74,11 +74,11 @@ def _removed(memberships: list[Membership], user_id: int, role: str | None) -> l
     return theirs
 
 
-def removal(*, project: Project, user_id: int) -> dict:
-    """What removing the user would take, for the page that asks the lead to confirm: the user and
-    their role names. Raises TeamError at once for a removal that would be refused."""
+def removal(*, project: Project, user_id: int, role: str | None = None) -> dict:
+    """What removing the user (or only `role`) would take, for the page that asks the lead to
+    confirm: the user and the role names. Raises TeamError at once for a removal that would be refused."""
     memberships = list(Membership.objects.filter(project=project).select_related("user").order_by("role"))
-    theirs = _removed(memberships, user_id, None)
+    theirs = _removed(memberships, user_id, role)
     return {"user": theirs[0].user, "roles": [m.get_role_display() for m in theirs]}
 
 

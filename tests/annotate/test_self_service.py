@@ -253,6 +253,34 @@ def test_a_lead_removing_themselves_is_told_they_lose_the_project(client):
     assert "This is you:</strong> you will no longer be able to open this project." in html
 
 
+def test_a_lead_giving_up_their_own_lead_role_is_asked_first_and_sent_home(client):
+    lead, other = user("lead"), user("other")
+    project = project_with(lead, annotator=[lead])
+    Membership.objects.create(project=project, user=other, role=Role.LEAD)
+    signed_in(client, lead)
+    asked = client.post("/projects/algebra/members/", {"action": "remove_role", "user": lead.pk, "role": "lead"})
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "<h1>Give up your Lead role?</h1>" in html
+    assert '<input type="hidden" name="role" value="lead">' in html
+    assert Membership.objects.filter(project=project, user=lead, role=Role.LEAD).exists()  # nothing changed yet
+
+    done = client.post(
+        "/projects/algebra/members/",
+        {"action": "remove_role", "user": lead.pk, "role": "lead", "confirm": "yes"},
+        follow=True,
+    )
+    assert done.redirect_chain[-1][0] == "/"  # the members page is for leads only now
+    assert "lead is no longer Lead in algebra." in done.content.decode()
+    assert list(Membership.objects.filter(project=project, user=lead).values_list("role", flat=True)) == [
+        "annotator"
+    ]
+    # Another member's single role goes at once, as before (it does not lock the actor out).
+    Membership.objects.create(project=project, user=other, role=Role.ANNOTATOR)
+    signed_in(client, other)
+    client.post("/projects/algebra/members/", {"action": "remove_role", "user": other.pk, "role": "annotator"})
+    assert list(Membership.objects.filter(project=project, user=other).values_list("role", flat=True)) == ["lead"]
+
+
 def test_the_added_message_names_the_roles_as_the_page_does(client):
     lead = user("lead")
     user("ann")
