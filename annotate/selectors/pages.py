@@ -25,14 +25,17 @@ from annotate.selectors import projects_for_user
 PAST_JOBS = 50
 
 
-def _done_of_all(model, project_ids: list[int]) -> dict[int, dict]:
+# The queue's work, as the dashboard counts it: gold questions (and screening solutions) are
+# quality checks served beside the queue, so the totals leave them out, and so do step labels
+# (the dashboard's `labels`); its `preferences` count answers on gold pairs too, and so does this.
+def _done_of_all(queryset, project_ids: list[int]) -> dict[int, dict]:
     """Per project: {"total", "done"} rows of a queued model (solutions, pairs), one grouped query."""
-    rows = model.objects.filter(project_id__in=project_ids).values("project")
+    rows = queryset.filter(project_id__in=project_ids, is_gold=False).values("project")
     return {r["project"]: r for r in rows.annotate(total=Count("id"), done=Count("id", filter=Q(is_open=False)))}
 
 
-def _count_of(model, project_ids: list[int]) -> dict[int, int]:
-    rows = model.objects.filter(project_id__in=project_ids).values("project").annotate(n=Count("id"))
+def _count_of(queryset, project_ids: list[int]) -> dict[int, int]:
+    rows = queryset.filter(project_id__in=project_ids).values("project").annotate(n=Count("id"))
     return dict(rows.values_list("project", "n"))
 
 
@@ -44,10 +47,14 @@ def home_rows(*, user: AbstractBaseUser) -> list[dict]:
     for project_id, role in Membership.objects.filter(user=user).values_list("project_id", "role"):
         roles.setdefault(project_id, set()).add(role)
     ids = [p.pk for p in projects]
-    solutions, labels = _done_of_all(Solution, ids), _count_of(Annotation, ids)
+    solutions = _done_of_all(Solution.objects.filter(is_screening=False), ids)
+    labels = _count_of(Annotation.objects.filter(is_gold=False), ids)
     # A compare project's work is its pairs and their preferences, not solutions and step labels.
     compare_ids = [p.pk for p in projects if p.task_kind == TaskKind.COMPARE]
-    pairs, preferences = _done_of_all(Comparison, compare_ids), _count_of(Preference, compare_ids)
+    pairs, preferences = (
+        _done_of_all(Comparison.objects.all(), compare_ids),
+        _count_of(Preference.objects.all(), compare_ids),
+    )
     rows = []
     for project in projects:
         compare = project.task_kind == TaskKind.COMPARE

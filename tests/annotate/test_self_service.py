@@ -271,9 +271,7 @@ def test_a_lead_giving_up_their_own_lead_role_is_asked_first_and_sent_home(clien
     )
     assert done.redirect_chain[-1][0] == "/"  # the members page is for leads only now
     assert "lead is no longer Lead in algebra." in done.content.decode()
-    assert list(Membership.objects.filter(project=project, user=lead).values_list("role", flat=True)) == [
-        "annotator"
-    ]
+    assert list(Membership.objects.filter(project=project, user=lead).values_list("role", flat=True)) == ["annotator"]
     # Another member's single role goes at once, as before (it does not lock the actor out).
     Membership.objects.create(project=project, user=other, role=Role.ANNOTATOR)
     signed_in(client, other)
@@ -602,6 +600,22 @@ def test_home_counts_a_compare_projects_pairs_and_preferences_not_its_solutions(
     page = signed_in(client, lead).get("/").content.decode()
     row = page.split('data-project="duel"')[1].split("</tr>")[0]
     assert "0 / 2 pairs complete" in row
+
+
+def test_home_counts_the_queue_as_the_dashboard_does_without_gold_or_screening(client):
+    from tests.factories import make_gold_annotation, make_solutions
+
+    lead = user("lead")
+    project = project_with(lead)
+    make_solutions(project, 2)
+    (gold,) = make_solutions(project, 1, is_gold=True)
+    make_gold_annotation(gold, [1, 1, 1])
+    make_solutions(project, 1, is_screening=True)
+    signed_in(client, lead)
+    row = client.get("/").content.decode().split('data-project="algebra"')[1].split("</tr>")[0]
+    stats = client.get("/api/v1/projects/algebra/stats/").json()
+    assert "0 / 2 solutions complete" in row and stats["progress"]["solutions_total"] == 2
+    assert '<td class="sl-num">0</td>' in row and stats["progress"]["labels"] == 0  # the gold label is not queue work
 
 
 def test_a_compare_projects_settings_leave_out_what_pairs_have_no_use_for(client):
