@@ -33,14 +33,21 @@ def walked_completion(step: dict[str, Any]) -> dict[str, Any] | None:
     Unlike main_line_completion, a phase-1 step the labeler rewrote is their step, not the first of
     the completions they turned down.
     """
+    walked = walked_step(step)
+    return walked[1] if walked else None
+
+
+def walked_step(step: dict[str, Any]) -> tuple[int | None, dict[str, Any]] | None:
+    """walked_completion with its index among the step's completions (None for the labeler's own
+    step), so a reader can tell the walked completion from the alternatives beside it."""
     completions = step.get("completions") or []
     chosen = step.get("chosen_completion")
     if isinstance(chosen, int) and 0 <= chosen < len(completions):
-        return completions[chosen]
+        return chosen, completions[chosen]
     human = step.get("human_completion")
     if isinstance(human, dict) and isinstance(human.get("text"), str):
-        return {**human, "human": True}
-    return completions[0] if completions else None
+        return None, {**human, "human": True}
+    return (0, completions[0]) if completions else None
 
 
 def is_phase1(question: dict[str, Any]) -> bool:

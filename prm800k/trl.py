@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from prm800k.labels import walked_step
+
 
 def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives: str = "branch") -> list[dict]:
     """TRL stepwise-supervision rows {prompt, completions, labels} from one PRM800K record.
 
-    The main row follows the solution: at each step the chosen completion, else the human step
-    (labeled True, as TRL's converter does), else the first completion (the pre-generated step a
-    phase-2 labeler rated -1, which ends the row). With alternatives=branch every other rated
-    completion becomes its own row: the main-line prefix plus that completion. Rows end at the
-    first step *rated* -1; a neutral mapped to False by neutral=negative does not end them (the
-    labeler went on past it). neutral=drop ends the main row before a neutral step and skips
-    neutral alternatives; unrated steps end rows, except a trace's observations shown but not
-    rated (`question.step_types`): their text opens the next step's completion, so the rows go on.
+    The main row follows the solution as prm800k.labels.walked_step reads it: at each step the
+    chosen completion, else the human step (labeled True, as TRL's converter does), else the first
+    completion (the pre-generated step a phase-2 labeler rated -1, which ends the row). With
+    alternatives=branch every other rated completion becomes its own row: the main-line prefix plus
+    that completion. Rows end at the first step *rated* -1; a neutral mapped to False by
+    neutral=negative does not end them (the labeler went on past it). neutral=drop ends the main
+    row before a neutral step and skips neutral alternatives; unrated steps end rows, except a
+    trace's observations shown but not rated (`question.step_types`): their text opens the next
+    step's completion, so the rows go on.
     """
     prompt = record["question"]["problem"]
     step_types = record["question"].get("step_types") or []
@@ -34,19 +37,16 @@ def trl_rows(record: dict[str, Any], *, neutral: str = "positive", alternatives:
     texts: list[str] = []
     labels: list[bool] = []
     for position, step in enumerate(record["label"]["steps"]):
-        completions = step.get("completions") or []
-        chosen = step.get("chosen_completion")
-        human = step.get("human_completion")
-        if chosen is not None:
-            main_index, main_text, main_rating = chosen, completions[chosen]["text"], completions[chosen]["rating"]
-        elif human is not None:
-            main_index, main_text, main_rating = None, human["text"], 1
-        elif completions:
-            main_index, main_text, main_rating = 0, completions[0]["text"], completions[0]["rating"]
-        else:
+        walked = walked_step(step)
+        if walked is None:
             break
+        main_index, main = walked
+        completions = step.get("completions") or []
+        main_text = main["text"]
+        main_rating = 1 if main.get("human") else main.get("rating")  # the labeler's own step is right
         step_type = step_types[position] if position < len(step_types) else ""
-        if step_type == "observation" and main_rating is None and chosen is not None:
+        chosen = main_index is not None and main_index == step.get("chosen_completion")
+        if step_type == "observation" and main_rating is None and chosen:
             context += main_text + "\n\n"
             continue
         main_text = context + main_text
