@@ -163,6 +163,14 @@ class FixedIdentityMixin:
         return fields
 
 
+def problem_elsewhere(project: Project | None, problem) -> dict[str, str]:
+    """The add form's error when a row's problem is not one of its project's ({} when it is, or
+    when either is not chosen yet): a solution or pair must answer a problem of its own project."""
+    if project is not None and problem is not None and problem.project_id != project.pk:
+        return {"problem": "This problem belongs to another project."}
+    return {}
+
+
 class ReadOnlyAdminMixin:
     """For rows the app writes (steps, audit trails, job records, scores): shown, never added or
     edited here. `deletable = True` leaves deletion to the usual permission (job records)."""

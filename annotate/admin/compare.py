@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin
+from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, problem_elsewhere
 from annotate.models import Comparison, Preference, TaskKind
 
 
@@ -19,11 +19,9 @@ class ComparisonForm(forms.ModelForm):
         problem = data.get("problem", instance.problem if instance.problem_id else None)
         a = data.get("solution_a", instance.solution_a if instance.solution_a_id else None)
         b = data.get("solution_b", instance.solution_b if instance.solution_b_id else None)
-        errors: dict[str, str] = {}
+        errors = problem_elsewhere(project, problem)
         if project is not None and project.task_kind != TaskKind.COMPARE:
             errors["project"] = "Pairs belong to compare projects."
-        if problem is not None and project is not None and problem.project_id != project.pk:
-            errors["problem"] = "This problem belongs to another project."
         for name, solution in (("solution_a", a), ("solution_b", b)):
             if solution is not None and problem is not None and solution.problem_id != problem.pk:
                 errors[name] = "This solution answers another problem than the pair's."

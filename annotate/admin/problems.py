@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
 from annotate.models import Problem, Solution, Step
 from annotate.services import audit
 
@@ -56,9 +56,9 @@ class StepInline(ReadOnlyAdminMixin, admin.TabularInline):
 class SolutionForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
-        project, problem = data.get("project"), data.get("problem")
-        if project is not None and problem is not None and problem.project_id != project.pk:
-            raise ValidationError({"problem": "This problem belongs to another project."})
+        errors = problem_elsewhere(data.get("project"), data.get("problem"))
+        if errors:
+            raise ValidationError(errors)
         return data
 
 

@@ -126,3 +126,33 @@ def test_a_pair_added_by_hand_is_two_solutions_of_its_problem_in_a_compare_proje
         Comparison.objects.filter(solution_a__in=[own[0], steps[0]]).count()
         == Comparison.objects.filter(solution_a=own[0]).count()
     )  # nothing added by the refused forms
+
+
+def test_a_row_added_by_hand_answers_a_problem_of_its_own_project(duel):
+    """One rule for solutions and pairs (annotate.admin_scope.problem_elsewhere)."""
+    demo = Project.objects.create(slug="demo")
+    lead = _lead_of(duel, demo)
+    foreign = Problem.objects.filter(project=duel).order_by("id").first()
+    own = list(Solution.objects.filter(problem=foreign).order_by("id")[:2])
+    before = (Solution.objects.count(), Comparison.objects.count())
+    solution = lead.post(
+        "/admin/annotate/solution/add/",
+        {"project": demo.pk, "problem": foreign.pk, "content_hash": "x", "n_steps": 0, "priority": 0},
+    )
+    assert solution.status_code == 200 and "This problem belongs to another project." in solution.content.decode()
+    demo.task_kind = "compare"
+    demo.save(update_fields=["task_kind"])
+    pair = lead.post(
+        "/admin/annotate/comparison/add/",
+        {
+            "project": demo.pk,
+            "problem": foreign.pk,
+            "solution_a": own[0].pk,
+            "solution_b": own[1].pk,
+            "reason": "other",
+            "priority": 0,
+            "annotation_count": 0,
+        },
+    )
+    assert pair.status_code == 200 and "This problem belongs to another project." in pair.content.decode()
+    assert (Solution.objects.count(), Comparison.objects.count()) == before
