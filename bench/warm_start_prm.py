@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ml.prm.active_sim import in_vault  # noqa: E402
+from ml.prm.answer_input import GRADE_STRATA  # noqa: E402
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.data import load_dataset  # noqa: E402
 from ml.prm.examples import unlabeled_steps  # noqa: E402
 from ml.prm.feature_rows import FeatureCache  # noqa: E402
 from ml.prm.featurizers import make_featurizer  # noqa: E402
-from ml.prm.metrics import auroc, first_error_f1, first_error_predictions  # noqa: E402
+from ml.prm.metrics import auroc, first_error_f1, stratum_predictions  # noqa: E402
 from ml.prm.train import build_prm, save_checkpoint, train_prm  # noqa: E402
 
 SIZES = (100, 300, 800)
@@ -40,7 +41,10 @@ def evaluate(prm, items) -> tuple[float, float]:
     labels; each step with its solution's graded answer, as the app scores an open solution."""
     steps = [e for it in items for e in unlabeled_steps(it.problem, it.steps, answer_correct=it.answer_correct)]
     seqs = np.split(prm.score_steps(steps).p_negative, np.cumsum([len(it.steps) for it in items])[:-1])
-    f1 = first_error_f1(first_error_predictions(seqs, prm.threshold), np.array([it.first_error for it in items]))
+    # each solution's first error read with its graded-answer stratum's threshold, where the run chose them
+    grades = [GRADE_STRATA[it.answer_correct] for it in items]
+    pred = stratum_predictions(seqs, grades, prm.thresholds_by_grade, prm.threshold)
+    f1 = first_error_f1(pred, np.array([it.first_error for it in items]))
     labeled = [e for it in items for e in it.labeled]
     p = prm.score_steps(labeled).p_negative
     return f1["first_error_f1"], auroc(np.array([e.target == -1 for e in labeled]), p)

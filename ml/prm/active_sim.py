@@ -26,10 +26,12 @@ from ml.prm.head import HeadConfig, StepHead, WeakSet
 from ml.prm.metrics import (
     auroc,
     choose_map_cut,
+    choose_stratum_thresholds,
     choose_threshold,
     first_error_f1,
     first_error_predictions,
     map_predictions,
+    stratum_predictions,
 )
 from ml.prm.selection import convincing_wrong_priority
 from ml.prm.step_features import step_rows
@@ -147,7 +149,7 @@ def train_head(
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "reweighted",
     population: Sequence[int] | None = None,
-    decoding: str = "threshold",
+    decoding: str = "per_grade",
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -158,8 +160,10 @@ def train_head(
     `calibration`: "reweighted" (default) weights each labeled solution to the `population` (the
     pool) by `population_weights`; "all" counts them equally; "random" uses only `calibrate_on`,
     the ones drawn at random (seed set, control share), when there are at least 20.
-    `decoding`: "threshold" (the first step over a P(-1) threshold) or "map" (the most probable
-    first error, flagged where its margin over "no error" passes a cut chosen the same way)."""
+    `decoding`: "per_grade" (the first step over a P(-1) threshold, one per graded-answer stratum,
+    chosen jointly with `grade_weights`: the app's PRM reads first errors so), "threshold" (one
+    threshold for all) or "map" (the most probable first error, flagged where its margin over "no
+    error" passes a cut chosen the same way)."""
     labeled = list(labeled)
     rows, y, groups = _label_rows(P, labeled)
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
@@ -187,9 +191,26 @@ def train_head(
     weights = None
     if calibration == "reweighted" and population is not None:
         weights = population_weights(P, head, ref, population, col)
+    if decoding == "per_grade":
+        grades = [P.answer[i] for i in ref]
+        gw = grade_weights(P, head, ref, population, col) if population is not None else None
+        head.thresholds = choose_stratum_thresholds(seqs, P.first_error[ref], grades, grid=grid, weights=gw)
     head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid, weights=weights)
     head.map_cut = choose_map_cut(seqs, P.first_error[ref], weights=weights) if decoding == "map" else None
     return head
+
+
+def grade_weights(P: Prepared, head: StepHead, ref: Sequence[int], population: Sequence[int], col: dict) -> np.ndarray:
+    """`reweight.stratified_population_weights` of the labeled solutions `ref` to `population` by
+    graded answer and largest step P(-1), the labeled ones scored out of bag."""
+    labeled = set(ref)
+    lab = _max_p_negative(P, head, ref, col)
+    rest = [i for i in population if i not in labeled]
+    pop = np.concatenate([lab, _max_p_negative(P, head, rest)])
+    codes = grade_codes([P.answer[i] for i in ref])
+    return reweight.stratified_population_weights(
+        lab, pop, codes, np.concatenate([codes, grade_codes([P.answer[i] for i in rest])])
+    )
 
 
 def _max_p_negative(P: Prepared, head: StepHead, idx: Sequence[int], col: dict | None = None) -> np.ndarray:
@@ -228,7 +249,13 @@ def evaluate(P: Prepared, head: StepHead, ev: Sequence[int]) -> dict:
         seqs.append(p[o : o + n])
         o += n
     cut = getattr(head, "map_cut", None)
-    pred = first_error_predictions(seqs, head.threshold) if cut is None else map_predictions(seqs, cut)
+    thresholds = getattr(head, "thresholds", None)
+    if thresholds is not None:
+        pred = stratum_predictions(seqs, [P.answer[i] for i in ev], thresholds, head.threshold)
+    elif cut is None:
+        pred = first_error_predictions(seqs, head.threshold)
+    else:
+        pred = map_predictions(seqs, cut)
     m = first_error_f1(pred, P.first_error[list(ev)])
     lr = np.concatenate([P.lab_rows[i] for i in ev])
     ly = np.concatenate([P.lab_y[i] for i in ev])
@@ -269,6 +296,7 @@ def select(
     cand: list[int],
     budget: float,
     rng: np.random.Generator,
+    wrong_share: float = WRONG_SHARE,
 ) -> tuple[list[int], bool]:
     """Solutions to label next (indices into P) until their true label counts reach `budget`, and
     whether they were drawn at random."""
@@ -287,7 +315,7 @@ def select(
         return fill(rng.permutation(len(cand))), True
     if strategy == "answer_stratified":
         wrong = np.asarray([P.answer[i] is False for i in cand])
-        return [cand[j] for j in stratified_order(wrong, costs_true, budget, WRONG_SHARE, rng)], False
+        return [cand[j] for j in stratified_order(wrong, costs_true, budget, wrong_share, rng)], False
     rows, lengths = _own_rows(P, cand)
     hp = head.head_probs(P.X[rows])
     if strategy == "uncertainty":
@@ -322,8 +350,9 @@ def simulate(
     head: HeadConfig | None = None,
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "reweighted",
-    decoding: str = "threshold",
+    decoding: str = "per_grade",
     prior_items: Sequence = (),
+    wrong_share: float = WRONG_SHARE,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Curves per strategy and seed; budgets are shares of the pool's total step labels.
@@ -392,7 +421,7 @@ def simulate(
                     break
                 # the app routes a control share of claims at random whatever the strategy
                 share = 0.0 if s == "random" else control_share
-                picks, is_random = select(s, P, h, cand, round_budget * (1 - share), srng)
+                picks, is_random = select(s, P, h, cand, round_budget * (1 - share), srng, wrong_share)
                 labeled += picks
                 if is_random:
                     randomly += picks
@@ -417,6 +446,7 @@ def simulate(
             "blocks": list(blocks),
             "calibration": calibration,
             "decoding": decoding,
+            "wrong_share": wrong_share,
             "prior_solutions": len(prior_items),
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),

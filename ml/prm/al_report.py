@@ -140,7 +140,7 @@ def write_report(sim_dir: Path, results: Path, *, tag: str = "", evidence: Path 
         ] + vrows
     if dev:
         meta = json.loads(dev[0].read_text())["meta"]
-        keys = ("seeds", "rounds", "round_share", "seed_share", "control_share", "blocks", "head")
+        keys = ("seeds", "rounds", "round_share", "seed_share", "control_share", "blocks", "decoding", "head")
         out += ["", f"Parameters: `{json.dumps({k: meta.get(k) for k in keys})}`"]
         out += [
             "",

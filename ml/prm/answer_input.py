@@ -21,6 +21,9 @@ import numpy as np
 
 ANSWER_DIM = 4
 POSITION_CAP = 16
+# the graded-answer strata that get a first-error threshold each (`ml.prm.train`, `thresholds_by_grade`):
+# the grade says most of whether a solution holds an error, so how high its first error runs differs too
+GRADE_STRATA = {False: "wrong", True: "right", None: "ungraded"}
 
 
 def grade_codes(answer_correct: Sequence[bool | None]) -> np.ndarray:

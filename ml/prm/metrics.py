@@ -229,3 +229,61 @@ def step_metrics(y_class, probs) -> dict:
         "n_steps": int(len(y)),
         "n_negative": int((y == 0).sum()),
     }
+
+
+def _stratum_counts(paths: _Paths, true: np.ndarray, w: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """(len(grid), 4) weighted counts per threshold: hits and totals on erroneous, then on error-free solutions."""
+    err = true >= 0
+    out = np.zeros((len(grid), 4))
+    for j, t in enumerate(grid):
+        pred = paths.first_above(t)
+        out[j] = [
+            (w * (err & (pred == true))).sum(),
+            (w * err).sum(),
+            (w * (~err & (pred == -1))).sum(),
+            (w * ~err).sum(),
+        ]
+    return out
+
+
+def choose_stratum_thresholds(p_negative_per_solution, true, strata, grid=None, weights=None) -> dict:
+    """One P(-1) threshold per stratum (e.g. the graded answer: wrong, right, ungraded), chosen
+    jointly to maximise the first-error F1 of all the solutions together, each counted with its
+    weight. A stratum's threshold is then set on that stratum's own solutions, so a sample that
+    over-represents one stratum (a queue that favours wrong answers) does not move the other's."""
+    true = np.asarray(true)
+    strata = list(strata)
+    w = np.ones(len(true)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if grid is None:
+        grid = np.linspace(0.05, 0.95, 19)
+    grid = np.asarray(grid, dtype=np.float64)
+    keys = sorted(set(strata), key=repr)
+    counts = []
+    for k in keys:
+        idx = [i for i, s in enumerate(strata) if s == k]
+        paths = _Paths([p_negative_per_solution[i] for i in idx])
+        counts.append(_stratum_counts(paths, true[idx], w[idx], grid))
+    # every combination of one threshold per stratum: sum the counts by broadcasting
+    total = np.zeros((1,) * len(keys) + (4,))
+    for d, c in enumerate(counts):
+        shape = [1] * len(keys) + [4]
+        shape[d] = len(grid)
+        total = total + c.reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_err = np.where(total[..., 1] > 0, total[..., 0] / np.maximum(total[..., 1], 1e-12), np.nan)
+        acc_ok = np.where(total[..., 3] > 0, total[..., 2] / np.maximum(total[..., 3], 1e-12), np.nan)
+        f1 = np.where(acc_err + acc_ok > 0, 2 * acc_err * acc_ok / (acc_err + acc_ok), 0.0)
+    f1 = np.where(np.isnan(acc_err), acc_ok, np.where(np.isnan(acc_ok), acc_err, f1))
+    f1 = np.nan_to_num(f1, nan=-1.0)
+    best = np.unravel_index(int(np.argmax(f1)), f1.shape)
+    return {k: float(grid[b]) for k, b in zip(keys, best, strict=True)}
+
+
+def stratum_predictions(p_negative_per_solution, strata, thresholds: dict, default: float = 0.5) -> np.ndarray:
+    """`first_error_predictions` with each solution's threshold taken from its stratum."""
+    out = np.full(len(p_negative_per_solution), -1, dtype=np.int64)
+    strata = list(strata)
+    for k in set(strata):
+        idx = [i for i, s in enumerate(strata) if s == k]
+        out[idx] = first_error_predictions([p_negative_per_solution[i] for i in idx], thresholds.get(k, default))
+    return out

@@ -161,12 +161,21 @@ class PRM:
     """A trained PRM: featurizer + ensemble head + temperature. Scores steps and solutions."""
 
     def __init__(
-        self, *, featurizer, head: EnsembleHead, temperature: float = 1.0, threshold: float = 0.5, config=None
+        self,
+        *,
+        featurizer,
+        head: EnsembleHead,
+        temperature: float = 1.0,
+        threshold: float = 0.5,
+        thresholds_by_grade: dict[str, float] | None = None,
+        config=None,
     ):
         self.featurizer = featurizer
         self.head = head.eval()
         self.temperature = float(temperature)
         self.threshold = float(threshold)  # P(-1) above which a step is called the first error
+        # the same per graded-answer stratum ("wrong", "right", "ungraded"), where the run chose them
+        self.thresholds_by_grade = dict(thresholds_by_grade or {})
         self.config = config
         self.cache = FeatureCache(featurizer)
 

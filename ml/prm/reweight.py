@@ -39,6 +39,7 @@ class ThresholdPool:
     lengths: np.ndarray
     sample: np.ndarray
     labeled: dict[str, int]
+    grades: np.ndarray | None = None  # each solution's graded-answer stratum ("wrong", "right", "ungraded")
 
     def starts(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
@@ -67,3 +68,25 @@ def population_weights(labeled: np.ndarray, population: np.ndarray, bins: int = 
     pop_share = np.bincount(pop_bin, minlength=len(edges) + 1) / len(population)
     lab_share = np.bincount(lab_bin, minlength=len(edges) + 1) / len(labeled)
     return pop_share[lab_bin] / lab_share[lab_bin]
+
+
+def stratified_population_weights(
+    labeled: np.ndarray, population: np.ndarray, labeled_strata, population_strata, bins: int = BINS
+) -> np.ndarray:
+    """`population_weights` within each stratum (the graded answer: a queue may favour wrong
+    answers), times the population's share of that stratum over the labeled share: the joint
+    propensity on (stratum, largest step P(-1)). A labeled stratum the population lacks gets 0."""
+    labeled = np.asarray(labeled, dtype=np.float64)
+    population = np.asarray(population, dtype=np.float64)
+    lab_s = np.asarray(labeled_strata)
+    pop_s = np.asarray(population_strata)
+    out = np.zeros(len(labeled))
+    if not len(labeled) or not len(population):
+        return np.ones(len(labeled))
+    for k in np.unique(lab_s):
+        mine, theirs = lab_s == k, pop_s == k
+        if not theirs.any():
+            continue
+        share = theirs.mean() / mine.mean()
+        out[mine] = population_weights(labeled[mine], population[theirs], bins) * share
+    return out

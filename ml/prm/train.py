@@ -21,17 +21,19 @@ import torch
 import torch.nn.functional as F
 
 from ml.prm import reweight
-from ml.prm.answer_input import ANSWER_DIM, answer_block_for_examples
+from ml.prm.answer_input import ANSWER_DIM, GRADE_STRATA, answer_block_for_examples
 from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows, TrainingBatches
 from ml.prm.featurizers import make_featurizer
 from ml.prm.metrics import (
+    choose_stratum_thresholds,
     choose_threshold,
     first_error_f1,
     first_error_f1_interval,
     first_error_predictions,
     step_metrics,
+    stratum_predictions,
 )
 from ml.prm.model import PRM, EnsembleHead, scores_from_head_probs
 
@@ -100,22 +102,38 @@ class _Paths:
         return [p_negative[i] for i in self.positions]
 
 
+def path_grades(examples: Sequence[StepExample], paths: _Paths) -> list[str]:
+    """Each path solution's graded-answer stratum (`GRADE_STRATA`)."""
+    grade = {e.solution_id: e.answer_correct for e in examples}
+    return [GRADE_STRATA[grade[sid]] for sid in paths.solution_ids]
+
+
 def evaluate(
-    examples: Sequence[StepExample], head_probs: torch.Tensor, threshold: float, paths: _Paths | None = None
+    examples: Sequence[StepExample],
+    head_probs: torch.Tensor,
+    threshold: float,
+    paths: _Paths | None = None,
+    by_grade: dict[str, float] | None = None,
 ) -> dict:
-    """Step metrics and first-error F1 for examples (with targets) given (K, n, 3) head probabilities."""
+    """Step metrics and first-error F1 for examples (with targets) given (K, n, 3) head probabilities;
+    with `by_grade`, each solution's first error is read with its graded-answer stratum's threshold
+    (`threshold` for a stratum it does not name)."""
     sc = scores_from_head_probs(head_probs)
     y = np.asarray([e.target + 1 for e in examples], dtype=np.int64)
     m = step_metrics(y, sc.probs)
     paths = paths or _Paths.of(examples)
     if len(paths.truth):
-        predicted = first_error_predictions(paths.sequences(sc.p_negative), threshold)
+        seqs = paths.sequences(sc.p_negative)
+        if by_grade:
+            predicted = stratum_predictions(seqs, path_grades(examples, paths), by_grade, threshold)
+        else:
+            predicted = first_error_predictions(seqs, threshold)
         m.update(first_error_f1(predicted, paths.truth))
         m["first_error_f1_ci"] = first_error_f1_interval(predicted, paths.truth)
     return m
 
 
-def _threshold_weights(
+def _threshold_scores(
     head: EnsembleHead,
     train_ex: Sequence[StepExample],
     tr_probs: torch.Tensor,
@@ -125,11 +143,11 @@ def _threshold_weights(
     *,
     temperature: float,
     device: str,
-) -> np.ndarray:
-    """`reweight.population_weights` of the training solutions (in `paths`' order) to the
-    pool's sample, each solution scored by its largest step P(-1); a step the model trained on is
-    scored out of bag (by the members whose bootstrap left it out), so fitting its label does
-    not inflate it."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The largest step P(-1) of each training solution (in `paths`' order) and of each solution of
+    the pool's sample, what `ml.prm.reweight` weights the training solutions to the pool by; a step
+    the model trained on is scored out of bag (by the members whose bootstrap left it out), so
+    fitting its label does not inflate it."""
     p_tr = tr_probs[:, :, 0].numpy()
     out = (boot == 0).numpy()
     cnt = out.sum(0)
@@ -147,7 +165,7 @@ def _threshold_weights(
             p[starts[s] + e.step_index] = oob[i]
     top = reweight.solution_max(p, pool.lengths)
     labeled = [top[pool.labeled[sid]] if sid in pool.labeled else max(path_oob[sid]) for sid in paths.solution_ids]
-    return reweight.population_weights(np.asarray(labeled), top[pool.sample])
+    return np.asarray(labeled), top[pool.sample]
 
 
 def train_prm(
@@ -272,23 +290,36 @@ def train_prm(
     tr_probs = torch.softmax(_logits(head, x_tr, dev) / temperature, dim=-1)
     threshold = cfg.first_error_threshold
     tr_paths = _Paths.of(train_ex)
+    by_grade = None
     if threshold is None:
         seqs, truth = tr_paths.sequences(tr_probs.mean(0)[:, 0].numpy()), tr_paths.truth
-        weights = None
+        grades = path_grades(train_ex, tr_paths)
+        weights = grade_weights = None
         pool = threshold_pool
         if pool is not None and len(pool.sample) and pool.labeled and len(truth):
-            weights = _threshold_weights(
+            lab_top, pool_top = _threshold_scores(
                 head, train_ex, tr_probs, boot, pool, tr_paths, temperature=temperature, device=dev
             )
+            weights = reweight.population_weights(lab_top, pool_top)
+            if pool.grades is not None:
+                grade_weights = reweight.stratified_population_weights(
+                    lab_top, pool_top, grades, pool.grades[pool.sample]
+                )
             metrics["threshold_weights"] = {
                 "population": len(pool.sample),
                 "max": round(float(weights.max()), 3),
                 "min": round(float(weights.min()), 3),
             }
         threshold = choose_threshold(seqs, truth, weights=weights) if len(truth) else 0.5
-    metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths)
+        if cfg.grade_thresholds and side_dim and len(truth):
+            # the head reads the grade, so the grade also says how high a first error runs: one
+            # threshold per stratum (bench/results/simulation_notes.md, session 16)
+            by_grade = choose_stratum_thresholds(seqs, truth, grades, weights=grade_weights)
+    metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths, by_grade)
     if x_he is not None:
-        metrics["heldout"] = evaluate(held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold)
+        metrics["heldout"] = evaluate(
+            held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, by_grade=by_grade
+        )
     label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)
     return {
         "version": CHECKPOINT_VERSION,
@@ -300,6 +331,7 @@ def train_prm(
         "state_dict": {k_: v.detach().cpu() for k_, v in head.state_dict().items()},
         "temperature": float(temperature),
         "threshold": float(threshold),
+        "thresholds_by_grade": by_grade,
         "metrics": metrics,
         "history": history,
         "best_epoch": int(best_epoch),
@@ -362,6 +394,7 @@ def build_prm(checkpoint: dict, *, featurizer=None, cache: FeatureCache | None =
         head=head,
         temperature=checkpoint["temperature"],
         threshold=checkpoint["threshold"],
+        thresholds_by_grade=checkpoint.get("thresholds_by_grade"),  # absent before session 16
         config=cfg,
     )
     if cache is not None:

@@ -207,6 +207,7 @@ def _summary_metrics(checkpoint: dict) -> dict[str, Any]:
         "best_epoch": checkpoint["best_epoch"],
         "temperature": checkpoint["temperature"],
         "threshold": checkpoint["threshold"],
+        "thresholds_by_grade": checkpoint.get("thresholds_by_grade"),
         "threshold_weights": checkpoint["metrics"].get("threshold_weights"),
         "heldout": heldout,
         "train": checkpoint["metrics"].get("train") or {},

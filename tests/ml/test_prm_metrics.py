@@ -6,6 +6,7 @@ import pytest
 from ml.prm.metrics import (
     auroc,
     choose_map_cut,
+    choose_stratum_thresholds,
     choose_threshold,
     ece,
     first_error_f1,
@@ -15,6 +16,7 @@ from ml.prm.metrics import (
     flag_share,
     map_predictions,
     step_metrics,
+    stratum_predictions,
     wilson_interval,
 )
 
@@ -159,3 +161,30 @@ def test_population_weights_undo_a_selection_on_the_largest_step_p_negative():
     top = picked > np.quantile(pool, 0.8)
     assert w[top].max() < 1 < w[~top].min()
     assert abs(w[top].sum() / w.sum() - 0.2) < 0.01
+
+
+def test_one_threshold_per_stratum_where_no_single_threshold_fits_both():
+    """Graded-wrong answers whose first error sits at P(-1) 0.3 beside error-free right answers whose
+    steps run up to 0.5: one threshold gets one stratum wrong, one per stratum gets every solution."""
+    wrong = [[0.1, 0.3, 0.6], [0.3, 0.2]]  # first errors at 1 and 0
+    right = [[0.2, 0.5], [0.45, 0.1, 0.1]]  # no error
+    seqs, true = wrong + right, np.array([1, 0, -1, -1])
+    strata = [False, False, True, True]
+    grid = np.linspace(0.05, 0.95, 19)
+    single = first_error_predictions(seqs, choose_threshold(seqs, true, grid=grid))
+    assert first_error_f1(single, true)["first_error_f1"] < 1.0
+    th = choose_stratum_thresholds(seqs, true, strata, grid=grid)
+    assert set(th) == {False, True} and 0.1 <= th[False] < 0.3 and th[True] >= 0.5
+    pred = stratum_predictions(seqs, strata, th)
+    assert list(pred) == [1, 0, -1, -1]
+    # a stratum the thresholds do not name (an ungraded solution) gets the default
+    assert list(stratum_predictions([[0.4, 0.9]], [None], th, default=0.5)) == [1]
+
+
+def test_stratum_thresholds_trade_the_two_accuracies_by_weight():
+    """Within one stratum the chosen threshold follows the weights, as `choose_threshold`'s does."""
+    seqs = [np.array([0.1, 0.5]), np.array([0.3, 0.8]), np.array([0.2])]
+    truth = np.array([1, 1, -1])
+    grid = [0.25, 0.6]
+    assert choose_stratum_thresholds(seqs, truth, [None] * 3, grid=grid, weights=[5, 1, 1]) == {None: 0.25}
+    assert choose_stratum_thresholds(seqs, truth, [None] * 3, grid=grid, weights=[1, 5, 1]) == {None: 0.6}

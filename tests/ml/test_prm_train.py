@@ -228,3 +228,44 @@ def test_a_checkpoint_from_before_the_answer_input_loads(planted):
     np.testing.assert_allclose(
         prm.score_steps(examples[:200]).probs, build_prm(ckpt, cache=cache).score_steps(examples[:200]).probs, atol=1e-6
     )
+
+
+def test_each_graded_answer_stratum_gets_its_own_first_error_threshold():
+    """A head that reads the grade gets one first-error threshold per graded-answer stratum, chosen on
+    the training solutions; held-out first-error F1 is read with them. A head blind to the grade
+    keeps the one threshold."""
+    from ml.prm.examples import examples_from_steps
+    from ml.prm.train import _Paths, evaluate, path_grades
+
+    examples = _graded_examples(600, seed=4)
+    # ungraded solutions too, with an error at their second step: a third stratum
+    rng = np.random.default_rng(5)
+    for n in range(120):
+        steps = [" ".join(rng.choice([f"u{i}" for i in range(50)], 6)) for _ in range(3)]
+        examples += examples_from_steps(f"problem {n % 120}", steps, 1, solution_id=f"u{n}", problem_id=f"p{n % 120}")
+    cfg = dict(seed=0, ensemble_size=2, hidden_size=8, step_hash_dim=2048, context_hash_dim=512, max_epochs=15)
+    featurizer = HashedNgramFeaturizer(step_hash_dim=2048, context_hash_dim=512)
+    cache = FeatureCache(featurizer)
+    graded = train_prm(examples, PRMConfig(**cfg), cache=cache)
+    blind = train_prm(examples, PRMConfig(**cfg, answer_input=False), cache=cache)
+    by_grade = graded["thresholds_by_grade"]
+    assert set(by_grade) == {"wrong", "right", "ungraded"} and all(0 < t < 1 for t in by_grade.values())
+    assert blind["thresholds_by_grade"] is None
+    paths = _Paths.of(examples)
+    assert path_grades(examples, paths).count("ungraded") == 120
+    # the recorded held-out F1 is the one the strata's thresholds give
+    from ml.prm.train import build_prm, split_by_problem
+
+    _, held = split_by_problem(examples, PRMConfig(**cfg).heldout_fraction, 0)
+    held_ex = [examples[i] for i in held]
+    prm = build_prm(graded, featurizer=featurizer)
+    probs = prm.head_probs(prm.cache.get(held_ex).with_side(_answers(held_ex)))
+    m = evaluate(held_ex, probs, graded["threshold"], by_grade=by_grade)
+    assert m["first_error_f1"] == pytest.approx(graded["metrics"]["heldout"]["first_error_f1"])
+    assert graded["metrics"]["heldout"]["first_error_f1"] > 0.9
+
+
+def _answers(examples):
+    from ml.prm.answer_input import answer_block_for_examples
+
+    return answer_block_for_examples(examples)

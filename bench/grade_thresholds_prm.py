@@ -1,0 +1,56 @@
+"""The app's PRM with one first-error threshold against one per graded-answer stratum
+(PRMConfig.grade_thresholds): held-out first-error F1 after training on N labeled solutions drawn at
+random, on the sets whose answers are graded (ProcessBench gsm8k, math, olympiadbench; MR-Ben).
+Writes bench/results/grade_thresholds_prm.md.
+
+    .venv/bin/python bench/grade_thresholds_prm.py [--sets gsm8k,math,olympiadbench,mrben] [--seeds 3]
+
+Splits as bench/warm_start_prm.py: development (25% of the non-vault problems evaluated) and the
+vault (ml.prm.active_sim.in_vault). The choice was made on the simulation's development split
+(bench/results/simulation_notes.md, session 16) before this ran. The model is the same in both arms
+(same seed, same labels): only how its step P(-1) are read into a first error differs, so AUROC(-1)
+is the same in both columns.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from warm_start_prm import compare_arms, parse_args, write_table  # noqa: E402
+
+from ml.prm.config import PRMConfig  # noqa: E402
+from ml.prm.feature_rows import FeatureCache  # noqa: E402
+from ml.prm.featurizers import make_featurizer  # noqa: E402
+
+
+def main() -> None:
+    sets, seeds = parse_args()
+    t0 = time.perf_counter()
+    cache = FeatureCache(make_featurizer(PRMConfig()))
+    arms = {
+        "one": lambda seed: PRMConfig(seed=seed, grade_thresholds=False),
+        "per grade": lambda seed: PRMConfig(seed=seed, grade_thresholds=True),
+    }
+    rows = compare_arms(sets, seeds, cache, arms)
+    write_table(
+        ROOT / "bench" / "results" / "grade_thresholds_prm.md",
+        "The app's PRM with one first-error threshold and with one per graded answer (bench/grade_thresholds_prm.py)",
+        "`PRMConfig()` with `grade_thresholds` off and on (the default): the first-error threshold chosen "
+        "once for all training solutions, or once per graded-answer stratum (wrong, right, ungraded) jointly "
+        "(`ml/prm/metrics.py` `choose_stratum_thresholds`). Held-out first-error F1 and AUROC(-1), mean of "
+        f"{seeds} seeds (difference: mean, and the smallest and largest over seeds); N = labeled solutions "
+        "drawn at random from the pool, labels as an annotator gives them (up to the first -1). Evaluated "
+        "solutions are scored with their graded answers, as the app scores an open solution. Took "
+        f"{time.perf_counter() - t0:.0f} s on this 2-core machine.",
+        ("one", "per grade"),
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()
