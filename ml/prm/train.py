@@ -133,11 +133,20 @@ def evaluate(
     return m
 
 
+def _out_of_bag(tr_probs: torch.Tensor, boot: torch.Tensor) -> np.ndarray:
+    """Each training example's P(-1) from the members whose bootstrap left it out (all members'
+    mean where none did): a model that fitted a label scores it too confidently, and a threshold
+    chosen on such scores is set too high for steps it never saw."""
+    p_tr = tr_probs[:, :, 0].numpy()
+    out = (boot == 0).numpy()
+    cnt = out.sum(0)
+    return np.where(cnt > 0, (p_tr * out).sum(0) / np.maximum(cnt, 1), p_tr.mean(0))
+
+
 def _threshold_scores(
     head: EnsembleHead,
     train_ex: Sequence[StepExample],
-    tr_probs: torch.Tensor,
-    boot: torch.Tensor,
+    oob: np.ndarray,
     pool: reweight.ThresholdPool,
     paths: _Paths,
     *,
@@ -147,11 +156,7 @@ def _threshold_scores(
     """The largest step P(-1) of each training solution (in `paths`' order) and of each solution of
     the pool's sample, what `ml.prm.reweight` weights the training solutions to the pool by; a step
     the model trained on is scored out of bag (by the members whose bootstrap left it out), so
-    fitting its label does not inflate it."""
-    p_tr = tr_probs[:, :, 0].numpy()
-    out = (boot == 0).numpy()
-    cnt = out.sum(0)
-    oob = np.where(cnt > 0, (p_tr * out).sum(0) / np.maximum(cnt, 1), p_tr.mean(0))
+    fitting its label does not inflate it (`oob`, from `_out_of_bag`)."""
     probs = torch.softmax(_logits(head, pool.rows, device) / temperature, dim=-1)
     p = probs.mean(0)[:, 0].numpy().astype(np.float64)
     starts = pool.starts()
@@ -181,7 +186,8 @@ def train_prm(
     Split by problem into train / held-out (`config.heldout_fraction`; no held-out below 4
     problems), train with Adam and per-head bootstrap weights, stop when the held-out NLL has not
     improved for `config.patience` epochs and keep the best epoch, fit a temperature on the
-    held-out set, choose the first-error threshold on the training solutions, and record held-out
+    held-out set, choose the first-error threshold (one per graded-answer stratum with
+    `grade_thresholds`) on the training solutions scored out of bag, and record held-out
     metrics. Pass a `FeatureCache` to reuse features across runs (steps never change).
 
     `threshold_pool`: feature rows of a random sample of the project's solutions and of every step
@@ -292,13 +298,14 @@ def train_prm(
     tr_paths = _Paths.of(train_ex)
     by_grade = None
     if threshold is None:
-        seqs, truth = tr_paths.sequences(tr_probs.mean(0)[:, 0].numpy()), tr_paths.truth
+        oob = _out_of_bag(tr_probs, boot)
+        seqs, truth = tr_paths.sequences(oob), tr_paths.truth
         grades = path_grades(train_ex, tr_paths)
         weights = grade_weights = None
         pool = threshold_pool
         if pool is not None and len(pool.sample) and pool.labeled and len(truth):
             lab_top, pool_top = _threshold_scores(
-                head, train_ex, tr_probs, boot, pool, tr_paths, temperature=temperature, device=dev
+                head, train_ex, oob, pool, tr_paths, temperature=temperature, device=dev
             )
             weights = reweight.population_weights(lab_top, pool_top)
             if pool.grades is not None:

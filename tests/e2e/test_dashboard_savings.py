@@ -158,7 +158,7 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
         else:
             expect(caveat).not_to_contain_text("Caution")
         if strategy == Strategy.ANSWER_STRATIFIED:  # the default: no savings promised
-            expect(caveat).to_contain_text("no order saves labels beyond noise")
+            expect(caveat).to_contain_text("It needs no model and stays the default by a rule fixed before the runs")
         else:
             expect(caveat).to_contain_text("The default Answer-stratified is recommended.")
     expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")

@@ -269,3 +269,15 @@ def _answers(examples):
     from ml.prm.answer_input import answer_block_for_examples
 
     return answer_block_for_examples(examples)
+
+
+def test_the_threshold_reads_each_training_step_out_of_bag():
+    """A step is scored by the members whose bootstrap left it out (their mean), and by every
+    member where none did: a member that fitted a label scores it too confidently."""
+    from ml.prm.train import _out_of_bag
+
+    # (K=3 members, n=3 examples, 3 classes); P(-1) is class 0
+    p_neg = torch.tensor([[0.9, 0.2, 0.5], [0.1, 0.4, 0.5], [0.3, 0.6, 0.2]])
+    probs = torch.stack([p_neg, (1 - p_neg) / 2, (1 - p_neg) / 2], dim=-1)
+    boot = torch.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    np.testing.assert_allclose(_out_of_bag(probs, boot), [(0.1 + 0.3) / 2, (0.2 + 0.4) / 2, (0.5 + 0.5 + 0.2) / 3])

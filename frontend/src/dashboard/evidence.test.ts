@@ -43,7 +43,26 @@ describe("strategyCaveat", () => {
     expect(text).toMatch(/^In the offline simulation/);
     expect(text).toContain("with no interval under zero.");
     expect(text).toContain("on 1 of 2 splits; where it reached it, its label efficiency was 0.80x to 1.20x");
-    expect(text).toContain("no order saves labels beyond noise");
+    expect(text).toContain("It needs no model and stays the default by a rule fixed before the runs");
+  });
+
+  it("names where an order's interval is over zero, beside where it is under", () => {
+    const mixed: Evidence = {
+      seeds: 5,
+      strategies: {
+        value: [row("math", "vault", 2.5, 0.05, 0.08), row("mrben", "vault", null, -0.04, -0.01)],
+        uncertainty: [row("math", "vault", 2.5, 0.05, 0.08)],
+      },
+    };
+    mixed.strategies.value[0].aulc_diff_ci = [0.02, 0.08];
+    mixed.strategies.uncertainty[0].aulc_diff_ci = [0.02, 0.08];
+    expect(strategyCaveat("value", mixed)).toContain(
+      "above random with the interval over zero on MATH (vault); below random with the interval under zero on MR-Ben (vault). ",
+    );
+    expect(strategyCaveat("uncertainty", mixed)).toContain(
+      "above random with the interval over zero on MATH (vault); no interval under zero. ",
+    );
+    expect(strategyCaveat("uncertainty", mixed)).not.toContain("Caution");
   });
 
   it("reads mix as the convincing_wrong runs it mostly is, and says nothing for random or unknown orders", () => {

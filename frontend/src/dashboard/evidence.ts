@@ -57,6 +57,7 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
   const sets = new Set(rows.map((r) => r.set)).size;
   const diffs = rows.map((r) => r.aulc_diff);
   const below = rows.filter((r) => r.aulc_diff_ci[1] < 0);
+  const above = rows.filter((r) => r.aulc_diff_ci[0] > 0);
   const slower = rows.filter((r) => r.efficiency === null || r.efficiency < 1);
   const never = rows.filter((r) => r.efficiency === null).length;
   const reached = rows.map((r) => r.efficiency).filter((e): e is number => e !== null);
@@ -65,7 +66,10 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
     `In the offline simulation (${evidence.seeds} seeds, ${sets} data sets, development and vault) the ` +
     `${named(source)} order's area under the learning curve was ${signed(Math.min(...diffs))} to ` +
     `${signed(Math.max(...diffs))} from random's (first-error F1)` +
-    (below.length ? `, below random with the interval under zero on ${where(below)}. ` : ", with no interval under zero. ") +
+    (above.length ? `, above random with the interval over zero on ${where(above)}` : "") +
+    (below.length
+      ? `${above.length ? ";" : ","} below random with the interval under zero on ${where(below)}. `
+      : `${above.length ? "; " : ", with "}no interval under zero. `) +
     `It needed more labels than random to reach random's final F1 on ${slower.length} of ${rows.length} splits`;
   if (never) {
     const which = never < slower.length ? `on ${never} of these` : never === 1 ? "there" : "on any of these";
@@ -80,7 +84,7 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
   const lead = below.length ? "Caution: " : "";
   const tail =
     strategy === DEFAULT_STRATEGY
-      ? " With this CPU PRM no order saves labels beyond noise; this one needs no model."
+      ? " It needs no model and stays the default by a rule fixed before the runs (bench/results/simulation.md)."
       : ` The default ${named(DEFAULT_STRATEGY)} is recommended.`;
   return lead + mostly + text + tail;
 }
