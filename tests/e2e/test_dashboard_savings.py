@@ -160,7 +160,7 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
         if strategy == Strategy.ANSWER_STRATIFIED:  # the default: no savings promised
             expect(caveat).to_contain_text("It needs no model and stays the default by a rule fixed before the runs")
         else:
-            expect(caveat).to_contain_text("The default Answer-stratified is recommended.")
+            expect(caveat).to_contain_text("The default, Answer-stratified, needs no model and was chosen by a rule")
     expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
     project.selection_strategy = Strategy.RANDOM  # the baseline itself
     project.save()

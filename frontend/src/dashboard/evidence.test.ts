@@ -25,7 +25,7 @@ describe("strategyCaveat", () => {
     expect(text).toContain("the Convincing wrong answer order's area under the learning curve was -0.047 to -0.010");
     expect(text).toContain("below random with the interval under zero on GSM8K (development).");
     expect(text).toContain("on 2 of 2 splits, and never reached it on 1 of these; where it reached it, its label efficiency was 0.50x");
-    expect(text).toContain("The default Answer-stratified is recommended.");
+    expect(text).toContain("The default, Answer-stratified, needs no model and was chosen by a rule fixed before the runs.");
   });
 
   it("reads naturally when the order never reached random's final F1 on any slower split", () => {

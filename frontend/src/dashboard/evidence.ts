@@ -85,6 +85,6 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
   const tail =
     strategy === DEFAULT_STRATEGY
       ? " It needs no model and stays the default by a rule fixed before the runs (bench/results/simulation.md)."
-      : ` The default ${named(DEFAULT_STRATEGY)} is recommended.`;
+      : ` The default, ${named(DEFAULT_STRATEGY)}, needs no model and was chosen by a rule fixed before the runs.`;
   return lead + mostly + text + tail;
 }
