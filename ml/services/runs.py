@@ -52,6 +52,10 @@ from ml.tasks import train_model
 logger = logging.getLogger("ml.services")
 
 
+class NothingToTrain(Exception):
+    """A run found no rated step to train on: said to the project's members as it is."""
+
+
 def _lock_project(project_id: int) -> Project:
     # FOR NO KEY UPDATE, not FOR UPDATE: it still serialises the run bookkeeping (it conflicts with
     # itself), but not the FOR KEY SHARE that every submit's deferred foreign-key checks take on the
@@ -232,6 +236,11 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         watermark = run.metrics["annotation_watermark"]
         label_count = label_total(project=project, up_to_annotation_id=watermark)
         examples = build_examples(project=project, up_to_annotation_id=watermark, auto_labels=config.auto_labels)
+        if not any(e.target is not None for e in examples):
+            raise NothingToTrain(
+                "Nothing to train on yet: the project has no rated steps. Label some solutions (or import "
+                "labeled records) and retrain."
+            )
         if log:
             base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""
             log(f"run {run.pk}: {len(examples)} examples from {label_count} step labels{base}")
@@ -340,9 +349,15 @@ def _fail_run(*, run: TrainingRun, artifact: str | None) -> None:
     unless the run was activated meanwhile."""
     exc = sys.exc_info()[1]
     config_error = isinstance(exc, ConfigError)  # the deployment's settings, not a bug: the message says it all
-    logger.error("training run %s failed: %s", run.pk, exc, exc_info=not config_error)
+    expected = config_error or isinstance(exc, NothingToTrain)
+    logger.error("training run %s failed: %s", run.pk, exc, exc_info=not expected)
     # The traceback stays in the worker's log: the run's error is shown to the project's members.
-    error = f"Training config: {exc}" if config_error else f"{type(exc).__name__}: {exc} (details in the worker's log)"
+    if config_error:
+        error = f"Training config: {exc}"
+    elif expected:
+        error = str(exc)
+    else:
+        error = f"{type(exc).__name__}: {exc} (details in the worker's log)"
     TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).update(
         status=JobStatus.FAILED, error=error, finished_at=timezone.now()
     )

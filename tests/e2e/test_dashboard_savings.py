@@ -154,13 +154,13 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
         expect(caveat).to_contain_text(slower)
         if below:
             expect(caveat).to_contain_text("Caution")
-            expect(caveat).to_contain_text("below random with the interval under zero on")
+            expect(caveat).to_contain_text("below random with its 95% interval under zero on")
         else:
             expect(caveat).not_to_contain_text("Caution")
         if strategy == Strategy.ANSWER_STRATIFIED:  # the default: no savings promised
-            expect(caveat).to_contain_text("It needs no model and stays the default by a rule fixed before the runs")
+            expect(caveat).to_contain_text("It needs no model and stays the default by a rule written before these runs")
         else:
-            expect(caveat).to_contain_text("The default, Answer-stratified, needs no model and was chosen by a rule")
+            expect(caveat).to_contain_text("The default, Answer-stratified, needs no model and was kept by a rule")
     expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
     project.selection_strategy = Strategy.RANDOM  # the baseline itself
     project.save()

@@ -134,6 +134,20 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
 
 
 @pytest.mark.django_db
+def test_a_retrain_before_any_label_fails_with_words_a_lead_can_act_on(tmp_path):
+    """"Retrain now" pressed before anyone labeled: the run fails saying there is nothing to train on
+    yet and what to do, not with a Python exception's name and a pointer to the worker's log."""
+    project = planted_project("nolabels", labeled=0, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.request_retrain(project=project, enqueue=False)
+        done = services.run_training(run_id=run.pk)
+    assert done.status == JobStatus.FAILED and not done.is_active
+    assert done.error.startswith("Nothing to train on yet: the project has no rated steps."), done.error
+    assert "worker's log" not in done.error and "Error" not in done.error
+    assert not list(tmp_path.rglob("*.pt"))
+
+
+@pytest.mark.django_db
 def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
     project = planted_project("rb", labeled=60, open_=20, strategy=Strategy.UNCERTAINTY)
     with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY, ML_STORE_STEP_SCORES=True):

@@ -202,6 +202,7 @@ describe("savingsText", () => {
       "Labels saved vs random: no estimate possible in this queue: its control solutions allow 8 control " +
         "labelings, and the estimate needs 20 (10% control share). Raise the control share or import more solutions.",
     );
+    expect(savingsText({ ...base, n_control: 0, control_capacity: 1 })).toContain("allow 1 control labeling, and");
   });
 });
 

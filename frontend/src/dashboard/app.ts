@@ -618,7 +618,8 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
     if (v.control_capacity < v.min_control) {
       return (
         `Labels saved vs random: no estimate possible in this queue: its control solutions allow ${v.control_capacity} ` +
-        `control labelings, and the estimate needs ${v.min_control} (${share}). Raise the control share or import more ` +
+        `control ${v.control_capacity === 1 ? "labeling" : "labelings"}, and the estimate needs ${v.min_control} ` +
+        `(${share}). Raise the control share or import more ` +
         `solutions.${other}`
       );
     }

@@ -22,10 +22,11 @@ describe("strategyCaveat", () => {
   it("says where an order is below random and how often it is slower than random", () => {
     const text = strategyCaveat("convincing_wrong", evidence);
     expect(text).toMatch(/^Caution: In the offline simulation \(5 seeds, 2 data sets/);
-    expect(text).toContain("the Convincing wrong answer order's area under the learning curve was -0.047 to -0.010");
-    expect(text).toContain("below random with the interval under zero on GSM8K (development).");
+    expect(text).toContain("the Convincing wrong answer order's area under the learning curve (first-error F1) minus random's ranged from -0.047 to -0.010 over the 2 splits");
+    expect(text).toContain("One crossing point swings with noise; the area is the measure to trust.");
+    expect(text).toContain("below random with its 95% interval under zero on GSM8K (development).");
     expect(text).toContain("on 2 of 2 splits, and never reached it on 1 of these; where it reached it, its label efficiency was 0.50x");
-    expect(text).toContain("The default, Answer-stratified, needs no model and was chosen by a rule fixed before the runs.");
+    expect(text).toContain("The default, Answer-stratified, needs no model and was kept by a rule written before these runs.");
   });
 
   it("reads naturally when the order never reached random's final F1 on any slower split", () => {
@@ -41,9 +42,9 @@ describe("strategyCaveat", () => {
   it("words the default without a caution when no interval is under zero", () => {
     const text = strategyCaveat("answer_stratified", evidence);
     expect(text).toMatch(/^In the offline simulation/);
-    expect(text).toContain("with no interval under zero.");
+    expect(text).toContain("with no 95% interval under zero.");
     expect(text).toContain("on 1 of 2 splits; where it reached it, its label efficiency was 0.80x to 1.20x");
-    expect(text).toContain("It needs no model and stays the default by a rule fixed before the runs");
+    expect(text).toContain("It needs no model and stays the default by a rule written before these runs");
   });
 
   it("names where an order's interval is over zero, beside where it is under", () => {
@@ -57,10 +58,10 @@ describe("strategyCaveat", () => {
     mixed.strategies.value[0].aulc_diff_ci = [0.02, 0.08];
     mixed.strategies.uncertainty[0].aulc_diff_ci = [0.02, 0.08];
     expect(strategyCaveat("value", mixed)).toContain(
-      "above random with the interval over zero on MATH (vault); below random with the interval under zero on MR-Ben (vault). ",
+      "above random with its 95% interval over zero on MATH (vault); below random with its 95% interval under zero on MR-Ben (vault). ",
     );
     expect(strategyCaveat("uncertainty", mixed)).toContain(
-      "above random with the interval over zero on MATH (vault); no interval under zero. ",
+      "above random with its 95% interval over zero on MATH (vault); no 95% interval under zero. ",
     );
     expect(strategyCaveat("uncertainty", mixed)).not.toContain("Caution");
   });

@@ -64,12 +64,12 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
   const mostly = source === strategy ? "" : `${named(strategy)} is mostly the ${named(source)} order; these are its runs. `;
   let text =
     `In the offline simulation (${evidence.seeds} seeds, ${sets} data sets, development and vault) the ` +
-    `${named(source)} order's area under the learning curve was ${signed(Math.min(...diffs))} to ` +
-    `${signed(Math.max(...diffs))} from random's (first-error F1)` +
-    (above.length ? `, above random with the interval over zero on ${where(above)}` : "") +
+    `${named(source)} order's area under the learning curve (first-error F1) minus random's ranged from ` +
+    `${signed(Math.min(...diffs))} to ${signed(Math.max(...diffs))} over the ${rows.length} splits` +
+    (above.length ? `, above random with its 95% interval over zero on ${where(above)}` : "") +
     (below.length
-      ? `${above.length ? ";" : ","} below random with the interval under zero on ${where(below)}. `
-      : `${above.length ? "; " : ", with "}no interval under zero. `) +
+      ? `${above.length ? ";" : ","} below random with its 95% interval under zero on ${where(below)}. `
+      : `${above.length ? "; " : ", with "}no 95% interval under zero. `) +
     `It needed more labels than random to reach random's final F1 on ${slower.length} of ${rows.length} splits`;
   if (never) {
     const which = never < slower.length ? `on ${never} of these` : never === 1 ? "there" : "on any of these";
@@ -80,11 +80,11 @@ export function strategyCaveat(strategy: string, evidence: Evidence = shipped): 
     const hi = Math.max(...reached).toFixed(2);
     text += `; where it reached it, its label efficiency was ${lo === hi ? `${lo}x` : `${lo}x to ${hi}x`} (2.00x: half the labels)`;
   }
-  text += ".";
+  text += ". One crossing point swings with noise; the area is the measure to trust.";
   const lead = below.length ? "Caution: " : "";
   const tail =
     strategy === DEFAULT_STRATEGY
-      ? " It needs no model and stays the default by a rule fixed before the runs (bench/results/simulation.md)."
-      : ` The default, ${named(DEFAULT_STRATEGY)}, needs no model and was chosen by a rule fixed before the runs.`;
+      ? " It needs no model and stays the default by a rule written before these runs (bench/results/simulation.md)."
+      : ` The default, ${named(DEFAULT_STRATEGY)}, needs no model and was kept by a rule written before these runs.`;
   return lead + mostly + text + tail;
 }
