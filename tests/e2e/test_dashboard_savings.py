@@ -158,7 +158,7 @@ def test_a_strategy_that_lost_to_random_in_simulation_is_flagged_on_the_dashboar
         else:
             expect(caveat).not_to_contain_text("Caution")
         if strategy == Strategy.ANSWER_STRATIFIED:  # the default: no savings promised
-            expect(caveat).to_contain_text("It needs no model and stays the default by a rule written before these runs")
+            expect(caveat).to_contain_text("It needs no model and stays the default by a rule written before")
         else:
             expect(caveat).to_contain_text("The default, Answer-stratified, needs no model and was kept by a rule")
     expect(page.locator('[data-slot="savings"]')).to_contain_text("no control share is set")
