@@ -135,7 +135,7 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
 
 @pytest.mark.django_db
 def test_a_retrain_before_any_label_fails_with_words_a_lead_can_act_on(tmp_path):
-    """"Retrain now" pressed before anyone labeled: the run fails saying there is nothing to train on
+    """Pressing "Retrain now" before anyone labeled: the run fails saying there is nothing to train on
     yet and what to do, not with a Python exception's name and a pointer to the worker's log."""
     project = planted_project("nolabels", labeled=0, open_=10)
     with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
