@@ -15,44 +15,22 @@ is the same in both columns.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from warm_start_prm import compare_arms, parse_args, write_table  # noqa: E402
-
-from ml.prm.config import PRMConfig  # noqa: E402
-from ml.prm.feature_rows import FeatureCache  # noqa: E402
-from ml.prm.featurizers import make_featurizer  # noqa: E402
-
-
-def main() -> None:
-    sets, seeds = parse_args()
-    t0 = time.perf_counter()
-    cache = FeatureCache(make_featurizer(PRMConfig()))
-    arms = {
-        "one": lambda seed: PRMConfig(seed=seed, grade_thresholds=False),
-        "per grade": lambda seed: PRMConfig(seed=seed, grade_thresholds=True),
-    }
-    rows = compare_arms(sets, seeds, cache, arms)
-    write_table(
-        ROOT / "bench" / "results" / "grade_thresholds_prm.md",
-        "The app's PRM with one first-error threshold and with one per graded answer (bench/grade_thresholds_prm.py)",
-        "`PRMConfig()` with `grade_thresholds` off and on (the default): the first-error threshold chosen "
-        "once for all training solutions, or once per graded-answer stratum (wrong, right, ungraded) jointly "
-        "(`ml/prm/metrics.py` `choose_stratum_thresholds`). Held-out first-error F1 and AUROC(-1), mean of "
-        f"{seeds} seeds (difference: mean, and the smallest and largest over seeds); N = labeled solutions "
-        "drawn at random from the pool, labels as an annotator gives them (up to the first -1). Evaluated "
-        "solutions are scored with their graded answers, as the app scores an open solution. Both arms choose "
-        "on the training solutions scored out of bag (session 16; before, in-sample scores set the threshold: "
-        "this bench at commit 31435b7 measures that trainer). Took "
-        f"{time.perf_counter() - t0:.0f} s on this 2-core machine.",
-        ("one", "per grade"),
-        rows,
-    )
-
+from warm_start_prm import config_switch_bench  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    config_switch_bench(
+        switch="grade_thresholds",
+        arm_names=("one", "per grade"),
+        out="grade_thresholds_prm.md",
+        title="The app's PRM with one first-error threshold and with one per graded answer "
+        "(bench/grade_thresholds_prm.py)",
+        what="the first-error threshold chosen once for all training solutions, or once per graded-answer "
+        "stratum (wrong, right, ungraded) jointly (`ml/prm/metrics.py` `choose_stratum_thresholds`).",
+        note=" Both arms choose on the training solutions scored out of bag (session 16; before, in-sample "
+        "scores set the threshold: this bench at commit 31435b7 measures that trainer).",
+    )

@@ -158,12 +158,12 @@ def train_head(
     the pool (with the threshold chosen on the evaluation set itself, uncertainty sampling matched
     random on every set; with one chosen on its own labeled sample it lost 0.03-0.05 F1).
     `calibration`: "reweighted" (default) weights each labeled solution to the `population` (the
-    pool) by `population_weights`; "all" counts them equally; "random" uses only `calibrate_on`,
-    the ones drawn at random (seed set, control share), when there are at least 20.
+    pool) by `reweight.population_weights`; "all" counts them equally; "random" uses only
+    `calibrate_on`, the ones drawn at random (seed set, control share), when there are at least 20.
     `decoding`: "per_grade" (the first step over a P(-1) threshold, one per graded-answer stratum,
-    chosen jointly with `grade_weights`: the app's PRM reads first errors so), "threshold" (one
-    threshold for all) or "map" (the most probable first error, flagged where its margin over "no
-    error" passes a cut chosen the same way)."""
+    chosen jointly with `reweight.stratified_population_weights`, as the app's PRM reads first
+    errors), "threshold" (one threshold for all) or "map" (the most probable first error, flagged
+    where its margin over "no error" passes a cut chosen the same way)."""
     labeled = list(labeled)
     rows, y, groups = _label_rows(P, labeled)
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
@@ -188,29 +188,29 @@ def train_head(
     if calibration != "random":
         # a fine grid where the out-of-bag probabilities are (a 0.05 grid is too coarse at P(-1) ~ 0.1-0.3)
         grid = np.unique(np.quantile(oob, np.linspace(0.02, 0.995, 80)))
-    weights = None
-    if calibration == "reweighted" and population is not None:
-        weights = population_weights(P, head, ref, population, col)
+    weights = grade_w = None
+    if population is not None and (calibration == "reweighted" or decoding == "per_grade"):
+        lab, pop, lab_grades, pop_grades = _pool_scores(P, head, ref, population, col)
+        weights = reweight.population_weights(lab, pop) if calibration == "reweighted" else None
+        grade_w = reweight.stratified_population_weights(lab, pop, lab_grades, pop_grades)
     if decoding == "per_grade":
         grades = [P.answer[i] for i in ref]
-        gw = grade_weights(P, head, ref, population, col) if population is not None else None
-        head.thresholds = choose_stratum_thresholds(seqs, P.first_error[ref], grades, grid=grid, weights=gw)
+        head.thresholds = choose_stratum_thresholds(seqs, P.first_error[ref], grades, grid=grid, weights=grade_w)
     head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid, weights=weights)
     head.map_cut = choose_map_cut(seqs, P.first_error[ref], weights=weights) if decoding == "map" else None
     return head
 
 
-def grade_weights(P: Prepared, head: StepHead, ref: Sequence[int], population: Sequence[int], col: dict) -> np.ndarray:
-    """`reweight.stratified_population_weights` of the labeled solutions `ref` to `population` by
-    graded answer and largest step P(-1), the labeled ones scored out of bag."""
+def _pool_scores(P: Prepared, head: StepHead, ref: Sequence[int], population: Sequence[int], col: dict):
+    """What the threshold's weights read (`ml.prm.reweight`): the largest step P(-1) of the labeled
+    solutions `ref` (out of bag) and of the whole `population` (the pool, labeled or not), and
+    their graded-answer codes."""
     labeled = set(ref)
     lab = _max_p_negative(P, head, ref, col)
     rest = [i for i in population if i not in labeled]
-    pop = np.concatenate([lab, _max_p_negative(P, head, rest)])
     codes = grade_codes([P.answer[i] for i in ref])
-    return reweight.stratified_population_weights(
-        lab, pop, codes, np.concatenate([codes, grade_codes([P.answer[i] for i in rest])])
-    )
+    pop = np.concatenate([lab, _max_p_negative(P, head, rest)])
+    return lab, pop, codes, np.concatenate([codes, grade_codes([P.answer[i] for i in rest])])
 
 
 def _max_p_negative(P: Prepared, head: StepHead, idx: Sequence[int], col: dict | None = None) -> np.ndarray:
@@ -228,17 +228,6 @@ def _max_p_negative(P: Prepared, head: StepHead, idx: Sequence[int], col: dict |
         cnt = out.sum(0)
         p = np.where(cnt > 0, (ph * out).sum(0) / np.maximum(cnt, 1), ph.mean(0))
     return reweight.solution_max(p, lengths)
-
-
-def population_weights(
-    P: Prepared, head: StepHead, ref: Sequence[int], population: Sequence[int], col: dict
-) -> np.ndarray:
-    """`reweight.population_weights` of the labeled solutions `ref` to `population` (the whole
-    pool, labeled or not), the labeled ones scored out of bag."""
-    labeled = set(ref)
-    lab = _max_p_negative(P, head, ref, col)
-    rest = [i for i in population if i not in labeled]
-    return reweight.population_weights(lab, np.concatenate([lab, _max_p_negative(P, head, rest)]))
 
 
 def evaluate(P: Prepared, head: StepHead, ev: Sequence[int]) -> dict:
@@ -296,7 +285,6 @@ def select(
     cand: list[int],
     budget: float,
     rng: np.random.Generator,
-    wrong_share: float = WRONG_SHARE,
 ) -> tuple[list[int], bool]:
     """Solutions to label next (indices into P) until their true label counts reach `budget`, and
     whether they were drawn at random."""
@@ -315,7 +303,7 @@ def select(
         return fill(rng.permutation(len(cand))), True
     if strategy == "answer_stratified":
         wrong = np.asarray([P.answer[i] is False for i in cand])
-        return [cand[j] for j in stratified_order(wrong, costs_true, budget, wrong_share, rng)], False
+        return [cand[j] for j in stratified_order(wrong, costs_true, budget, WRONG_SHARE, rng)], False
     rows, lengths = _own_rows(P, cand)
     hp = head.head_probs(P.X[rows])
     if strategy == "uncertainty":
@@ -352,7 +340,6 @@ def simulate(
     calibration: str = "reweighted",
     decoding: str = "per_grade",
     prior_items: Sequence = (),
-    wrong_share: float = WRONG_SHARE,
     log: Callable[[str], None] | None = None,
 ) -> dict:
     """Curves per strategy and seed; budgets are shares of the pool's total step labels.
@@ -421,7 +408,7 @@ def simulate(
                     break
                 # the app routes a control share of claims at random whatever the strategy
                 share = 0.0 if s == "random" else control_share
-                picks, is_random = select(s, P, h, cand, round_budget * (1 - share), srng, wrong_share)
+                picks, is_random = select(s, P, h, cand, round_budget * (1 - share), srng)
                 labeled += picks
                 if is_random:
                     randomly += picks
@@ -446,7 +433,6 @@ def simulate(
             "blocks": list(blocks),
             "calibration": calibration,
             "decoding": decoding,
-            "wrong_share": wrong_share,
             "prior_solutions": len(prior_items),
             "head": cfg.__dict__,
             "seconds": round(time.perf_counter() - t0, 1),
