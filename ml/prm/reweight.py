@@ -78,11 +78,11 @@ def stratified_population_weights(
     propensity on (stratum, largest step P(-1)). A labeled stratum the population lacks gets 0."""
     labeled = np.asarray(labeled, dtype=np.float64)
     population = np.asarray(population, dtype=np.float64)
+    if not len(labeled) or not len(population):
+        return np.ones(len(labeled))
     lab_s = np.asarray(labeled_strata)
     pop_s = np.asarray(population_strata)
     out = np.zeros(len(labeled))
-    if not len(labeled) or not len(population):
-        return np.ones(len(labeled))
     for k in np.unique(lab_s):
         mine, theirs = lab_s == k, pop_s == k
         if not theirs.any():

@@ -14,7 +14,7 @@ from annotate.models import Annotation, Project, Solution
 from ml.prm.answer_input import GRADE_STRATA
 from ml.prm.examples import StepExample
 from ml.prm.reweight import ThresholdPool
-from ml.services.step_features import answer_columns, features_for_steps, step_rows
+from ml.services.step_features import answer_columns, features_for_steps, solution_grades, step_rows
 
 if TYPE_CHECKING:
     from ml.prm.featurizers import Featurizer  # torch: only the worker that trains loads it
@@ -40,9 +40,9 @@ def threshold_pool(
     solutions, lengths = np.unique(rows.solution_id, return_counts=True)
     position = {int(sid): i for i, sid in enumerate(solutions.tolist())}
     feats = features_for_steps(project=project, featurizer=featurizer, rows=rows)
-    graded = dict(Solution.objects.filter(pk__in=solutions.tolist()).values_list("id", "answer_correct"))
+    graded = solution_grades(solutions.tolist())  # read once: the side columns and the strata
     return ThresholdPool(
-        rows=feats.with_side(answer_columns(rows)) if answers else feats,
+        rows=feats.with_side(answer_columns(rows, graded)) if answers else feats,
         lengths=lengths.astype(np.int64),
         sample=np.asarray([position[sid] for sid in sample if sid in position], dtype=np.int64),
         labeled={f"a{aid}": position[sid] for aid, sid in solution_of.items() if sid in position},

@@ -196,13 +196,18 @@ def features_for_steps(
     return feats
 
 
-def answer_columns(rows: StepRows) -> np.ndarray:
+def solution_grades(solution_ids) -> dict[int, bool | None]:
+    """Each solution's graded `answer_correct` (None: ungraded), in one query."""
+    return dict(Solution.objects.filter(pk__in=list(solution_ids)).values_list("id", "answer_correct"))
+
+
+def answer_columns(rows: StepRows, graded: dict[int, bool | None] | None = None) -> np.ndarray:
     """The graded-answer side columns (`ml.prm.answer_input`) of these steps, from their
-    solutions' `answer_correct`: one query for the distinct solutions, no step text."""
+    solutions' `answer_correct` (`graded`, else one query for the distinct solutions), no step text."""
     from ml.prm.answer_input import answer_block, positions_within
 
     ids, inverse = np.unique(rows.solution_id, return_inverse=True)
-    graded = dict(Solution.objects.filter(pk__in=ids.tolist()).values_list("id", "answer_correct"))
+    graded = solution_grades(ids.tolist()) if graded is None else graded
     codes = np.asarray([-1 if graded.get(i) is None else int(graded[i]) for i in ids.tolist()], dtype=np.int8)
     return answer_block(codes[inverse], positions_within(rows.solution_id))
 
