@@ -24,16 +24,40 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ml.prm.active_sim import in_vault  # noqa: E402
-from ml.prm.answer_input import GRADE_STRATA  # noqa: E402
+from ml.prm.answer_input import GRADE_STRATA, answer_block_for_examples  # noqa: E402
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.data import load_dataset  # noqa: E402
 from ml.prm.examples import unlabeled_steps  # noqa: E402
 from ml.prm.feature_rows import FeatureCache  # noqa: E402
 from ml.prm.featurizers import make_featurizer  # noqa: E402
 from ml.prm.metrics import auroc, first_error_f1, stratum_predictions  # noqa: E402
+from ml.prm.reweight import ThresholdPool  # noqa: E402
 from ml.prm.train import build_prm, save_checkpoint, train_prm  # noqa: E402
 
 SIZES = (100, 300, 800)
+POOL_SAMPLE = 2000  # as the app's `ml.services.population.SAMPLE_SOLUTIONS`
+
+
+def threshold_pool(labeled, pool, cache: FeatureCache, rng: np.random.Generator, answers: bool) -> ThresholdPool:
+    """What the app's trainer reads beside the labels (`ml.services.population.threshold_pool`): every
+    step of a random sample of the pool and of each labeled solution, with the graded-answer columns
+    for a PRM that reads them (`answers`)."""
+    sample = [pool[i] for i in rng.permutation(len(pool))[:POOL_SAMPLE]]
+    solutions = list({it.solution_id: it for it in [*labeled, *sample]}.values())
+    steps = [
+        e
+        for it in solutions
+        for e in unlabeled_steps(it.problem, it.steps, solution_id=it.solution_id, answer_correct=it.answer_correct)
+    ]
+    position = {it.solution_id: i for i, it in enumerate(solutions)}
+    rows = cache.get(steps)
+    return ThresholdPool(
+        rows=rows.with_side(answer_block_for_examples(steps)) if answers else rows,
+        lengths=np.asarray([len(it.steps) for it in solutions], dtype=np.int64),
+        sample=np.asarray([position[it.solution_id] for it in sample], dtype=np.int64),
+        labeled={it.solution_id: position[it.solution_id] for it in labeled},
+        grades=np.asarray([GRADE_STRATA[it.answer_correct] for it in solutions]),
+    )
 
 
 def evaluate(prm, items) -> tuple[float, float]:
@@ -65,7 +89,8 @@ def evaluation_and_pool(items, split: str, rng: np.random.Generator) -> tuple[li
 def run_set(
     name: str, seeds: int, cache: FeatureCache, split: str, arms: dict[str, Callable[[int], PRMConfig]]
 ) -> dict:
-    """(N, arm) -> per seed (F1, AUROC): each arm's PRMConfig for a seed, trained on the same N solutions."""
+    """(N, arm) -> per seed (F1, AUROC): each arm's PRMConfig for a seed, trained on the same N solutions
+    with the same threshold pool, as the app trains (`threshold_pool`)."""
     items = load_dataset(name)
     out: dict = {}
     for seed in range(seeds):
@@ -75,9 +100,12 @@ def run_set(
         for n in SIZES:
             if n > len(pool):
                 continue
-            examples = [e for i in order[:n] for e in pool[i].labeled]
+            chosen = [pool[i] for i in order[:n]]
+            examples = [e for it in chosen for e in it.labeled]
             for arm, config in arms.items():
-                ckpt = train_prm(examples, config(seed), cache=cache)
+                cfg = config(seed)
+                tp = threshold_pool(chosen, pool, cache, np.random.default_rng([seed, n]), cfg.answer_input)
+                ckpt = train_prm(examples, cfg, cache=cache, threshold_pool=tp)
                 out.setdefault((n, arm), []).append(evaluate(build_prm(ckpt, cache=cache), ev))
     return out
 

@@ -149,7 +149,7 @@ def train_head(
     calibrate_on: Sequence[int] | None = None,
     calibration: str = "reweighted",
     population: Sequence[int] | None = None,
-    decoding: str = "per_grade",
+    decoding: str = "forced_wrong",
 ) -> StepHead:
     """Fit on the labeled solutions' revealed labels; choose the first-error threshold on out-of-bag
     predictions of their own steps (each member skipped some solutions in its bootstrap).
@@ -160,18 +160,22 @@ def train_head(
     `calibration`: "reweighted" (default) weights each labeled solution to the `population` (the
     pool) by `reweight.population_weights`; "all" counts them equally; "random" uses only
     `calibrate_on`, the ones drawn at random (seed set, control share), when there are at least 20.
-    `decoding`: "per_grade" (the first step over a P(-1) threshold, one per graded-answer stratum,
-    chosen jointly with `reweight.stratified_population_weights`, as the app's PRM reads first
-    errors), "threshold" (one threshold for all) or "map" (the most probable first error, flagged
-    where its margin over "no error" passes a cut chosen the same way)."""
+    `decoding`: "forced_wrong" (the first step over a P(-1) threshold, one per graded-answer
+    stratum, chosen jointly with `reweight.stratified_population_weights`, except that a
+    graded-wrong solution, which always holds an error, is read at its most probable first error,
+    as the app's PRM reads first errors), "per_grade" (a threshold for the wrong stratum too),
+    "threshold" (one threshold for all) or "map" (the most probable first error, flagged where its
+    margin over "no error" passes a cut chosen the same way)."""
     labeled = list(labeled)
     rows, y, groups = _label_rows(P, labeled)
     head = StepHead(cfg).fit(P.X[rows], y, groups, init=init)
     calib = [i for i in (calibrate_on or []) if i in set(labeled)]
     ref = calib if calibration == "random" and len(calib) >= 20 else labeled
-    # the most probable first error reads every step of a solution, as it will on the evaluation set;
-    # the first step over a threshold needs only the revealed ones
-    paths = [np.arange(*P.step_slice[i]) if decoding == "map" else _path(P, i) for i in ref]
+    # the most probable first error reads every step of a solution, as it will on the evaluation set
+    # (a chain cut at the revealed error would favour it); the first step over a threshold needs
+    # only the revealed ones
+    forced = {False} if decoding == "forced_wrong" else set()
+    paths = [np.arange(*P.step_slice[i]) if decoding == "map" or P.answer[i] in forced else _path(P, i) for i in ref]
     ph = head.head_probs(P.X[np.concatenate(paths)])
     col = {int(g): j for j, g in enumerate(np.unique(groups))}
     out = np.concatenate(
@@ -189,13 +193,15 @@ def train_head(
         # a fine grid where the out-of-bag probabilities are (a 0.05 grid is too coarse at P(-1) ~ 0.1-0.3)
         grid = np.unique(np.quantile(oob, np.linspace(0.02, 0.995, 80)))
     weights = grade_w = None
-    if population is not None and (calibration == "reweighted" or decoding == "per_grade"):
+    if population is not None and (calibration == "reweighted" or decoding in ("per_grade", "forced_wrong")):
         lab, pop, lab_grades, pop_grades = _pool_scores(P, head, ref, population, col)
         weights = reweight.population_weights(lab, pop) if calibration == "reweighted" else None
         grade_w = reweight.stratified_population_weights(lab, pop, lab_grades, pop_grades)
-    if decoding == "per_grade":
+    if decoding in ("per_grade", "forced_wrong"):
         grades = [P.answer[i] for i in ref]
-        head.thresholds = choose_stratum_thresholds(seqs, P.first_error[ref], grades, grid=grid, weights=grade_w)
+        head.thresholds = choose_stratum_thresholds(
+            seqs, P.first_error[ref], grades, grid=grid, weights=grade_w, forced=forced
+        )
     head.threshold = choose_threshold(seqs, P.first_error[ref], grid=grid, weights=weights)
     head.map_cut = choose_map_cut(seqs, P.first_error[ref], weights=weights) if decoding == "map" else None
     return head
@@ -338,7 +344,7 @@ def simulate(
     head: HeadConfig | None = None,
     blocks: Sequence[str] = ("minilm", "hashed"),
     calibration: str = "reweighted",
-    decoding: str = "per_grade",
+    decoding: str = "forced_wrong",
     prior_items: Sequence = (),
     log: Callable[[str], None] | None = None,
 ) -> dict:

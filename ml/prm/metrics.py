@@ -5,9 +5,12 @@ a handful of held-out steps reads as the guess it is."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
+
+# a stratum's entry in `choose_stratum_thresholds` when it is read at the most probable first error
+MOST_PROBABLE = "most_probable"
 
 
 def auroc(y_true, scores) -> float | None:
@@ -231,26 +234,36 @@ def step_metrics(y_class, probs) -> dict:
     }
 
 
-def _stratum_counts(paths: _Paths, true: np.ndarray, w: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """(len(grid), 4) weighted counts per threshold: hits and totals on erroneous, then on error-free solutions."""
+def _hit_counts(pred: np.ndarray, true: np.ndarray, w: np.ndarray) -> list[float]:
+    """Weighted hits and totals on erroneous, then on error-free solutions."""
     err = true >= 0
+    return [
+        (w * (err & (pred == true))).sum(),
+        (w * err).sum(),
+        (w * (~err & (pred == -1))).sum(),
+        (w * ~err).sum(),
+    ]
+
+
+def _stratum_counts(paths: _Paths, true: np.ndarray, w: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """(len(grid), 4) weighted counts per threshold: `_hit_counts` of each threshold's predictions."""
     out = np.zeros((len(grid), 4))
     for j, t in enumerate(grid):
-        pred = paths.first_above(t)
-        out[j] = [
-            (w * (err & (pred == true))).sum(),
-            (w * err).sum(),
-            (w * (~err & (pred == -1))).sum(),
-            (w * ~err).sum(),
-        ]
+        out[j] = _hit_counts(paths.first_above(t), true, w)
     return out
 
 
-def choose_stratum_thresholds(p_negative_per_solution, true, strata, grid=None, weights=None) -> dict:
+def choose_stratum_thresholds(
+    p_negative_per_solution, true, strata, grid=None, weights=None, forced: Collection = ()
+) -> dict:
     """One P(-1) threshold per stratum (e.g. the graded answer: wrong, right, ungraded), chosen
     jointly to maximise the first-error F1 of all the solutions together, each counted with its
     weight. A stratum's threshold is then set on that stratum's own solutions, so a sample that
-    over-represents one stratum (a queue that favours wrong answers) does not move the other's."""
+    over-represents one stratum (a queue that favours wrong answers) does not move the other's.
+
+    A stratum in `forced` (one whose solutions all hold an error, e.g. a graded-wrong answer) gets
+    no threshold but `MOST_PROBABLE`: each of its solutions is read at its most probable first
+    error (`first_error_map`), never "no error"; the others' thresholds are chosen around that."""
     true = np.asarray(true)
     strata = list(strata)
     w = np.ones(len(true)) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -261,13 +274,16 @@ def choose_stratum_thresholds(p_negative_per_solution, true, strata, grid=None, 
     counts = []
     for k in keys:
         idx = [i for i, s in enumerate(strata) if s == k]
-        paths = _Paths([p_negative_per_solution[i] for i in idx])
-        counts.append(_stratum_counts(paths, true[idx], w[idx], grid))
+        seqs = [p_negative_per_solution[i] for i in idx]
+        if k in forced:
+            counts.append(np.asarray([_hit_counts(first_error_map(seqs)[0], true[idx], w[idx])]))
+        else:
+            counts.append(_stratum_counts(_Paths(seqs), true[idx], w[idx], grid))
     # every combination of one threshold per stratum: sum the counts by broadcasting
     total = np.zeros((1,) * len(keys) + (4,))
     for d, c in enumerate(counts):
         shape = [1] * len(keys) + [4]
-        shape[d] = len(grid)
+        shape[d] = len(c)
         total = total + c.reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc_err = np.where(total[..., 1] > 0, total[..., 0] / np.maximum(total[..., 1], 1e-12), np.nan)
@@ -276,14 +292,17 @@ def choose_stratum_thresholds(p_negative_per_solution, true, strata, grid=None, 
     f1 = np.where(np.isnan(acc_err), acc_ok, np.where(np.isnan(acc_ok), acc_err, f1))
     f1 = np.nan_to_num(f1, nan=-1.0)
     best = np.unravel_index(int(np.argmax(f1)), f1.shape)
-    return {k: float(grid[b]) for k, b in zip(keys, best, strict=True)}
+    return {k: MOST_PROBABLE if k in forced else float(grid[b]) for k, b in zip(keys, best, strict=True)}
 
 
 def stratum_predictions(p_negative_per_solution, strata, thresholds: dict, default: float = 0.5) -> np.ndarray:
-    """`first_error_predictions` with each solution's threshold taken from its stratum."""
+    """`first_error_predictions` with each solution's threshold taken from its stratum; a stratum
+    whose entry is `MOST_PROBABLE` is read at each solution's most probable first error."""
     out = np.full(len(p_negative_per_solution), -1, dtype=np.int64)
     strata = list(strata)
     for k in set(strata):
         idx = [i for i, s in enumerate(strata) if s == k]
-        out[idx] = first_error_predictions([p_negative_per_solution[i] for i in idx], thresholds.get(k, default))
+        seqs = [p_negative_per_solution[i] for i in idx]
+        rule = thresholds.get(k, default)
+        out[idx] = first_error_map(seqs)[0] if rule == MOST_PROBABLE else first_error_predictions(seqs, rule)
     return out

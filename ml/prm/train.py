@@ -27,6 +27,7 @@ from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows, TrainingBatches
 from ml.prm.featurizers import make_featurizer
 from ml.prm.metrics import (
+    MOST_PROBABLE,
     choose_stratum_thresholds,
     choose_threshold,
     first_error_f1,
@@ -108,16 +109,24 @@ def path_grades(examples: Sequence[StepExample], paths: _Paths) -> list[str]:
     return [GRADE_STRATA[grade[sid]] for sid in paths.solution_ids]
 
 
+def _whole_chains(seqs, solution_ids, grades, forced, chains: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """`seqs` with each solution of a `forced` stratum read on its whole chain where `chains` has it."""
+    return [chains.get(sid, s) if g in forced else s for s, sid, g in zip(seqs, solution_ids, grades, strict=True)]
+
+
 def evaluate(
     examples: Sequence[StepExample],
     head_probs: torch.Tensor,
     threshold: float,
     paths: _Paths | None = None,
-    by_grade: dict[str, float] | None = None,
+    by_grade: dict[str, float | str] | None = None,
+    chains: dict[str, np.ndarray] | None = None,
 ) -> dict:
     """Step metrics and first-error F1 for examples (with targets) given (K, n, 3) head probabilities;
     with `by_grade`, each solution's first error is read with its graded-answer stratum's threshold
-    (`threshold` for a stratum it does not name)."""
+    (`threshold` for a stratum it does not name), or at its most probable first error where the
+    stratum's entry is `MOST_PROBABLE`, on its whole chain from `chains` (every step's P(-1), by
+    solution id) where given: a chain cut at the labeled first error would favour it."""
     sc = scores_from_head_probs(head_probs)
     y = np.asarray([e.target + 1 for e in examples], dtype=np.int64)
     m = step_metrics(y, sc.probs)
@@ -125,7 +134,10 @@ def evaluate(
     if len(paths.truth):
         seqs = paths.sequences(sc.p_negative)
         if by_grade:
-            predicted = stratum_predictions(seqs, path_grades(examples, paths), by_grade, threshold)
+            grades = path_grades(examples, paths)
+            forced = {g for g, rule in by_grade.items() if rule == MOST_PROBABLE}
+            seqs = _whole_chains(seqs, paths.solution_ids, grades, forced, chains or {})
+            predicted = stratum_predictions(seqs, grades, by_grade, threshold)
         else:
             predicted = first_error_predictions(seqs, threshold)
         m.update(first_error_f1(predicted, paths.truth))
@@ -152,11 +164,13 @@ def _threshold_scores(
     *,
     temperature: float,
     device: str,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """The largest step P(-1) of each training solution (in `paths`' order) and of each solution of
     the pool's sample, what `ml.prm.reweight` weights the training solutions to the pool by; a step
     the model trained on is scored out of bag (by the members whose bootstrap left it out), so
-    fitting its label does not inflate it (`oob`, from `_out_of_bag`)."""
+    fitting its label does not inflate it (`oob`, from `_out_of_bag`). Third: every step's P(-1)
+    of each labeled solution the pool holds (training and held-out), by solution id: a most
+    probable first error reads the whole chain, not the steps labeled up to the first -1."""
     probs = torch.softmax(_logits(head, pool.rows, device) / temperature, dim=-1)
     p = probs.mean(0)[:, 0].numpy().astype(np.float64)
     starts = pool.starts()
@@ -170,7 +184,8 @@ def _threshold_scores(
             p[starts[s] + e.step_index] = oob[i]
     top = reweight.solution_max(p, pool.lengths)
     labeled = [top[pool.labeled[sid]] if sid in pool.labeled else max(path_oob[sid]) for sid in paths.solution_ids]
-    return np.asarray(labeled), top[pool.sample]
+    chains = {sid: p[starts[s] : starts[s] + pool.lengths[s]] for sid, s in pool.labeled.items()}
+    return np.asarray(labeled), top[pool.sample], chains
 
 
 def train_prm(
@@ -297,6 +312,7 @@ def train_prm(
     threshold = cfg.first_error_threshold
     tr_paths = _Paths.of(train_ex)
     by_grade = None
+    chains: dict[str, np.ndarray] = {}
     if threshold is None:
         oob = _out_of_bag(tr_probs, boot)
         seqs, truth = tr_paths.sequences(oob), tr_paths.truth
@@ -304,7 +320,7 @@ def train_prm(
         weights = grade_weights = None
         pool = threshold_pool
         if pool is not None and len(pool.sample) and pool.labeled and len(truth):
-            lab_top, pool_top = _threshold_scores(
+            lab_top, pool_top, chains = _threshold_scores(
                 head, train_ex, oob, pool, tr_paths, temperature=temperature, device=dev
             )
             weights = reweight.population_weights(lab_top, pool_top)
@@ -320,12 +336,21 @@ def train_prm(
         threshold = choose_threshold(seqs, truth, weights=weights) if len(truth) else 0.5
         if cfg.grade_thresholds and side_dim and len(truth):
             # the head reads the grade, so the grade also says how high a first error runs: one
-            # threshold per stratum (bench/results/simulation_notes.md, session 16)
-            by_grade = choose_stratum_thresholds(seqs, truth, grades, weights=grade_weights)
-    metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths, by_grade)
+            # threshold per stratum (bench/results/simulation_notes.md, session 16); a graded-wrong
+            # answer always holds one, so it is read at its most probable first error, on its whole
+            # chain, which only the pool holds (session 17)
+            forced = {GRADE_STRATA[False]} if cfg.forced_wrong and chains else set()
+            by_grade = choose_stratum_thresholds(
+                _whole_chains(seqs, tr_paths.solution_ids, grades, forced, chains),
+                truth,
+                grades,
+                weights=grade_weights,
+                forced=forced,
+            )
+    metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths, by_grade, chains)
     if x_he is not None:
         metrics["heldout"] = evaluate(
-            held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, by_grade=by_grade
+            held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, by_grade=by_grade, chains=chains
         )
     label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)
     return {

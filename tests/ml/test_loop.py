@@ -13,6 +13,7 @@ from core.models import JobStatus
 from ml import services
 from ml.models import StepScore, TrainingRun
 from ml.prm.answer_input import GRADE_STRATA
+from ml.prm.metrics import MOST_PROBABLE
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.factories import make_user
@@ -101,7 +102,12 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
     assert weighting["population"] == 110 and 0 < weighting["min"] <= weighting["max"]
     # the head reads the graded answer, so each stratum the labels hold got its own threshold
     graded = {GRADE_STRATA[a.solution.answer_correct] for a in Annotation.objects.filter(project=project)}
-    assert set(m["thresholds_by_grade"]) == graded and all(0 < t < 1 for t in m["thresholds_by_grade"].values())
+    by_grade = m["thresholds_by_grade"]
+    assert set(by_grade) == graded and "wrong" in graded
+    # a graded-wrong answer always holds an error: it is read at its most probable first error, on
+    # every step the pool holds, not over a threshold
+    assert by_grade["wrong"] == MOST_PROBABLE
+    assert all(0 < t < 1 for g, t in by_grade.items() if g != "wrong")
     # every open step scored once, by this run
     open_steps = Step.objects.filter(solution__project=project, solution__is_open=True).count()
     assert StepScore.objects.filter(training_run=done).count() == open_steps == m["scored_steps"]

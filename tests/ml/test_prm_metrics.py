@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ml.prm.metrics import (
+    MOST_PROBABLE,
     auroc,
     choose_map_cut,
     choose_stratum_thresholds,
@@ -188,3 +189,21 @@ def test_stratum_thresholds_trade_the_two_accuracies_by_weight():
     grid = [0.25, 0.6]
     assert choose_stratum_thresholds(seqs, truth, [None] * 3, grid=grid, weights=[5, 1, 1]) == {None: 0.25}
     assert choose_stratum_thresholds(seqs, truth, [None] * 3, grid=grid, weights=[1, 5, 1]) == {None: 0.6}
+
+
+def test_a_forced_stratum_is_read_at_its_most_probable_first_error():
+    """A graded-wrong answer always holds an error: its stratum gets no threshold but the chain's
+    most probable first error, so a wrong answer whose steps all sit below the right answers' P(-1)
+    is still flagged, at the right step; the other stratum's threshold is chosen around it."""
+    wrong = [[0.12, 0.2, 0.1], [0.1, 0.05]]  # first errors at 1 and 0: no one threshold reads both
+    right = [[0.2, 0.3], [0.25, 0.1]]  # no error
+    seqs, true = wrong + right, np.array([1, 0, -1, -1])
+    strata = [False, False, True, True]
+    grid = np.linspace(0.05, 0.95, 19)
+    plain = choose_stratum_thresholds(seqs, true, strata, grid=grid)
+    assert first_error_f1(stratum_predictions(seqs, strata, plain), true)["first_error_f1"] < 1.0
+    th = choose_stratum_thresholds(seqs, true, strata, grid=grid, forced={False})
+    assert th[False] == MOST_PROBABLE and th[True] >= 0.3
+    assert list(stratum_predictions(seqs, strata, th)) == [1, 0, -1, -1]
+    # never "no error" in a forced stratum, whatever its P(-1)
+    assert list(stratum_predictions([[0.001, 0.002]], [False], th)) == [1]

@@ -281,3 +281,27 @@ def test_the_threshold_reads_each_training_step_out_of_bag():
     probs = torch.stack([p_neg, (1 - p_neg) / 2, (1 - p_neg) / 2], dim=-1)
     boot = torch.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
     np.testing.assert_allclose(_out_of_bag(probs, boot), [(0.1 + 0.3) / 2, (0.2 + 0.4) / 2, (0.5 + 0.5 + 0.2) / 3])
+
+
+def test_a_wrong_answer_is_read_at_its_most_probable_first_error_on_its_whole_chain():
+    """Annotators stop at the first -1, so a labeled path ends at its error, and a most probable
+    first error read on it would always favour the truth; `evaluate` reads a `MOST_PROBABLE`
+    stratum on each solution's whole chain (every step's P(-1), from the threshold pool) instead."""
+    from ml.prm.examples import examples_from_steps
+    from ml.prm.metrics import MOST_PROBABLE
+    from ml.prm.train import evaluate
+
+    wrong = examples_from_steps("p", ["a", "b", "c", "d"], 1, solution_id="a1", problem_id="p1", answer_correct=False)
+    right = examples_from_steps("q", ["e", "f"], -1, solution_id="a2", problem_id="p2", answer_correct=True)
+    examples = wrong + right
+    p_neg = torch.tensor([[0.2, 0.3, 0.1, 0.1]])  # the labeled steps: a, b (the error), e, f
+    probs = torch.stack([p_neg, (1 - p_neg) / 2, (1 - p_neg) / 2], dim=-1)
+    by_grade = {"wrong": MOST_PROBABLE, "right": 0.5}
+    # on the labeled path [0.2, 0.3] the chain's most probable first error is b, the truth
+    assert evaluate(examples, probs, 0.5, by_grade=by_grade)["acc_erroneous"] == 1.0
+    # the whole chain has c and d at 0.9: c is the most probable first error, and the read is wrong
+    chains = {"a1": np.array([0.2, 0.3, 0.9, 0.9])}
+    m = evaluate(examples, probs, 0.5, by_grade=by_grade, chains=chains)
+    assert m["acc_erroneous"] == 0.0 and m["acc_correct"] == 1.0
+    # a threshold reads the first step over it, which the labeled path already decides
+    assert evaluate(examples, probs, 0.5, by_grade={"wrong": 0.25, "right": 0.5}, chains=chains)["acc_erroneous"] == 1.0

@@ -46,12 +46,13 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--decoding",
-            default="per_grade",
-            choices=["per_grade", "threshold", "map"],
-            help="First-error prediction: per_grade (default), the first step over a P(-1) threshold chosen per "
-            "graded-answer stratum (wrong, right, ungraded) as the app's PRM reads it; threshold, one threshold "
-            "for all; or map, the most probable first error where its margin over 'no error' passes a cut "
-            "(all chosen on the labels).",
+            default="forced_wrong",
+            choices=["forced_wrong", "per_grade", "threshold", "map"],
+            help="First-error prediction: forced_wrong (default, as the app's PRM reads it), the first step over "
+            "a P(-1) threshold chosen per graded-answer stratum (right, ungraded), and a graded-wrong solution, "
+            "which always holds an error, at its most probable first error; per_grade, a threshold for the "
+            "wrong stratum too; threshold, one threshold for all; or map, the most probable first error where "
+            "its margin over 'no error' passes a cut (all chosen on the labels).",
         )
         parser.add_argument("--limit", type=int, default=0, help="Use only the first N solutions of each set.")
         parser.add_argument("--head", default="{}", help="Head overrides as JSON, e.g. '{\"k\": 4}'.")
