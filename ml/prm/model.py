@@ -167,14 +167,15 @@ class PRM:
         head: EnsembleHead,
         temperature: float = 1.0,
         threshold: float = 0.5,
-        thresholds_by_grade: dict[str, float] | None = None,
+        thresholds_by_grade: dict[str, float | str] | None = None,
         config=None,
     ):
         self.featurizer = featurizer
         self.head = head.eval()
         self.temperature = float(temperature)
         self.threshold = float(threshold)  # P(-1) above which a step is called the first error
-        # the same per graded-answer stratum ("wrong", "right", "ungraded"), where the run chose them
+        # the same per graded-answer stratum ("wrong", "right", "ungraded"), where the run chose them;
+        # `metrics.MOST_PROBABLE` for a stratum read at its most probable first error (graded wrong)
         self.thresholds_by_grade = dict(thresholds_by_grade or {})
         self.config = config
         self.cache = FeatureCache(featurizer)
