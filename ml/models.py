@@ -32,7 +32,7 @@ class TrainingRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"training run {self.pk} of {self.project_id} ({self.status})"
+        return f"training run {self.pk} of {self.project.slug} ({self.status})"
 
 
 class StepScore(models.Model):

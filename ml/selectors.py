@@ -138,10 +138,11 @@ def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> d
                 "reason": "training",
                 "message": f"Run #{latest['id']} is training: its held-out metrics appear here when it finishes.",
             }
-        failed = f"Run #{latest['id']} failed" + (f" ({latest['error']})" if latest["error"] else "")
+        # the error itself is under "latest run" and in the runs table: not a third time here
         return {
             "reason": "failed",
-            "message": f"No run has succeeded yet. {failed}: see the runs below, fix the cause, then retrain.",
+            "message": f"No run has succeeded yet: run #{latest['id']} failed. Its error is in the runs "
+            "table below; fix the cause, then retrain.",
         }
     run, raw = succeeded[-1]
     config = raw["config"] or {}

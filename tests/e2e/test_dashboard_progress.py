@@ -184,3 +184,19 @@ def test_a_compare_projects_progress_counts_its_pairs(pages):
     expect(figures).to_contain_text("emptyqueueno pairs yet: import solutions to pair")
     expect(figures).not_to_contain_text("solutions labeled")
     expect(figures).not_to_contain_text("arrived labeled")
+
+
+def test_an_annotators_table_without_labels_says_so_under_its_header(pages):
+    project = planted_project("nolabels", labeled=0, open_=4)
+    make_user("lena", project, Role.LEAD)
+    page = pages.page()
+    login(page, "lena", "/dashboard/nolabels/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    table = page.locator('[data-slot="annotators"]')
+    # one row under the column titles, across all of them (not a caption above the header)
+    cell = table.locator("tbody tr td")
+    expect(cell).to_have_count(1)
+    expect(cell).to_have_text("No labels yet.")
+    columns = table.locator("thead th").count()
+    assert columns > 1 and cell.get_attribute("colspan") == str(columns)
+    expect(table.locator("caption")).to_have_count(0)

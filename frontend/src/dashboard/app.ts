@@ -394,9 +394,14 @@ export class Dashboard {
         {},
         el("tr", {}, ...header.map(([h, title]) => el("th", title ? { scope: "col", title, class: "sl-help-head" } : { scope: "col" }, h))),
       ),
-      el("tbody", {}, ...q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag))),
+      el(
+        "tbody",
+        {},
+        ...(q.annotators.length
+          ? q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag))
+          : [el("tr", {}, el("td", { colspan: String(header.length), class: "sl-empty" }, "No labels yet."))]),
+      ),
     );
-    if (!q.annotators.length) table.append(el("caption", {}, "No labels yet."));
     const a = q.agreement;
     if (this.isCompare) {
       // step-label agreement has nothing to compare in a pair project: its agreement is on pairs
@@ -423,7 +428,13 @@ export class Dashboard {
       figure(
         "latest run",
         latest ? `#${latest.id} ${latest.status}` : "none yet",
-        latest?.error ? latest.error : m.in_progress ? "training in progress" : undefined,
+        latest?.error
+          ? latest.error
+          : latest?.status === "created"
+            ? "queued: waiting for a worker"
+            : m.in_progress
+              ? "training in progress"
+              : undefined,
       ),
       figure("runs", fmtInt(m.runs.length)),
     );
