@@ -144,12 +144,23 @@ class SolutionScoreSerializer(serializers.Serializer):
         required=False, help_text="PRM: product over steps of P(not -1) (PRM800K's solution score)."
     )
     score_min = serializers.FloatField(required=False, help_text="PRM: minimum over steps of P(not -1).")
+    first_error = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="PRM: the predicted first wrong step (0-based index: the first step whose P(-1) passes "
+        "`model.first_error_threshold`), null when no step does.",
+    )
     reward = serializers.FloatField(required=False, help_text="Reward model (rank_by=reward): higher is better.")
 
 
 class ScoreModelSerializer(serializers.Serializer):
     training_run = serializers.IntegerField()
     generation = serializers.IntegerField()
+    first_error_threshold = serializers.FloatField(
+        required=False,
+        help_text="PRM: the P(-1) threshold `first_error` is read with, chosen by the run for solutions "
+        "without a graded answer (candidates sent here have none).",
+    )
 
 
 class ScoreResponseSerializer(serializers.Serializer):

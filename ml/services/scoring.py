@@ -20,7 +20,9 @@ from annotate.queue_order import route_controls
 from annotate.queue_positions import write_positions
 from core.bulk_insert import copy_arrays
 from ml.models import StepScore, TrainingRun
+from ml.prm.answer_input import GRADE_STRATA
 from ml.prm.config import PRMConfig
+from ml.prm.metrics import first_error_predictions
 from ml.services.config import (
     FEATURE_CACHE_MAX_ROWS,
     SCORE_BATCH_SOLUTIONS,
@@ -295,9 +297,17 @@ def active_run(*, project: Project) -> TrainingRun | None:
     return TrainingRun.objects.filter(project=project, is_active=True).first()
 
 
+def first_error_threshold(prm: PRM) -> float:
+    """The P(-1) threshold a candidate sent for scoring is read with: it has no graded answer, so
+    the run's threshold for ungraded solutions where it chose one, else its one threshold."""
+    ungraded = prm.thresholds_by_grade.get(GRADE_STRATA[None])
+    return float(ungraded) if isinstance(ungraded, int | float) else prm.threshold
+
+
 def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -> dict[str, Any]:
-    """Per-step P(+1), P(0), P(-1) and uncertainty, and both solution scores (product of
-    P(not -1), minimum), for candidate solutions of one problem under the active model."""
+    """Per-step P(+1), P(0), P(-1) and uncertainty, both solution scores (product of P(not -1),
+    minimum) and the predicted first error (the first step over the run's threshold, None when no
+    step passes it), for candidate solutions of one problem under the active model."""
     run = active_run(project=project)
     if run is None:
         raise NoActiveModel(
@@ -311,12 +321,29 @@ def score_steps(*, project: Project, problem: str, solutions: list[list[str]]) -
         sc = prm.score_rows(lib.featurize(prm.featurizer, items))
     prod, mins = lib.solution_scores(sc.p_negative, lengths)
     unc = sc.uncertainty("entropy")
+    threshold = first_error_threshold(prm)
+    first = first_error_predictions(np.split(sc.p_negative, np.cumsum(lengths)[:-1]), threshold)
     scored, o = [], 0
     for j, n in enumerate(lengths):
         steps = [
             {"p_positive": float(p[2]), "p_neutral": float(p[1]), "p_negative": float(p[0]), "uncertainty": float(u)}
             for p, u in zip(sc.probs[o : o + n], unc[o : o + n], strict=True)
         ]
-        scored.append({"steps": steps, "score_product": float(prod[j]), "score_min": float(mins[j])})
+        fe = int(first[j])
+        scored.append(
+            {
+                "steps": steps,
+                "score_product": float(prod[j]),
+                "score_min": float(mins[j]),
+                "first_error": fe if fe >= 0 else None,
+            }
+        )
         o += n
-    return {"model": {"training_run": run.pk, "generation": project.current_generation}, "solutions": scored}
+    return {
+        "model": {
+            "training_run": run.pk,
+            "generation": project.current_generation,
+            "first_error_threshold": threshold,
+        },
+        "solutions": scored,
+    }

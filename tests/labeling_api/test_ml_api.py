@@ -203,9 +203,15 @@ def test_score_returns_probabilities_and_both_solution_scores(clients, project):
 
     assert response.status_code == 200, response.data
     body = response.data
+    threshold = body["model"].pop("first_error_threshold")
     assert body["model"] == {"training_run": run.pk, "generation": 1}
+    # candidates have no graded answer: the run's threshold for ungraded solutions, else its one threshold
+    ungraded = (run.metrics["thresholds_by_grade"] or {}).get("ungraded")
+    assert threshold == pytest.approx(ungraded if ungraded is not None else run.metrics["threshold"])
     assert [len(s["steps"]) for s in body["solutions"]] == [3, 2]
     for solution in body["solutions"]:
+        over = [i for i, step in enumerate(solution["steps"]) if step["p_negative"] > threshold]
+        assert solution["first_error"] == (over[0] if over else None)
         p_ok = []
         for step in solution["steps"]:
             probs = (step["p_positive"], step["p_neutral"], step["p_negative"])

@@ -990,6 +990,11 @@ export interface components {
     ScoreModel: {
       training_run: number;
       generation: number;
+      /**
+       * Format: double
+       * @description PRM: the P(-1) threshold `first_error` is read with, chosen by the run for solutions without a graded answer (candidates sent here have none).
+       */
+      first_error_threshold?: number;
     };
     ScoreRequest: {
       /** @description Project slug: its active PRM scores the steps. */
@@ -1080,6 +1085,8 @@ export interface components {
        * @description PRM: minimum over steps of P(not -1).
        */
       score_min?: number;
+      /** @description PRM: the predicted first wrong step (0-based index: the first step whose P(-1) passes `model.first_error_threshold`), null when no step does. */
+      first_error?: number | null;
       /**
        * Format: double
        * @description Reward model (rank_by=reward): higher is better.
