@@ -36,6 +36,10 @@ from ml.prm.train import build_prm, save_checkpoint, train_prm  # noqa: E402
 
 SIZES = (100, 300, 800)
 POOL_SAMPLE = 2000  # as the app's `ml.services.population.SAMPLE_SOLUTIONS`
+POOL_NOTE = (
+    "Every run trains with the threshold pool the app reads (every step of a random sample of 2,000 pool "
+    "solutions and of each labeled one; session 17)."
+)
 
 
 def threshold_pool(labeled, pool, cache: FeatureCache, rng: np.random.Generator, answers: bool) -> ThresholdPool:
@@ -172,8 +176,8 @@ def config_switch_bench(
         f"`PRMConfig()` with `{switch}` off and on (the default): {what} Held-out first-error F1 and AUROC(-1), "
         f"mean of {seeds} seeds (difference: mean, and the smallest and largest over seeds); N = labeled "
         "solutions drawn at random from the pool, labels as an annotator gives them (up to the first -1). "
-        "Evaluated solutions are scored with their graded answers, as the app scores an open solution."
-        f"{note} Took {time.perf_counter() - t0:.0f} s on this 2-core machine.",
+        "Evaluated solutions are scored with their graded answers, as the app scores an open solution. "
+        f"{POOL_NOTE}{note} Took {time.perf_counter() - t0:.0f} s on this 2-core machine.",
         arm_names,
         rows,
     )
@@ -210,7 +214,7 @@ def main() -> None:
         f"`base_checkpoint` with L2 toward it (`base_l2` = {PRMConfig().base_l2}, chosen on math's development split "
         "among 0.01 and 0.1; plain fine-tuning, L2 toward zero, was also tried there). Held-out first-error "
         f"F1 and AUROC(-1), mean of {seeds} seeds; N = labeled solutions drawn at random from the pool "
-        "(sets with fewer solutions stop earlier). Took "
+        f"(sets with fewer solutions stop earlier). {POOL_NOTE} Took "
         f"{time.perf_counter() - t0:.0f} s on this 2-core machine.",
         ("scratch", "with base"),
         rows,
