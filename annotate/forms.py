@@ -264,8 +264,9 @@ class ExportForm(forms.Form):
     format = forms.ChoiceField(
         label="Format",
         choices=STEP_FORMATS,
-        help_text="TRL: stepwise supervision rows (prompt, completions, labels). Critiques: prompt, steps "
-        "and a verdict per step. Math-Shepherd: one line per solution, each step tagged + or -.",
+        help_text="PRM800K: one record per labeled solution, as OpenAI's PRM800K files (ratings -1/0/+1, "
+        "anonymous labeler ids). TRL: stepwise supervision rows (prompt, completions, labels). Critiques: "
+        "prompt, steps and a verdict per step. Math-Shepherd: one line per solution, each step tagged + or -.",
     )
     since = forms.CharField(
         label="Since (cursor)",

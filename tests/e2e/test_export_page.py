@@ -51,6 +51,8 @@ def test_export_page_offers_trls_neutral_and_alternatives_options(pages, screens
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
     neutral, alternatives = page.get_by_label("Neutral (0) steps"), page.get_by_label("Rated alternatives")
     expect(neutral).to_be_hidden()  # PRM800K records, the first format, have no such options
+    # the format's help names every format the select offers, PRM800K first
+    expect(page.get_by_text("PRM800K: one record per labeled solution")).to_be_visible()
     page.get_by_label("Format").select_option("trl")
     expect(neutral).to_be_visible()
     expect(neutral).to_have_value("positive")  # the export API's defaults
