@@ -14,12 +14,17 @@ error, the model is the same in both arms (same seed, same labels) and so is AUR
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from warm_start_prm import config_switch_bench  # noqa: E402
+from warm_start_prm import POOL_NOTE, compare_arms, parse_args, write_table  # noqa: E402
+
+from ml.prm.config import PRMConfig  # noqa: E402
+from ml.prm.feature_rows import FeatureCache  # noqa: E402
+from ml.prm.featurizers import make_featurizer  # noqa: E402
 
 # switch -> (the two arms' names, the table's title, what the switch does, a note on how it ran)
 SWITCHES = {
@@ -46,6 +51,35 @@ SWITCHES = {
         "",
     ),
 }
+
+
+def config_switch_bench(
+    *, switch: str, arm_names: tuple[str, str], out: str, title: str, what: str, note: str = ""
+) -> None:
+    """A bench of `PRMConfig()` with one boolean setting off and on (the default), on the sets and
+    seeds of the command line, written to bench/results/`out`: `what` says what the setting does,
+    `note` anything more about how the arms were run."""
+    sets, seeds = parse_args()
+    t0 = time.perf_counter()
+    cache = FeatureCache(make_featurizer(PRMConfig()))
+    off, on = arm_names
+    arms = {
+        off: lambda seed: PRMConfig(seed=seed, **{switch: False}),
+        on: lambda seed: PRMConfig(seed=seed, **{switch: True}),
+    }
+    rows = compare_arms(sets, seeds, cache, arms)
+    write_table(
+        ROOT / "bench" / "results" / out,
+        title,
+        f"`PRMConfig()` with `{switch}` off and on (the default): {what} Held-out first-error F1 and AUROC(-1), "
+        f"mean of {seeds} seeds (difference: mean, and the smallest and largest over seeds); N = labeled "
+        "solutions drawn at random from the pool, labels as an annotator gives them (up to the first -1). "
+        "Evaluated solutions are scored with their graded answers, as the app scores an open solution. "
+        f"{POOL_NOTE}{note} Took {time.perf_counter() - t0:.0f} s on this 2-core machine.",
+        arm_names,
+        rows,
+    )
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in SWITCHES:

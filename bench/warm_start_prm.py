@@ -106,10 +106,13 @@ def run_set(
                 continue
             chosen = [pool[i] for i in order[:n]]
             examples = [e for it in chosen for e in it.labeled]
+            pools: dict[bool, ThresholdPool] = {}  # one per kind of head input, shared by the arms
             for arm, config in arms.items():
                 cfg = config(seed)
-                tp = threshold_pool(chosen, pool, cache, np.random.default_rng([seed, n]), cfg.answer_input)
-                ckpt = train_prm(examples, cfg, cache=cache, threshold_pool=tp)
+                if cfg.answer_input not in pools:
+                    rng_pool = np.random.default_rng([seed, n])
+                    pools[cfg.answer_input] = threshold_pool(chosen, pool, cache, rng_pool, cfg.answer_input)
+                ckpt = train_prm(examples, cfg, cache=cache, threshold_pool=pools[cfg.answer_input])
                 out.setdefault((n, arm), []).append(evaluate(build_prm(ckpt, cache=cache), ev))
     return out
 
@@ -153,34 +156,6 @@ def write_table(path: Path, title: str, intro: str, columns: tuple[str, str], ro
     ]
     path.write_text("\n".join(md))
     print("\n".join(md))
-
-
-def config_switch_bench(
-    *, switch: str, arm_names: tuple[str, str], out: str, title: str, what: str, note: str = ""
-) -> None:
-    """A bench of `PRMConfig()` with one boolean setting off and on (the default), on the sets and
-    seeds of the command line, written to bench/results/`out`: `what` says what the setting does,
-    `note` anything more about how the arms were run."""
-    sets, seeds = parse_args()
-    t0 = time.perf_counter()
-    cache = FeatureCache(make_featurizer(PRMConfig()))
-    off, on = arm_names
-    arms = {
-        off: lambda seed: PRMConfig(seed=seed, **{switch: False}),
-        on: lambda seed: PRMConfig(seed=seed, **{switch: True}),
-    }
-    rows = compare_arms(sets, seeds, cache, arms)
-    write_table(
-        ROOT / "bench" / "results" / out,
-        title,
-        f"`PRMConfig()` with `{switch}` off and on (the default): {what} Held-out first-error F1 and AUROC(-1), "
-        f"mean of {seeds} seeds (difference: mean, and the smallest and largest over seeds); N = labeled "
-        "solutions drawn at random from the pool, labels as an annotator gives them (up to the first -1). "
-        "Evaluated solutions are scored with their graded answers, as the app scores an open solution. "
-        f"{POOL_NOTE}{note} Took {time.perf_counter() - t0:.0f} s on this 2-core machine.",
-        arm_names,
-        rows,
-    )
 
 
 def parse_args() -> tuple[list[str], int]:
