@@ -22,6 +22,7 @@ import numpy as np
 from ml.prm import acquisition as acq
 from ml.prm import reweight
 from ml.prm.answer_input import answer_block, grade_codes
+from ml.prm.floor import fit_floor, floor_f1
 from ml.prm.head import HeadConfig, StepHead, WeakSet
 from ml.prm.metrics import (
     auroc,
@@ -360,6 +361,9 @@ def simulate(
     transfer = transfer_head(P, range(n, n + len(prior_items)), cfg)
     is_vault = np.asarray([in_vault(p) for p in P.problem_ids])
     per_seed: dict[str, list[list[dict]]] = {s: [] for s in strategies}
+    codes = grade_codes(P.answer[:n])
+    lengths = np.asarray([b - a for a, b in P.step_slice[:n]])
+    floor: list[dict] = []  # the grade-only reader each seed's PRM curves stand on (ml.prm.floor)
     for seed in seeds:
         rng = np.random.default_rng(seed)
         if vault:
@@ -371,6 +375,9 @@ def simulate(
             ev_p = set(dev_p[: int(round(eval_fraction * len(dev_p)))])
             ev = [i for i in range(n) if not is_vault[i] and P.problem_ids[i] in ev_p]
             pool = [i for i in range(n) if not is_vault[i] and P.problem_ids[i] not in ev_p]
+        rule = fit_floor(codes[pool], lengths[pool], P.first_error[pool])
+        f1 = floor_f1(codes[ev], lengths[ev], P.first_error[ev], rule)
+        floor.append({"first_error_f1": f1, "rule": {str(k): v for k, v in rule.items()}})
         total = float(P.n_labels[pool].sum())
         seed_budget, round_budget = seed_share * total, round_share * total
         order = rng.permutation(len(pool))
@@ -441,6 +448,7 @@ def simulate(
             "decoding": decoding,
             "prior_solutions": len(prior_items),
             "head": cfg.__dict__,
+            "floor": floor,
             "seconds": round(time.perf_counter() - t0, 1),
         },
     }

@@ -43,6 +43,8 @@ def plot(name: str, res: dict, summ: dict, path: Path) -> None:
             ax.fill_between(x, y - ys.std(0) / len(ys) ** 0.5, y + ys.std(0) / len(ys) ** 0.5, alpha=0.12)
         if metric == "first_error_f1":
             ax.axhline(summ["strategies"]["random"]["final"], color="grey", lw=0.8, ls="--")
+            if summ.get("floor") is not None:
+                ax.axhline(summ["floor"], color="black", lw=0.8, ls=":", label="grade-only reader, no PRM")
         ax.set_xlabel("step labels")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -67,6 +69,7 @@ def table(files: list[Path], png_suffix: str, results: Path) -> tuple[list[str],
         name = res["meta"]["data"]
         summ = summarize(res["per_seed"])
         auc = summarize(res["per_seed"], metric="auroc_negative")
+        summ["floor"] = floor_mean(res["meta"])
         all_summ[name] = summ
         for s, e in summ["strategies"].items():
             eff = fmt(e["efficiency"]) + "x" if e["efficiency"] is not None else "never"
@@ -79,6 +82,33 @@ def table(files: list[Path], png_suffix: str, results: Path) -> tuple[list[str],
             )
         plot(name, res, summ, results / f"simulation_{name}{png_suffix}.png")
     return rows, all_summ
+
+
+def floor_mean(meta: dict) -> float | None:
+    """Mean over seeds of the grade-only reader's held-out F1 (`ml.prm.floor`); None for runs
+    written before it was recorded."""
+    floor = meta.get("floor")
+    return sum(f["first_error_f1"] for f in floor) / len(floor) if floor else None
+
+
+def floor_table(summaries: dict[str, dict]) -> list[str]:
+    """How far the PRM's curves stand above the grade-only reader, per set and split."""
+    rows = [
+        "| data | split | grade-only reader F1 (no PRM) | random final F1 | random nAULC | random nAULC − reader "
+        "| best order | its nAULC − reader |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, summ in summaries.items():
+        if summ.get("floor") is None:
+            continue
+        name, split = (key[: -len("_vault")], "vault") if key.endswith("_vault") else (key, "development")
+        st = summ["strategies"]
+        best = max(st, key=lambda s: st[s]["aulc"])
+        rows.append(
+            f"| {name} | {split} | {summ['floor']:.3f} | {st['random']['final']:.3f} | {st['random']['aulc']:.3f} "
+            f"| {st['random']['aulc'] - summ['floor']:+.3f} | {best} | {st[best]['aulc'] - summ['floor']:+.3f} |"
+        )
+    return rows if len(rows) > 2 else []
 
 
 def strategy_evidence(summary: dict, seeds: int) -> dict:
@@ -138,6 +168,19 @@ def write_report(sim_dir: Path, results: Path, *, tag: str = "", evidence: Path 
             "## Vault: 20% of problems by hash, untouched until the final run (pool = all other problems)",
             "",
         ] + vrows
+    floors = floor_table(summ)
+    if floors:
+        out += [
+            "",
+            "## How much of the curves' height the PRM earns",
+            "",
+            "A reader with no PRM that knows each solution's graded answer and answers one constant per",
+            'graded-answer stratum ("no error", or "first error at step k"), chosen for the F1 of every pool',
+            "solution's truth as if the whole pool were labeled (`ml/prm/floor.py`), scored on the same",
+            "evaluation solutions (mean of the seeds). Active learning can only speed up what the PRM learns",
+            "above this line.",
+            "",
+        ] + floors
     if dev:
         meta = json.loads(dev[0].read_text())["meta"]
         keys = ("seeds", "rounds", "round_share", "seed_share", "control_share", "blocks", "decoding", "head")

@@ -180,6 +180,10 @@ def test_simulation_spends_label_budgets_and_reports_with_intervals(tmp_path):
     (tmp_path / "sim" / "planted.json").write_text(json.dumps(res))
     text = write_report(tmp_path / "sim", tmp_path / "results")
     assert "| planted | value |" in text and "95% CI" in text
+    # each seed's grade-only reader (no PRM) is recorded and set beside random's curve
+    assert len(res["meta"]["floor"]) == 2 and all(0 <= f["first_error_f1"] <= 1 for f in res["meta"]["floor"])
+    floor = sum(f["first_error_f1"] for f in res["meta"]["floor"]) / 2
+    assert f"| planted | development | {floor:.3f} |" in text
     png = Path(tmp_path / "results" / "simulation_planted.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
