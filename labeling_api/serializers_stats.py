@@ -195,6 +195,12 @@ class HeldoutSerializer(serializers.Serializer):
     too_small = serializers.BooleanField(
         required=False, help_text="Under 50 held-out steps or 10 solutions: the scores say little."
     )
+    grade_only_f1 = F(
+        required=False,
+        help_text="First-error F1 of a reader with no PRM on the same held-out solutions: one constant first "
+        "error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's "
+        "first_error_f1 above it is what the model reads beyond the grade.",
+    )
     pairwise_accuracy = F(
         required=False, help_text="Compare projects: share of held-out pairs the reward model ranks as annotators did."
     )

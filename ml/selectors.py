@@ -38,6 +38,9 @@ def _heldout(metrics: dict) -> dict:
     for size in ("n_steps", "n_solutions", "n_pairs"):
         if isinstance(source.get(size), int):
             out[size] = source[size]
+    # the grade-only reader (ml.prm.floor) the PRM's first-error F1 is read against
+    if isinstance(source.get("grade_only_f1"), int | float):
+        out["grade_only_f1"] = source["grade_only_f1"]
     for ci in CURVE_INTERVALS:
         value = source.get(ci)
         if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):

@@ -14,7 +14,7 @@ labeled: the best such reader, not one a few labels would give.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from itertools import product
 
 import numpy as np
@@ -26,28 +26,49 @@ from ml.prm.metrics import first_error_f1
 MAX_STEP = 9
 
 
-def _predict(strata: np.ndarray, lengths: np.ndarray, rule: dict) -> np.ndarray:
-    const = np.fromiter((rule.get(int(s), -1) for s in strata), dtype=np.int64, count=len(strata))
+def _predict(strata: Sequence[Hashable], lengths: np.ndarray, rule: dict) -> np.ndarray:
+    const = np.fromiter((rule.get(s, -1) for s in strata), dtype=np.int64, count=len(strata))
     return np.where(const < 0, -1, np.minimum(const, np.maximum(lengths - 1, 0)))
 
 
-def fit_floor(strata: Sequence[int], lengths: Sequence[int], first_error: Sequence[int]) -> dict[int, int]:
-    """Per stratum code (`answer_input.grade_codes`: 0 wrong, 1 right, -1 ungraded), the constant
-    first error (-1 = no error) that, taken jointly, maximises these solutions' first-error F1."""
-    strata, lengths, truth = np.asarray(strata), np.asarray(lengths), np.asarray(first_error)
-    codes = sorted(int(c) for c in np.unique(strata))
+def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: Sequence[int]) -> dict:
+    """Per stratum (a grade code of `answer_input.grade_codes`, or a `GRADE_STRATA` name), the
+    constant first error (-1 = no error) that, taken jointly, maximises these solutions' F1.
+    `lengths`: each solution's whole step count (a path cut at its labeled first error would let a
+    late constant hit every error)."""
+    strata = [s.item() if isinstance(s, np.generic) else s for s in strata]
+    lengths, truth = np.asarray(lengths), np.asarray(first_error)
+    codes = sorted(set(strata), key=str)
+    candidates = range(-1, MAX_STEP + 1)
+    err, n_err, n_ok = truth >= 0, int((truth >= 0).sum()), int((truth < 0).sum())
+    # per stratum and candidate: erroneous solutions read exactly, error-free ones read "no error"
+    hits = {}
+    for code in codes:
+        mine = np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
+        for c in candidates:
+            pred = _predict([code] * int(mine.sum()), lengths[mine], {code: c})
+            hits[code, c] = (int((pred == truth[mine])[err[mine]].sum()), int((pred == -1)[~err[mine]].sum()))
     best, best_f1 = {}, -1.0
     # F1 couples the strata (a harmonic mean over all solutions), so they are chosen jointly; at
-    # most three strata x 11 candidates
-    for combo in product(range(-1, MAX_STEP + 1), repeat=len(codes)):
-        rule = dict(zip(codes, combo, strict=True))
-        f1 = first_error_f1(_predict(strata, lengths, rule), truth)["first_error_f1"] or 0.0
+    # most three strata x 11 candidates, each combination summed from the counts above
+    for combo in product(candidates, repeat=len(codes)):
+        e = sum(hits[code, c][0] for code, c in zip(codes, combo, strict=True))
+        o = sum(hits[code, c][1] for code, c in zip(codes, combo, strict=True))
+        f1 = _f1(e / n_err if n_err else None, o / n_ok if n_ok else None)
         if f1 > best_f1:
-            best, best_f1 = rule, f1
+            best, best_f1 = dict(zip(codes, combo, strict=True)), f1
     return best
 
 
-def floor_f1(strata: Sequence[int], lengths: Sequence[int], first_error: Sequence[int], rule: dict[int, int]) -> float:
+def _f1(acc_err: float | None, acc_ok: float | None) -> float:
+    """`metrics.first_error_f1`'s harmonic mean, from the two accuracies (None: no such solutions)."""
+    if acc_err is None or acc_ok is None:
+        return (acc_err if acc_ok is None else acc_ok) or 0.0
+    return 0.0 if acc_err + acc_ok == 0 else 2 * acc_err * acc_ok / (acc_err + acc_ok)
+
+
+def floor_f1(strata: Sequence[Hashable], lengths: Sequence[int], first_error: Sequence[int], rule: dict) -> float:
     """First-error F1 of the constant reader `rule` on these solutions."""
-    pred = _predict(np.asarray(strata), np.asarray(lengths), rule)
+    strata = [s.item() if isinstance(s, np.generic) else s for s in strata]
+    pred = _predict(strata, np.asarray(lengths), rule)
     return float(first_error_f1(pred, np.asarray(first_error))["first_error_f1"] or 0.0)

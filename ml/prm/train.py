@@ -26,6 +26,7 @@ from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.examples import StepExample, path_first_error
 from ml.prm.feature_rows import FeatureCache, Rows, TrainingBatches
 from ml.prm.featurizers import make_featurizer
+from ml.prm.floor import fit_floor, floor_f1
 from ml.prm.metrics import (
     MOST_PROBABLE,
     choose_stratum_thresholds,
@@ -143,6 +144,33 @@ def evaluate(
         m.update(first_error_f1(predicted, paths.truth))
         m["first_error_f1_ci"] = first_error_f1_interval(predicted, paths.truth)
     return m
+
+
+def _grade_only_f1(
+    train_ex: Sequence[StepExample], tr_paths: _Paths, held_ex: Sequence[StepExample], chains: dict[str, np.ndarray]
+) -> float | None:
+    """Held-out first-error F1 of a reader with no PRM (`ml.prm.floor`): one constant first error
+    per graded-answer stratum, fitted on the training solutions, so a lead can see how much the
+    PRM reads beyond the grade. It needs each solution's whole length, which only the threshold
+    pool's chains hold (a labeled path ends at its first error); None without them."""
+    if not chains:
+        return None
+
+    def solutions(examples, paths):
+        grades = path_grades(examples, paths)
+        keep = [j for j, sid in enumerate(paths.solution_ids) if sid in chains]
+        return (
+            [grades[j] for j in keep],
+            [len(chains[paths.solution_ids[j]]) for j in keep],
+            paths.truth[keep],
+        )
+
+    he_paths = _Paths.of(held_ex)
+    tr_grades, tr_lengths, tr_truth = solutions(train_ex, tr_paths)
+    he_grades, he_lengths, he_truth = solutions(held_ex, he_paths)
+    if not tr_grades or not he_grades:
+        return None
+    return floor_f1(he_grades, he_lengths, he_truth, fit_floor(tr_grades, tr_lengths, tr_truth))
 
 
 def _out_of_bag(tr_probs: torch.Tensor, boot: torch.Tensor) -> np.ndarray:
@@ -352,6 +380,9 @@ def train_prm(
         metrics["heldout"] = evaluate(
             held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, by_grade=by_grade, chains=chains
         )
+        grade_only = _grade_only_f1(train_ex, tr_paths, held_ex, chains)
+        if grade_only is not None:
+            metrics["heldout"]["grade_only_f1"] = grade_only
     label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)
     return {
         "version": CHECKPOINT_VERSION,

@@ -168,6 +168,28 @@ def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_
     screenshot(page, "dashboard-curve-empty-reason")
 
 
+def test_the_curve_note_sets_the_prms_first_error_f1_beside_the_graded_answer_alone(pages, screenshot, tmp_path):
+    # A real (tiny) run with problems held out: its held-out metrics carry the F1 of a reader with
+    # no PRM (one constant first error per graded answer), and the note under the curve says both.
+    project = planted_project("beside", labeled=80, open_=10)
+    make_user("lena", project, Role.LEAD)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == "succeeded", run.error
+    heldout = run.metrics["heldout"]
+    page = pages.page()
+    login(page, "lena", "/dashboard/beside/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    note = page.locator('[data-slot="curve-note"]')
+    expect(note).to_contain_text(f"first-error F1 {heldout['first_error_f1']:.3f}")
+    expect(note).to_contain_text(
+        "Without a model, the graded answer alone (one constant first error per grade) scores "
+        f"{heldout['grade_only_f1']:.3f} first-error F1 on these solutions; the PRM reads"
+    )
+    page.locator("#model").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-curve-note-grade-only")
+
+
 def test_a_compare_projects_progress_counts_its_pairs(pages):
     # Solutions arrived labeled, and no problem has two different ones: no pairs. Progress counts
     # pairs and preferences (annotate.selectors.stats.pairs), not the labeled solutions.

@@ -14,6 +14,7 @@ from ml import services
 from ml.models import StepScore, TrainingRun
 from ml.prm.answer_input import GRADE_STRATA
 from ml.prm.metrics import MOST_PROBABLE
+from ml.selectors import model_summary
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 from tests.factories import make_user
@@ -108,6 +109,11 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
     # every step the pool holds, not over a threshold
     assert by_grade["wrong"] == MOST_PROBABLE
     assert all(0 < t < 1 for g, t in by_grade.items() if g != "wrong")
+    # beside the PRM's held-out F1: a reader with no PRM (one constant first error per graded
+    # answer, fitted on the training solutions), which the dashboard's curve note compares it with
+    assert 0.0 <= m["heldout"]["grade_only_f1"] <= 1.0
+    point = model_summary(project=project)["learning_curve"][-1]
+    assert point["grade_only_f1"] == m["heldout"]["grade_only_f1"] and point["run"] == done.pk
     # every open step scored once, by this run
     open_steps = Step.objects.filter(solution__project=project, solution__is_open=True).count()
     assert StepScore.objects.filter(training_run=done).count() == open_steps == m["scored_steps"]

@@ -305,3 +305,28 @@ def test_a_wrong_answer_is_read_at_its_most_probable_first_error_on_its_whole_ch
     assert m["acc_erroneous"] == 0.0 and m["acc_correct"] == 1.0
     # a threshold reads the first step over it, which the labeled path already decides
     assert evaluate(examples, probs, 0.5, by_grade={"wrong": 0.25, "right": 0.5}, chains=chains)["acc_erroneous"] == 1.0
+
+
+def test_the_grade_only_reader_is_fitted_on_training_solutions_and_read_on_whole_lengths():
+    """A run's held-out metrics carry the F1 of a reader with no PRM (`ml.prm.floor`): one constant
+    first error per graded answer, fitted on the training solutions. A labeled path ends at its
+    first error, so lengths come from the whole chains; without them there is no such reader."""
+    from ml.prm.examples import examples_from_steps
+    from ml.prm.train import _grade_only_f1, _Paths
+
+    def solution(sid, n_steps, first_error, correct):
+        steps = [f"{sid} step {i}" for i in range(n_steps)]
+        return examples_from_steps(sid, steps, first_error, solution_id=sid, problem_id=sid, answer_correct=correct)
+
+    # training: wrong answers err at step 1 (twice) or 3; right answers are error-free
+    train = solution("t1", 5, 1, False) + solution("t2", 5, 1, False) + solution("t3", 5, 3, False)
+    train += solution("t4", 4, -1, True) + solution("t5", 4, -1, True)
+    # held out: one wrong answer erring at step 1 and one at step 2, one right answer
+    held = solution("h1", 6, 1, False) + solution("h2", 6, 2, False) + solution("h3", 3, -1, True)
+    chains = {
+        sid: np.zeros(n) for sid, n in {"t1": 5, "t2": 5, "t3": 5, "t4": 4, "t5": 4, "h1": 6, "h2": 6, "h3": 3}.items()
+    }
+    f1 = _grade_only_f1(train, _Paths.of(train), held, chains)
+    # "step 1" for a wrong answer hits one of two errors, "no error" for a right one hits it
+    assert f1 == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert _grade_only_f1(train, _Paths.of(train), held, {}) is None

@@ -403,6 +403,11 @@ export interface components {
       too_small?: boolean;
       /**
        * Format: double
+       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade.
+       */
+      grade_only_f1?: number;
+      /**
+       * Format: double
        * @description Compare projects: share of held-out pairs the reward model ranks as annotators did.
        */
       pairwise_accuracy?: number;
@@ -609,6 +614,11 @@ export interface components {
       first_error_f1_ci?: number[];
       /** @description Under 50 held-out steps or 10 solutions: the scores say little. */
       too_small?: boolean;
+      /**
+       * Format: double
+       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade.
+       */
+      grade_only_f1?: number;
       /**
        * Format: double
        * @description Compare projects: share of held-out pairs the reward model ranks as annotators did.

@@ -14,6 +14,7 @@ import {
   generationLines,
   generationName,
   goldFirstErrorText,
+  gradeOnlyNote,
   plural,
   heldoutSize,
   queueFigure,
@@ -217,6 +218,15 @@ describe("format", () => {
         "(scores need 50+ steps and 10+ solutions).",
       tooSmall: true,
     });
+    expect(curveNote({ ...tiny, too_small: false, first_error_f1: 0.45, grade_only_f1: 0.4 }).text).toContain(
+      "on 4 held-out steps, 2 solutions. Without a model, the graded answer alone (one constant first " +
+        "error per grade) scores 0.400 first-error F1 on these solutions; the PRM reads 0.050 more.",
+    );
+    expect(gradeOnlyNote({ first_error_f1: 0.3, grade_only_f1: 0.35 })).toContain(
+      "the PRM reads 0.050 less: it places first errors worse than a constant does.",
+    );
+    expect(gradeOnlyNote({ first_error_f1: 0.35, grade_only_f1: 0.35 })).toContain("the PRM reads no more than that.");
+    expect(gradeOnlyNote({ first_error_f1: 0.35 })).toBe("");
     expect(curveNote({ run: 3, label_count: 410, accuracy: 0.63, first_error_f1: 0.45 }).text).toBe(
       "Latest point (run #3, 410 step labels): step accuracy 0.630, first-error F1 0.450 " +
         "(trained before held-out sizes and intervals were recorded).",

@@ -200,9 +200,29 @@ export function curveNote(p: CurvePoint): { text: string; tooSmall: boolean } {
   }
   const size = heldoutSize(p);
   return {
-    text: `${head}: step accuracy ${acc}, first-error F1 ${f1} (95% intervals in brackets), on ${size.text}.`,
+    text:
+      `${head}: step accuracy ${acc}, first-error F1 ${f1} (95% intervals in brackets), on ${size.text}.` +
+      gradeOnlyNote(p),
     tooSmall: size.tooSmall,
   };
+}
+
+/** The PRM's first-error F1 against a reader with no PRM (ml/prm/floor.py: one constant first
+ * error per graded answer, fitted on the training solutions), on the same held-out solutions;
+ * empty for runs trained before it was recorded. */
+export function gradeOnlyNote(p: { first_error_f1?: number; grade_only_f1?: number }): string {
+  if (p.grade_only_f1 === undefined || p.first_error_f1 === undefined) return "";
+  const diff = p.first_error_f1 - p.grade_only_f1;
+  const beyond =
+    Math.abs(diff) < 0.0005
+      ? "the PRM reads no more than that"
+      : diff > 0
+        ? `the PRM reads ${diff.toFixed(3)} more`
+        : `the PRM reads ${(-diff).toFixed(3)} less: it places first errors worse than a constant does`;
+  return (
+    ` Without a model, the graded answer alone (one constant first error per grade) scores ${p.grade_only_f1.toFixed(3)} ` +
+    `first-error F1 on these solutions; ${beyond}.`
+  );
 }
 
 /** A warning when screening asks for more answers than the project has screening questions:
