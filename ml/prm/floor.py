@@ -1,4 +1,4 @@
-"""A first-error reader with no PRM: the floor a learned PRM has to clear in the simulation.
+"""A first-error reader with no PRM: the floor a learned PRM has to clear.
 
 Every imported solution's final answer is graded, and the grade alone says most of whether a
 solution holds an error (a graded-wrong answer holds one in every shipped set). A reader that
@@ -8,8 +8,10 @@ number per stratum. The simulation reports it beside the PRM's learning curves
 (`bench/results/simulation.md`) so a reader can see how much of the curves' height the PRM earns,
 and so how much room active learning has to earn anything.
 
-The constants are chosen for the F1 of *every* pool solution's truth, as if the whole pool were
-labeled: the best such reader, not one a few labels would give.
+In the simulation the constants are chosen for the F1 of *every* pool solution's truth, as if the
+whole pool were labeled: the best such reader, not one a few labels would give. In the app
+(`ml.prm.train`) they are chosen on a run's training solutions and scored on its held-out ones
+(`grade_only_f1`), so the dashboard can say how much the PRM reads beyond the grade.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from itertools import product
 
 import numpy as np
 
-from ml.prm.metrics import first_error_f1
+from ml.prm.metrics import first_error_f1, harmonic_f1
 
 # candidates per stratum: "no error" and a first error at steps 0..MAX_STEP (clipped to a solution's
 # last step); first errors in the shipped sets sit at steps 0-4 most of the time
@@ -54,17 +56,10 @@ def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: S
     for combo in product(candidates, repeat=len(codes)):
         e = sum(hits[code, c][0] for code, c in zip(codes, combo, strict=True))
         o = sum(hits[code, c][1] for code, c in zip(codes, combo, strict=True))
-        f1 = _f1(e / n_err if n_err else None, o / n_ok if n_ok else None)
+        f1 = harmonic_f1(e / n_err if n_err else None, o / n_ok if n_ok else None) or 0.0
         if f1 > best_f1:
             best, best_f1 = dict(zip(codes, combo, strict=True)), f1
     return best
-
-
-def _f1(acc_err: float | None, acc_ok: float | None) -> float:
-    """`metrics.first_error_f1`'s harmonic mean, from the two accuracies (None: no such solutions)."""
-    if acc_err is None or acc_ok is None:
-        return (acc_err if acc_ok is None else acc_ok) or 0.0
-    return 0.0 if acc_err + acc_ok == 0 else 2 * acc_err * acc_ok / (acc_err + acc_ok)
 
 
 def floor_f1(strata: Sequence[Hashable], lengths: Sequence[int], first_error: Sequence[int], rule: dict) -> float:

@@ -123,6 +123,13 @@ def flag_share(index: np.ndarray, margin: np.ndarray, share: float) -> np.ndarra
     return np.where(margin > cut, index, -1)
 
 
+def harmonic_f1(acc_err: float | None, acc_ok: float | None) -> float | None:
+    """ProcessBench's F1 from its two accuracies; a missing group (None) leaves the other alone."""
+    if acc_err is None or acc_ok is None:
+        return acc_err if acc_ok is None else acc_ok
+    return 0.0 if acc_err + acc_ok == 0 else 2 * acc_err * acc_ok / (acc_err + acc_ok)
+
+
 def first_error_f1(predicted, true, weights=None) -> dict:
     """ProcessBench F1: harmonic mean of accuracy on erroneous solutions (exact first-error index)
     and accuracy on error-free ones (no step flagged). Missing groups count as None. `weights`:
@@ -134,11 +141,12 @@ def first_error_f1(predicted, true, weights=None) -> dict:
     # A group whose weights are all zero (a stratum the population lacks) is missing, not an error.
     acc_err = float(np.average(pred[err] == true[err], weights=w[err])) if w[err].sum() > 0 else None
     acc_ok = float(np.average(pred[~err] == -1, weights=w[~err])) if w[~err].sum() > 0 else None
-    if acc_err is None or acc_ok is None:
-        f1 = acc_err if acc_ok is None else acc_ok
-    else:
-        f1 = 0.0 if acc_err + acc_ok == 0 else 2 * acc_err * acc_ok / (acc_err + acc_ok)
-    return {"first_error_f1": f1, "acc_erroneous": acc_err, "acc_correct": acc_ok, "n_solutions": int(len(true))}
+    return {
+        "first_error_f1": harmonic_f1(acc_err, acc_ok),
+        "acc_erroneous": acc_err,
+        "acc_correct": acc_ok,
+        "n_solutions": int(len(true)),
+    }
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> list[float] | None:
