@@ -30,6 +30,7 @@ from ml.prm.data import load_dataset  # noqa: E402
 from ml.prm.examples import unlabeled_steps  # noqa: E402
 from ml.prm.feature_rows import FeatureCache  # noqa: E402
 from ml.prm.featurizers import make_featurizer  # noqa: E402
+from ml.prm.floor import fit_floor, floor_f1  # noqa: E402
 from ml.prm.metrics import auroc, first_error_f1, stratum_predictions  # noqa: E402
 from ml.prm.reweight import ThresholdPool  # noqa: E402
 from ml.prm.train import build_prm, save_checkpoint, train_prm  # noqa: E402
@@ -90,11 +91,31 @@ def evaluation_and_pool(items, split: str, rng: np.random.Generator) -> tuple[li
     return [it for it in dev if it.problem_id in held], [it for it in dev if it.problem_id not in held]
 
 
+GRADE_ONLY = "grade only"
+
+
+def grade_only(chosen, ev) -> float:
+    """Held-out F1 of the reader with no PRM (`ml.prm.floor`), fitted on the labeled solutions."""
+
+    def columns(items):
+        return [GRADE_STRATA[it.answer_correct] for it in items], [len(it.steps) for it in items]
+
+    rule = fit_floor(*columns(chosen), [it.first_error for it in chosen])
+    return floor_f1(*columns(ev), [it.first_error for it in ev], rule)
+
+
 def run_set(
-    name: str, seeds: int, cache: FeatureCache, split: str, arms: dict[str, Callable[[int], PRMConfig]]
+    name: str,
+    seeds: int,
+    cache: FeatureCache,
+    split: str,
+    arms: dict[str, Callable[[int], PRMConfig]],
+    *,
+    floor: bool = False,
 ) -> dict:
     """(N, arm) -> per seed (F1, AUROC): each arm's PRMConfig for a seed, trained on the same N solutions
-    with the same threshold pool, as the app trains (`threshold_pool`)."""
+    with the same threshold pool, as the app trains (`threshold_pool`); with `floor`, also (N,
+    GRADE_ONLY) -> per seed (F1 of the grade-only reader, nan)."""
     items = load_dataset(name)
     out: dict = {}
     for seed in range(seeds):
@@ -106,6 +127,8 @@ def run_set(
                 continue
             chosen = [pool[i] for i in order[:n]]
             examples = [e for it in chosen for e in it.labeled]
+            if floor:
+                out.setdefault((n, GRADE_ONLY), []).append((grade_only(chosen, ev), float("nan")))
             pools: dict[bool, ThresholdPool] = {}  # one per kind of head input, shared by the arms
             for arm, config in arms.items():
                 cfg = config(seed)
