@@ -199,7 +199,8 @@ class HeldoutSerializer(serializers.Serializer):
         required=False,
         help_text="First-error F1 of a reader with no PRM on the same held-out solutions: one constant first "
         "error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's "
-        "first_error_f1 above it is what the model reads beyond the grade.",
+        "first_error_f1 above it is what the model reads beyond the grade. Absent where no training solution "
+        "is graded.",
     )
     pairwise_accuracy = F(
         required=False, help_text="Compare projects: share of held-out pairs the reward model ranks as annotators did."

@@ -152,7 +152,8 @@ def _grade_only_f1(
     """Held-out first-error F1 of a reader with no PRM (`ml.prm.floor`): one constant first error
     per graded-answer stratum, fitted on the training solutions, so a lead can see how much the
     PRM reads beyond the grade. It needs each solution's whole length, which only the threshold
-    pool's chains hold (a labeled path ends at its first error); None without them."""
+    pool's chains hold (a labeled path ends at its first error); None without them, or where no
+    training solution is graded."""
     if not chains:
         return None
 
@@ -168,8 +169,8 @@ def _grade_only_f1(
     he_paths = _Paths.of(held_ex)
     tr_grades, tr_lengths, tr_truth = solutions(train_ex, tr_paths)
     he_grades, he_lengths, he_truth = solutions(held_ex, he_paths)
-    if not tr_grades or not he_grades:
-        return None
+    if not he_grades or all(g == GRADE_STRATA[None] for g in tr_grades):
+        return None  # nothing graded: no grade to read
     return floor_f1(he_grades, he_lengths, he_truth, fit_floor(tr_grades, tr_lengths, tr_truth))
 
 

@@ -403,7 +403,7 @@ export interface components {
       too_small?: boolean;
       /**
        * Format: double
-       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade.
+       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade. Absent where no training solution is graded.
        */
       grade_only_f1?: number;
       /**
@@ -616,7 +616,7 @@ export interface components {
       too_small?: boolean;
       /**
        * Format: double
-       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade.
+       * @description First-error F1 of a reader with no PRM on the same held-out solutions: one constant first error per graded answer (wrong, right, ungraded), fitted on the training solutions. The PRM's first_error_f1 above it is what the model reads beyond the grade. Absent where no training solution is graded.
        */
       grade_only_f1?: number;
       /**
