@@ -150,16 +150,22 @@ def test_a_project_imported_already_labeled_reads_as_nothing_queued(pages, scree
     screenshot(page, "dashboard-progress-imported-labeled")
 
 
-def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_path):
-    # A real (tiny) run on labels of 3 problems: too few to hold any out, so no held-out metrics.
-    project = planted_project("few", labeled=12, open_=4)
+def _dashboard_after_a_tiny_run(pages, tmp_path, slug: str, *, labeled: int, open_: int):
+    """A planted project, one real (tiny) training run on its labels, and its lead's dashboard loaded."""
+    project = planted_project(slug, labeled=labeled, open_=open_)
     make_user("lena", project, Role.LEAD)
     with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
         run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
     assert run.status == "succeeded", run.error
     page = pages.page()
-    login(page, "lena", "/dashboard/few/")
+    login(page, "lena", f"/dashboard/{slug}/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    return run, page
+
+
+def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_path):
+    # A real (tiny) run on labels of 3 problems: too few to hold any out, so no held-out metrics.
+    run, page = _dashboard_after_a_tiny_run(pages, tmp_path, "few", labeled=12, open_=4)
     why = page.locator('[data-chart="curve"] [data-slot="curve-empty"]')
     expect(why).to_contain_text(f"Run #{run.pk} trained on labels of 3 problems: too few to hold any out")
     expect(why).to_contain_text("at least 4 problems")
@@ -171,15 +177,8 @@ def test_an_empty_learning_curve_says_why_and_what_to_do(pages, screenshot, tmp_
 def test_the_curve_note_sets_the_prms_first_error_f1_beside_the_graded_answer_alone(pages, screenshot, tmp_path):
     # A real (tiny) run with problems held out: its held-out metrics carry the F1 of a reader with
     # no PRM (one constant first error per graded answer), and the note under the curve says both.
-    project = planted_project("beside", labeled=80, open_=10)
-    make_user("lena", project, Role.LEAD)
-    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
-        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
-    assert run.status == "succeeded", run.error
+    run, page = _dashboard_after_a_tiny_run(pages, tmp_path, "beside", labeled=80, open_=10)
     heldout = run.metrics["heldout"]
-    page = pages.page()
-    login(page, "lena", "/dashboard/beside/")
-    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     note = page.locator('[data-slot="curve-note"]')
     expect(note).to_contain_text(f"first-error F1 {heldout['first_error_f1']:.3f}")
     expect(note).to_contain_text(
