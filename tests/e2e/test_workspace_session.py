@@ -114,6 +114,7 @@ def test_submit_survives_network_errors_with_one_key_and_one_annotation(pages):
     page.keyboard.press("3")
 
     sent: list[dict] = []
+    held = []  # the third try, let through once the test has read the retry notice
 
     def flaky(route, request):
         sent.append(request.post_data_json)
@@ -122,12 +123,19 @@ def test_submit_survives_network_errors_with_one_key_and_one_annotation(pages):
         elif len(sent) == 2:
             route.fulfill(status=503, body="")  # a proxy answers 503 to the second
         else:
-            route.continue_()
+            held.append(route)
 
     page.route("**/api/v1/assignments/*/submit/*", flaky)
     page.keyboard.press("Enter")
     page.keyboard.press("Enter")  # a double press while the first is in flight
+    # the retries back off 0.5 s then 1 s: a loaded machine could poll past the notice, so the
+    # third try waits for the test
     expect(page.locator(".sl-notice")).to_contain_text("retrying")
+    deadline = time.monotonic() + 15
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # lets the route handler see the third try
+    assert held, "the third try never came"
+    held[0].continue_()
     expect_empty_queue(page)
 
     assert len(sent) == 3
