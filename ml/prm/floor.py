@@ -28,9 +28,26 @@ from ml.prm.metrics import first_error_f1, harmonic_f1
 MAX_STEP = 9
 
 
-def _predict(strata: Sequence[Hashable], lengths: np.ndarray, rule: dict) -> np.ndarray:
-    const = np.fromiter((rule.get(s, -1) for s in strata), dtype=np.int64, count=len(strata))
-    return np.where(const < 0, -1, np.minimum(const, np.maximum(lengths - 1, 0)))
+def _plain(strata: Sequence[Hashable]) -> list:
+    """Stratum keys as Python values (numpy scalars from a grade-code array compare and hash alike,
+    but a rule keyed by them would not serialise)."""
+    return [s.item() if isinstance(s, np.generic) else s for s in strata]
+
+
+def _read(constant: int, lengths: np.ndarray) -> np.ndarray:
+    """One constant first error (-1 = no error) for solutions of these lengths, clipped to each
+    one's last step."""
+    if constant < 0:
+        return np.full(len(lengths), -1, dtype=np.int64)
+    return np.minimum(constant, np.maximum(np.asarray(lengths) - 1, 0))
+
+
+def _predict(strata: list, lengths: np.ndarray, rule: dict) -> np.ndarray:
+    pred = np.full(len(strata), -1, dtype=np.int64)
+    for code, constant in rule.items():
+        mine = np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
+        pred[mine] = _read(constant, lengths[mine])
+    return pred
 
 
 def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: Sequence[int]) -> dict:
@@ -38,7 +55,7 @@ def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: S
     constant first error (-1 = no error) that, taken jointly, maximises these solutions' F1.
     `lengths`: each solution's whole step count (a path cut at its labeled first error would let a
     late constant hit every error)."""
-    strata = [s.item() if isinstance(s, np.generic) else s for s in strata]
+    strata = _plain(strata)
     lengths, truth = np.asarray(lengths), np.asarray(first_error)
     codes = sorted(set(strata), key=str)
     candidates = range(-1, MAX_STEP + 1)
@@ -48,7 +65,7 @@ def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: S
     for code in codes:
         mine = np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
         for c in candidates:
-            pred = _predict([code] * int(mine.sum()), lengths[mine], {code: c})
+            pred = _read(c, lengths[mine])
             hits[code, c] = (int((pred == truth[mine])[err[mine]].sum()), int((pred == -1)[~err[mine]].sum()))
     best, best_f1 = {}, -1.0
     # F1 couples the strata (a harmonic mean over all solutions), so they are chosen jointly; at
@@ -64,6 +81,5 @@ def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: S
 
 def floor_f1(strata: Sequence[Hashable], lengths: Sequence[int], first_error: Sequence[int], rule: dict) -> float:
     """First-error F1 of the constant reader `rule` on these solutions."""
-    strata = [s.item() if isinstance(s, np.generic) else s for s in strata]
-    pred = _predict(strata, np.asarray(lengths), rule)
+    pred = _predict(_plain(strata), np.asarray(lengths), rule)
     return float(first_error_f1(pred, np.asarray(first_error))["first_error_f1"] or 0.0)

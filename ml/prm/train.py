@@ -147,7 +147,11 @@ def evaluate(
 
 
 def _grade_only_f1(
-    train_ex: Sequence[StepExample], tr_paths: _Paths, held_ex: Sequence[StepExample], chains: dict[str, np.ndarray]
+    train_ex: Sequence[StepExample],
+    tr_paths: _Paths,
+    held_ex: Sequence[StepExample],
+    he_paths: _Paths,
+    chains: dict[str, np.ndarray],
 ) -> float | None:
     """Held-out first-error F1 of a reader with no PRM (`ml.prm.floor`): one constant first error
     per graded-answer stratum, fitted on the training solutions, so a lead can see how much the
@@ -166,7 +170,6 @@ def _grade_only_f1(
             paths.truth[keep],
         )
 
-    he_paths = _Paths.of(held_ex)
     tr_grades, tr_lengths, tr_truth = solutions(train_ex, tr_paths)
     he_grades, he_lengths, he_truth = solutions(held_ex, he_paths)
     if not he_grades or all(g == GRADE_STRATA[None] for g in tr_grades):
@@ -378,10 +381,11 @@ def train_prm(
             )
     metrics["train"] = evaluate(train_ex, tr_probs, threshold, tr_paths, by_grade, chains)
     if x_he is not None:
+        he_paths = _Paths.of(held_ex)
         metrics["heldout"] = evaluate(
-            held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, by_grade=by_grade, chains=chains
+            held_ex, torch.softmax(he_logits / temperature, dim=-1), threshold, he_paths, by_grade, chains
         )
-        grade_only = _grade_only_f1(train_ex, tr_paths, held_ex, chains)
+        grade_only = _grade_only_f1(train_ex, tr_paths, held_ex, he_paths, chains)
         if grade_only is not None:
             metrics["heldout"]["grade_only_f1"] = grade_only
     label_counts = np.bincount(np.asarray([e.target + 1 for e in examples]), minlength=3)

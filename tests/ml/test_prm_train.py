@@ -326,10 +326,15 @@ def test_the_grade_only_reader_is_fitted_on_training_solutions_and_read_on_whole
     chains = {
         sid: np.zeros(n) for sid, n in {"t1": 5, "t2": 5, "t3": 5, "t4": 4, "t5": 4, "h1": 6, "h2": 6, "h3": 3}.items()
     }
-    f1 = _grade_only_f1(train, _Paths.of(train), held, chains)
+    f1 = _grade_only_f1(train, _Paths.of(train), held, _Paths.of(held), chains)
     # "step 1" for a wrong answer hits one of two errors, "no error" for a right one hits it
     assert f1 == pytest.approx(2 * 0.5 * 1.0 / 1.5)
-    assert _grade_only_f1(train, _Paths.of(train), held, {}) is None
+    assert _grade_only_f1(train, _Paths.of(train), held, _Paths.of(held), {}) is None
     # a project without reference answers has no grade to read
     ungraded = solution("u1", 5, 1, None) + solution("u2", 4, -1, None)
-    assert _grade_only_f1(ungraded, _Paths.of(ungraded), held, {**chains, "u1": np.zeros(5), "u2": np.zeros(4)}) is None
+    assert (
+        _grade_only_f1(
+            ungraded, _Paths.of(ungraded), held, _Paths.of(held), {**chains, "u1": np.zeros(5), "u2": np.zeros(4)}
+        )
+        is None
+    )
