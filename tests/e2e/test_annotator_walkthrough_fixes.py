@@ -144,12 +144,12 @@ def test_a_refused_submit_is_shown_below_the_sticky_bar_and_the_bar_says_so(page
     make_user("ann", project)
     make_solution(project, [f"Step {i + 1}: $x_{{{i}}} = {i}$." for i in range(25)])
     page = pages.page()
+    refusal = {"steps[24].rating": ["Refused for this test."]}
+    page.route("**/submit/", lambda route: route.fulfill(status=400, json=refusal))  # routed before the page loads
     open_workspace(page, "ann")
     for _ in range(25):
         page.keyboard.press("3")
     assert page.evaluate("window.scrollY") > 500  # at the last step, far below the top
-    refusal = {"steps[24].rating": ["Refused for this test."]}
-    page.route("**/submit/", lambda route: route.fulfill(status=400, json=refusal))
     page.keyboard.press("Enter")
 
     alert = page.locator(".sl-alert")

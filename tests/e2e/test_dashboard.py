@@ -285,8 +285,6 @@ def test_retrain_button_sends_one_request_however_often_it_is_clicked(pages):
     build_campaign()
     runs_before = TrainingRun.objects.count()
     page = pages.page()
-    login(page, "lena", "/dashboard/algebra/")
-    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     held = []  # the POST is held until the clicks are done
 
     def hold(route) -> None:
@@ -295,7 +293,9 @@ def test_retrain_button_sends_one_request_however_often_it_is_clicked(pages):
         else:
             route.continue_()
 
-    page.route(re.compile(r"/training-runs/$"), hold)
+    page.route(re.compile(r"/training-runs/$"), hold)  # before the page loads, so no request slips past
+    login(page, "lena", "/dashboard/algebra/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     button = page.get_by_role("button", name="Retrain now")
     button.dblclick()
     expect(button).to_be_disabled()
