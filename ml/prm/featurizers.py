@@ -9,8 +9,10 @@
   weights lie in site-packages; loaded with HF_HUB_OFFLINE=1, never downloaded.
 - `LocalHFModelFeaturizer`: hidden states of any local Hugging Face model directory, pooled over
   the step's tokens (mean) or at its last token.
+- `MiniLMHashedFeaturizer`: the hashed n-grams with MiniLM embeddings of the step, the problem and
+  the previous step beside them (sparse; what the simulation measured as `minilm,hashed`).
 
-`transform(items)` returns a `torch.Tensor`: sparse CSR for the hashed featurizer, dense for the
+`transform(items)` returns a `torch.Tensor`: sparse CSR for the hashed featurizers, dense for the
 others. `FeatureCache` keeps rows by step key so a step is featurized once.
 """
 
@@ -302,12 +304,23 @@ class HashedNgramFeaturizer:
         return merge_rows(n, [(r1, c1, v1), (r2, c2 + sd, v2), (r3, c3 + sd, v3), (r4, c4 + sd + cd, v4)])
 
 
+def _hashed_of(c) -> HashedNgramFeaturizer:
+    return HashedNgramFeaturizer(
+        step_hash_dim=c.step_hash_dim,
+        context_hash_dim=c.context_hash_dim,
+        word_ngrams=c.word_ngrams,
+        char_ngrams=c.char_ngrams,
+    )
+
+
 def config_spec(config) -> dict:
     """The spec of the featurizer `make_featurizer(config)` builds, without building it (a dense
     featurizer's constructor loads its model)."""
     c = config
     if c.featurizer == "hashed_ngram":
         return make_featurizer(c).spec()
+    if c.featurizer == "minilm_hashed":
+        return {**_hashed_of(c).spec(), "name": "minilm_hashed"}
     if c.featurizer == "minilm":
         return {"name": "minilm"}
     if c.featurizer == "local_hf":
@@ -323,19 +336,16 @@ def config_spec(config) -> dict:
 def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
     """Build a featurizer from a PRMConfig or from a checkpoint's featurizer spec."""
     # Dense featurizers import transformers / sentence-transformers: only when one is asked for.
-    from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer
+    from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer, MiniLMHashedFeaturizer
 
     if spec is None:
         c = config
         if c.featurizer == "hashed_ngram":
-            return HashedNgramFeaturizer(
-                step_hash_dim=c.step_hash_dim,
-                context_hash_dim=c.context_hash_dim,
-                word_ngrams=c.word_ngrams,
-                char_ngrams=c.char_ngrams,
-            )
+            return _hashed_of(c)
         if c.featurizer == "minilm":
             return MiniLMFeaturizer(device=c.device)
+        if c.featurizer == "minilm_hashed":
+            return MiniLMHashedFeaturizer(_hashed_of(c), device=c.device)
         if c.featurizer == "local_hf":
             return LocalHFModelFeaturizer(
                 c.hf_model_path, pooling=c.hf_pooling, max_length=c.hf_max_length, device=c.device
@@ -347,6 +357,8 @@ def make_featurizer(config=None, spec: dict | None = None) -> Featurizer:
         return HashedNgramFeaturizer(**s)
     if name == "minilm":
         return MiniLMFeaturizer()
+    if name == "minilm_hashed":
+        return MiniLMHashedFeaturizer(HashedNgramFeaturizer(**s))
     if name == "local_hf":
         return LocalHFModelFeaturizer(s.pop("path"), **s)
     raise ValueError(f"unknown featurizer {name!r}")

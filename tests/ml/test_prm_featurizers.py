@@ -8,7 +8,8 @@ from ml.prm.config import PRMConfig
 from ml.prm.examples import examples_from_steps
 from ml.prm.feature_rows import FeatureCache, featurize
 from ml.prm.featurizers import HashedNgramFeaturizer, hash_texts, make_featurizer
-from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer
+from ml.prm.featurizers_dense import LocalHFModelFeaturizer, MiniLMFeaturizer, MiniLMHashedFeaturizer
+from ml.prm.step_features import combine
 from ml.prm.train import build_prm, train_prm
 
 ITEMS = [
@@ -89,6 +90,42 @@ def test_minilm_features_train_a_dense_head(minilm):
     assert ckpt["featurizer"] == {"name": "minilm"} and ckpt["sparse"] is False
     sc = build_prm(ckpt, cache=cache).score_steps(ex[:2])
     assert sc.probs.shape == (2, 3)
+
+
+def test_minilm_hashed_puts_the_embedding_block_beside_the_hashed_columns():
+    hashed = HashedNgramFeaturizer(step_hash_dim=2**10, context_hash_dim=2**8)
+    f = MiniLMHashedFeaturizer(hashed)
+    x = f.transform(ITEMS)
+    assert x.layout == torch.sparse_csr and x.shape == (3, hashed.dim + f.embedding_dim)
+    dense = x.to_dense()
+    assert torch.equal(dense[:, : hashed.dim], hashed.transform(ITEMS).to_dense())
+    # the block: the step's, the problem's and the previous step's vectors, combined as the simulation does
+    e = f.encoder.encode(["We add 2 and 2.", "So 2+2 = 4. # Answer 4", "What is 2+2?"])
+    want = combine(e[1:2], e[2:3], e[0:1], [1])
+    assert np.allclose(dense[1, hashed.dim :].numpy(), want[0], atol=1e-5)
+    first = combine(e[0:1], e[2:3], np.zeros_like(e[0:1]), [0])  # no previous step: zeros there
+    assert np.allclose(dense[0, hashed.dim :].numpy(), first[0], atol=1e-5)
+    # the feature store's path (its entries directly) gives the same rows
+    direct = featurize(f, ITEMS)
+    assert np.array_equal(direct.indptr, x.crow_indices().numpy())
+    assert np.array_equal(direct.indices, x.col_indices().numpy()) and np.allclose(direct.values, x.values().numpy())
+    # the spec rebuilds it, and a config names it
+    assert make_featurizer(spec=f.spec()).spec() == f.spec() == {**hashed.spec(), "name": "minilm_hashed"}
+
+
+def test_minilm_hashed_trains_and_scores_through_the_sparse_path():
+    ex = []
+    for k in range(6):
+        ex += examples_from_steps(
+            f"Problem {k}", ["We add the numbers.", "This is totally wrong nonsense."], 1, problem_id=f"p{k}"
+        )
+    config = PRMConfig(featurizer="minilm_hashed", step_hash_dim=2**10, context_hash_dim=2**8, max_epochs=3)
+    cache = FeatureCache(make_featurizer(config))
+    ckpt = train_prm(ex, config, cache=cache)
+    assert ckpt["featurizer"]["name"] == "minilm_hashed" and ckpt["sparse"] is True
+    # a checkpoint rebuilds its featurizer from the spec alone (as a worker that loads it does)
+    sc = build_prm(ckpt).score_steps(ex[:2])
+    assert sc.probs.shape == (2, 3) and np.isfinite(sc.probs).all()
 
 
 @pytest.fixture(scope="module")
