@@ -214,7 +214,7 @@ def _indent_bucket(text: str) -> int:
     return 0
 
 
-def _csr_from_triples(n: int, dim: int, rows, cols, vals) -> torch.Tensor:
+def csr_from_triples(n: int, dim: int, rows, cols, vals) -> torch.Tensor:
     crow = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=crow[1:])
     return torch.sparse_csr_tensor(
@@ -258,7 +258,7 @@ class HashedNgramFeaturizer:
 
     def transform(self, items) -> torch.Tensor:
         rows, cols, vals = self.triples(as_inputs(items))
-        return _csr_from_triples(len(items), self.dim, rows, cols, vals)
+        return csr_from_triples(len(items), self.dim, rows, cols, vals)
 
     def triples(self, items: Sequence[StepInput], chunk: int = 50_000):
         """(rows, cols, vals) sorted by row; chunked to bound memory of the byte-level arrays."""

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import torch
 
-from ml.prm.featurizers import StepInput, _csr_from_triples, as_inputs, merge_rows
+from ml.prm.featurizers import StepInput, as_inputs, csr_from_triples, merge_rows
 
 
 def _offline_env() -> None:
@@ -171,4 +171,4 @@ class MiniLMHashedFeaturizer:
 
     def transform(self, items) -> torch.Tensor:
         items = as_inputs(items)
-        return _csr_from_triples(len(items), self.dim, *self.triples(items))
+        return csr_from_triples(len(items), self.dim, *self.triples(items))
