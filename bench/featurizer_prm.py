@@ -13,12 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from warm_start_prm import POOL_NOTE, SIZES, parse_args, run_set, write_table  # noqa: E402
+from warm_start_prm import POOL_NOTE, arm_rows, parse_args, run_set, write_table  # noqa: E402
 
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.feature_rows import FeatureCache  # noqa: E402
@@ -42,17 +40,7 @@ def main() -> None:
                         name, seeds, caches[arm], split, {arm: lambda seed, a=arm: PRMConfig(seed=seed, featurizer=a)}
                     )
                 )
-            for n in SIZES:
-                if (n, ARMS[0]) not in res:
-                    continue
-                a, b = np.array(res[(n, ARMS[0])], float), np.array(res[(n, ARMS[1])], float)
-                diff = b[:, 0] - a[:, 0]
-                rows.append(
-                    f"| {split} | {name} | {n} | {a[:, 0].mean():.3f} | {b[:, 0].mean():.3f} | "
-                    f"{diff.mean():+.3f} ({diff.min():+.3f} to {diff.max():+.3f}) | {a[:, 1].mean():.3f} | "
-                    f"{b[:, 1].mean():.3f} |"
-                )
-                print(rows[-1], flush=True)
+            rows += arm_rows(split, name, res, *ARMS)
     write_table(
         ROOT / "bench" / "results" / "featurizer_prm.md",
         "The app's PRM with hashed n-grams and with MiniLM embeddings beside them (bench/featurizer_prm.py)",

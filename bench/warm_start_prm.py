@@ -149,18 +149,24 @@ def compare_arms(
     rows = []
     for split in ("dev", "vault"):
         for name in sets:
-            res = run_set(name, seeds, cache, split, arms)
-            for n in SIZES:
-                if (n, first) not in res:
-                    continue
-                a, b = np.array(res[(n, first)], float), np.array(res[(n, second)], float)
-                diff = b[:, 0] - a[:, 0]
-                rows.append(
-                    f"| {split} | {name} | {n} | {a[:, 0].mean():.3f} | {b[:, 0].mean():.3f} | "
-                    f"{diff.mean():+.3f} ({diff.min():+.3f} to {diff.max():+.3f}) | {a[:, 1].mean():.3f} | "
-                    f"{b[:, 1].mean():.3f} |"
-                )
-                print(rows[-1], flush=True)
+            rows += arm_rows(split, name, run_set(name, seeds, cache, split, arms), first, second)
+    return rows
+
+
+def arm_rows(split: str, name: str, res: dict, first: str, second: str) -> list[str]:
+    """One set's rows of `write_table` from `run_set` results holding both arms, printed as they come."""
+    rows = []
+    for n in SIZES:
+        if (n, first) not in res:
+            continue
+        a, b = np.array(res[(n, first)], float), np.array(res[(n, second)], float)
+        diff = b[:, 0] - a[:, 0]
+        rows.append(
+            f"| {split} | {name} | {n} | {a[:, 0].mean():.3f} | {b[:, 0].mean():.3f} | "
+            f"{diff.mean():+.3f} ({diff.min():+.3f} to {diff.max():+.3f}) | {a[:, 1].mean():.3f} | "
+            f"{b[:, 1].mean():.3f} |"
+        )
+        print(rows[-1], flush=True)
     return rows
 
 
