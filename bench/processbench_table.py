@@ -23,7 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from ml.prm.config import PRMConfig  # noqa: E402
 from ml.prm.data import dataset_paths  # noqa: E402
+from ml.prm.embeddings import EmbeddingStore, StoredEncoder  # noqa: E402
 from ml.prm.examples import examples_from_record, path_first_error  # noqa: E402
+from ml.prm.feature_rows import FeatureCache  # noqa: E402
+from ml.prm.featurizers import make_featurizer  # noqa: E402
 from ml.prm.metrics import (  # noqa: E402
     choose_threshold,
     first_error_f1,
@@ -44,6 +47,11 @@ QUANTILE_ROW = "default PRM, label-free threshold: the training paths' best flag
 MAP_ROW = "default PRM, most probable first error, label-free cut: the training paths' best share of flagged solutions"
 MAP_PRIOR_ROW = "step-position prior, most probable first error, label-free cut (the same decoding)"
 MAP_ORACLE_ROW = "default PRM, most probable first error, cut chosen on this split (oracle; not a fair score)"
+GRADED_PRM = "graded answer + default PRM's most probable first error"
+GRADED_FIRST = "graded answer + first step wrong"
+GRADED_PRIOR = "graded answer + step-position prior's most probable first error (fitted on PRM800K)"
+GRADED_OTHERS = "graded answer + the commonest first error of the other two splits' wrong answers"
+GRADED_ORACLE = "graded answer + the best single step on this split (oracle; not a fair score)"
 PUBLISHED = {"Math-Shepherd-PRM-7B": 31.5, "Qwen2.5-Math-7B fine-tuned on PRM800K": 56.5}
 
 
@@ -100,6 +108,31 @@ def map_share(seqs, truth) -> float:
     )
 
 
+def read_graded(index: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """A graded-right answer read as error-free and a graded-wrong one (which always holds an error)
+    at `index`, as the app reads a graded solution (`forced_wrong`, simulation_notes.md session 17)."""
+    return np.where(grades, -1, index)
+
+
+def commonest_first_error(data: list[dict]) -> int:
+    """The first-error step that most of these graded-wrong solutions share (a position-only reader)."""
+    wrong = [d["label"] for d in data if not d["final_answer_correct"] and d["label"] >= 0]
+    return int(np.bincount(wrong).argmax())
+
+
+def graded_rows(prm_index, prior_index, grades, truth, others_step: int, data: list[dict]) -> dict:
+    """First-error predictions with the graded answer: the PRM's and the trivial readers' (each
+    gets the same grade, so only where a wrong answer's first error lies separates them)."""
+    n = len(truth)
+    return {
+        GRADED_PRM: read_graded(prm_index, grades),
+        GRADED_FIRST: read_graded(np.zeros(n, dtype=int), grades),
+        GRADED_PRIOR: read_graded(prior_index, grades),
+        GRADED_OTHERS: read_graded(np.full(n, others_step), grades),
+        GRADED_ORACLE: read_graded(np.full(n, commonest_first_error(data)), grades),
+    }
+
+
 def paired_diff_ci(pred_a, pred_b, truth, n_boot: int = 1000, seed: int = 0) -> list[float]:
     """95% bootstrap interval of F1(a) - F1(b), resampling solutions (the same draws for both)."""
     rng = np.random.default_rng(seed)
@@ -115,14 +148,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", default="{}", help="PRMConfig overrides as JSON")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--embeddings",
+        default=str(ROOT / "bench" / "out" / "emb" / "minilm"),
+        help="EmbeddingStore a MiniLM featurizer reads and fills (bench/embed_datasets.py)",
+    )
+    ap.add_argument("--out", default="processbench", help="results file stem under bench/results/")
     a = ap.parse_args()
     cfg = PRMConfig(**{**{"num_threads": a.threads}, **json.loads(a.config)})
+    featurizer = make_featurizer(cfg)
+    if hasattr(featurizer, "encoder"):  # embed each text once across runs
+        featurizer.encoder = StoredEncoder(EmbeddingStore(a.embeddings), featurizer.encoder)
     t0 = time.perf_counter()
     examples = training_examples()
     rated = [e for e in examples if e.target is not None]
-    ckpt = train_prm(rated, cfg, log=lambda s: print(s, flush=True))
+    ckpt = train_prm(rated, cfg, cache=FeatureCache(featurizer), log=lambda s: print(s, flush=True))
     t_train = time.perf_counter() - t0
-    prm = build_prm(ckpt)
+    prm = build_prm(ckpt, featurizer=featurizer)
     hazard, hazard_threshold = position_prior(rated)
     train_paths = path_first_error(rated)
     pos = {id(e): i for i, e in enumerate(rated)}
@@ -134,8 +176,9 @@ def main() -> None:
     hazard_of = lambda lengths: [hazard[np.minimum(np.arange(k), len(hazard) - 1)] for k in lengths]  # noqa: E731
     prior_share = map_share(hazard_of([len(s) for s in train_seqs]), train_truth)
     out = {"n_train_labels": len(rated), "train_seconds": round(t_train, 1), "config": cfg.to_dict()}
+    datas = {split: json.loads(dataset_paths(split)[0].read_text()) for split in SPLITS}
     for split in SPLITS:
-        data = json.loads(dataset_paths(split)[0].read_text())
+        data = datas[split]
         truth = np.asarray([d["label"] for d in data])
         items = [(d["problem"], tuple(d["steps"][:i]), s) for d in data for i, s in enumerate(d["steps"])]
         t1 = time.perf_counter()
@@ -185,7 +228,22 @@ def main() -> None:
         prm_f1["quantile_minus_prior_ci"] = paired_diff_ci(q_pred, prior_pred, truth)
         prm_f1["map_minus_prior_ci"] = paired_diff_ci(map_pred, prior_pred, truth)
         prm_f1["map_minus_map_prior_ci"] = paired_diff_ci(map_pred, map_prior_pred, truth)
+        others = commonest_first_error([d for s in SPLITS if s != split for d in datas[s]])
+        grades = np.asarray([bool(d["final_answer_correct"]) for d in data])
+        graded = graded_rows(index, first_error_map(hz)[0], grades, truth, others, data)
+        wrong = ~grades
         out[split] = {
+            "graded": {
+                k: {
+                    **first_error_f1(pred, truth),
+                    "located_in_wrong": float(np.mean(pred[wrong] == truth[wrong])),
+                    "ci": first_error_f1_interval(pred, truth),
+                    "prm_minus_ci": None if k == GRADED_PRM else paired_diff_ci(graded[GRADED_PRM], pred, truth),
+                }
+                for k, pred in graded.items()
+            },
+            "others_step": others,
+            "graded_right_with_error": int(np.sum(grades & (truth >= 0))),
             "prm": prm_f1,
             "baselines": base,
             "score_seconds": round(t_score, 2),
@@ -196,13 +254,14 @@ def main() -> None:
     out["threshold"] = ckpt["threshold"]
     out["flag_quantile"] = quantile
     out["map_share"] = {"prm": share, "prior": prior_share}
-    (RESULTS / "processbench.json").write_text(json.dumps(out, indent=1, default=float))
+    (RESULTS / f"{a.out}.json").write_text(json.dumps(out, indent=1, default=float))
     f = lambda m: f"{100 * (m['first_error_f1'] or 0):.1f}"  # noqa: E731
     lines = [
         "# ProcessBench first-error F1 of the default PRM trained on PRM800K stepwise",
         "",
         f"Generated by `bench/processbench_table.py` (config: `{json.dumps(json.loads(a.config))}`): "
-        f"`PRMConfig()` defaults (hashed word/char n-grams + context, an ensemble of 4 small heads), trained on "
+        f"`PRMConfig()` defaults{'' if a.config == '{}' else ' with the overrides above'} (hashed word/char n-grams "
+        "+ context, an ensemble of 4 small heads), trained on "
         f"all {len(rated):,} rated PRM800K stepwise completions in {t_train:.0f} s on this 2-core machine; "
         f"first-error threshold P(-1) > {ckpt['threshold']:.2f} chosen on the training paths. F1 x 100.",
         "",
@@ -266,8 +325,52 @@ def main() -> None:
         "share that maximised F1 on the PRM800K training paths); it needs no labels of the split, only its steps.",
         "",
     ]
-    (RESULTS / "processbench.md").write_text("\n".join(lines) + "\n")
+    lines += graded_section(out)
+    (RESULTS / f"{a.out}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def graded_section(out: dict) -> list[str]:
+    f = lambda m: f"{100 * (m['first_error_f1'] or 0):.1f}"  # noqa: E731
+    ci = lambda c: f"{100 * c[0]:.1f}-{100 * c[1]:.1f}"  # noqa: E731
+    dci = lambda c: f"{100 * c[0]:+.1f} to {100 * c[1]:+.1f}"  # noqa: E731
+    g = {s: out[s]["graded"] for s in SPLITS}
+    lines = [
+        "## With the graded answer (what the app knows of every imported solution)",
+        "",
+        "The app grades each imported solution's final answer against the problem's reference answer",
+        "(ProcessBench records the grade as `final_answer_correct`). A graded-wrong answer always holds an",
+        "error, so it is read at its most probable first error; a graded-right one is read as error-free (as",
+        "the app reads a graded solution). Every reader below gets the same grade, so the rows differ only in",
+        "where they put a wrong answer's first error. Graded-right solutions that hold an error ("
+        + ", ".join(f"{s} {out[s]['graded_right_with_error']}" for s in SPLITS)
+        + ") are missed by every row.",
+        "These F1s read a grade the published PRMs' do not, so they are not comparable with the averages above.",
+        "",
+        "| reader | gsm8k | math | olympiadbench | mean of the three "
+        "| first error found in wrong answers (gsm8k / math / olympiadbench) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key in g[SPLITS[0]]:
+        name = f"**{key}**" if key == GRADED_PRM else key
+        mean = 100 * np.mean([g[s][key]["first_error_f1"] for s in SPLITS])
+        located = " / ".join(f"{100 * g[s][key]['located_in_wrong']:.1f}%" for s in SPLITS)
+        lines.append(f"| {name} | {' | '.join(f(g[s][key]) for s in SPLITS)} | {mean:.1f} | {located} |")
+    steps = ", ".join(f"{s} step {out[s]['others_step'] + 1}" for s in SPLITS)
+    lines += [
+        "",
+        f"The other two splits' commonest first error: {steps} (1-based). 95% bootstrap intervals of the",
+        "PRM's F1 and paired intervals of the PRM's F1 minus each reader's (the same resamples for both), x 100:",
+        "",
+        "| split | PRM with the grade | - first step wrong | - position prior | - other splits' commonest step "
+        "| - best step on this split (oracle) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in SPLITS:
+        readers = (GRADED_FIRST, GRADED_PRIOR, GRADED_OTHERS, GRADED_ORACLE)
+        diffs = " | ".join(dci(g[s][k]["prm_minus_ci"]) for k in readers)
+        lines.append(f"| {s} | {f(g[s][GRADED_PRM])} ({ci(g[s][GRADED_PRM]['ci'])}) | {diffs} |")
+    return lines + [""]
 
 
 if __name__ == "__main__":
