@@ -42,10 +42,14 @@ def _read(constant: int, lengths: np.ndarray) -> np.ndarray:
     return np.minimum(constant, np.maximum(np.asarray(lengths) - 1, 0))
 
 
+def _in_stratum(strata: list, code: Hashable) -> np.ndarray:
+    return np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
+
+
 def _predict(strata: list, lengths: np.ndarray, rule: dict) -> np.ndarray:
     pred = np.full(len(strata), -1, dtype=np.int64)
     for code, constant in rule.items():
-        mine = np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
+        mine = _in_stratum(strata, code)
         pred[mine] = _read(constant, lengths[mine])
     return pred
 
@@ -63,7 +67,7 @@ def fit_floor(strata: Sequence[Hashable], lengths: Sequence[int], first_error: S
     # per stratum and candidate: erroneous solutions read exactly, error-free ones read "no error"
     hits = {}
     for code in codes:
-        mine = np.fromiter((x == code for x in strata), dtype=bool, count=len(strata))
+        mine = _in_stratum(strata, code)
         for c in candidates:
             pred = _read(c, lengths[mine])
             hits[code, c] = (int((pred == truth[mine])[err[mine]].sum()), int((pred == -1)[~err[mine]].sum()))
