@@ -275,7 +275,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: filesystem transport by default so the embedded setup needs no broker server.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+# "localhost//" names the host kombu would assume anyway, so the worker does not warn that none was given
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"

@@ -98,7 +98,9 @@ def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
-    assert "Stopped." in log_path.read_text()
+    log = log_path.read_text()
+    assert "Stopped." in log
+    assert "No hostname was supplied" not in log  # the default broker URL names its host
     for pid in (web_pid, worker_pid):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
