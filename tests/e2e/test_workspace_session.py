@@ -270,6 +270,29 @@ def test_enter_pressed_again_after_a_submit_keeps_the_confirmation(pages):
     expect(page.locator(".sl-notice")).to_contain_text("Not ready to submit")
 
 
+def test_a_tab_reloaded_while_another_rates_resumes_the_other_tabs_newer_ratings(pages):
+    """Was: a tab opened before the ratings stored its own older draft over them as it reloaded
+    (its clock had moved), so it came back with 0 rated until the other tab's server save landed."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    ctx = pages.context()
+    first = pages.page(ctx)
+    open_workspace(first, "ann")
+    second = pages.page(ctx)  # the same browser, opened before any rating
+    second.goto("/annotate/algebra/")
+    wait_ready(second)
+    expect_rated(second, 0)
+    first.keyboard.press("3")
+    expect(first.locator(".sl-save")).to_have_text("Saved")
+    first.keyboard.press("3")
+    first.keyboard.press("2")  # two more ratings, their server save not sent yet
+    expect_rated(first, 3)
+    second.reload()
+    wait_ready(second)
+    expect_rated(second, 3)
+
+
 def test_two_tabs_on_one_solution_are_told_and_the_later_different_submit_is_refused_and_kept(pages, screenshot):
     """Was: both tabs said "Saved" with different ratings, and the second submit said "Submitted"
     while the server kept the first tab's labels (the draft's shared key made it a replay)."""

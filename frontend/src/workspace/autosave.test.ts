@@ -117,6 +117,28 @@ describe("the draft keeper both pages share", () => {
     expect(host.say).toHaveBeenCalledWith("Already submitted. Here is the next pair.");
   });
 
+  it("two tabs on one task: one that closes without a change keeps the other's newer work", async () => {
+    const { api, host, local, sync: tabA } = setup();
+    const hostB = { ...host, choice: "", fields: () => ({ choice: hostB.choice }) };
+    const tabB = new DraftSync<Fields>(api, hostB, local, "pair");
+    tabA.started(tabA.begin(1, null), true);
+    tabB.started(tabB.begin(1, null), true);
+    await vi.advanceTimersByTimeAsync(1_500); // both keys stored on the server: nothing unsaved
+    host.choice = "A";
+    tabA.persist(true);
+    tabA.persist(true); // two changes in tab A, its server save still debounced
+    tabB.flush(true); // tab B reloads or closes: only its clock moved
+    expect(local.load<DraftBase & Fields>(1)?.choice).toBe("A");
+    // a reload resumes tab A's work over the server's older draft
+    const tabC = new DraftSync<Fields>(api, hostB, local, "pair");
+    expect(tabC.begin(1, { ...draft(2, ""), key: tabA.idempotencyKey })?.choice).toBe("A");
+    // a change in tab B is the latest: it is stored past tab A's revision
+    const revA = local.storedRev(1);
+    hostB.choice = "B";
+    tabB.persist(true);
+    expect(local.load<DraftBase & Fields>(1)).toMatchObject({ choice: "B", rev: revA + 1 });
+  });
+
   it("says in the bar when a heartbeat finds the lease lost, or the save failed or was logged out", async () => {
     const { api, host, sync, last } = setup();
     sync.begin(1, null);

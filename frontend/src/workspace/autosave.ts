@@ -114,7 +114,9 @@ export class DraftSync<F extends object> {
   /** Save locally now and (debounced) on the server; `quiet`: the bar does not report this save. */
   persist(toServer: boolean, quiet = false): void {
     if (this.id === null) return;
-    this.rev += 1;
+    // past any revision another tab of this browser stored meanwhile: the latest change is the
+    // newest draft, here and on the server
+    this.rev = Math.max(this.rev, this.local.storedRev(this.id)) + 1;
     this.local.save(this.id, this.draft());
     if (!toServer) return;
     this.saved = false;
@@ -140,12 +142,12 @@ export class DraftSync<F extends object> {
     if (id === null || this.host.busy()) return;
     if (this.saved) {
       // nothing new for the server, but the clock moved on: a reload resumes it from here
-      if (keepalive) this.local.save(id, this.draft());
+      if (keepalive) this.saveHere(id, this.draft());
       return;
     }
     this.cancel();
     const draft = this.draft();
-    this.local.save(id, draft);
+    this.saveHere(id, draft);
     if (this.gone) return;
     // A keepalive save (the tab hidden or closing) cancelled the debounced one: its answer, read
     // where the page lives on, is what the bar reports (it said "Saving…" until the next beat).
@@ -174,6 +176,12 @@ export class DraftSync<F extends object> {
         if (epoch === this.epoch) this.host.status("Offline: saved in this browser, will retry");
       },
     );
+  }
+
+  /** Store this tab's draft in the browser unless another tab stored newer work on the task since:
+   * a tab that only moved its clock (or is closing) must not put its older labels over it. */
+  private saveHere(id: number, draft: DraftBase & F): void {
+    if (this.local.storedRev(id) <= draft.rev) this.local.save(id, draft);
   }
 
   /** Extend the lease (and retry an unsaved draft); false when no beat was sent or it is stale. */

@@ -55,6 +55,12 @@ export class LocalDrafts {
     }
   }
 
+  /** The revision of the draft stored for this assignment (-1: none); every tab of this browser
+   * shares it. */
+  storedRev(assignmentId: number | string): number {
+    return this.load<DraftBase>(assignmentId)?.rev ?? -1;
+  }
+
   save(assignmentId: number | string, draft: DraftBase): boolean {
     try {
       this.store.setItem(this.key(assignmentId), JSON.stringify(draft));
