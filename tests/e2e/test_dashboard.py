@@ -222,6 +222,10 @@ def test_lead_sees_every_chart_drawn_with_data(pages):
     expect(legend).to_contain_text("410")
     expect(page.locator('[data-chart="hourly"] .u-legend')).not_to_contain_text("--")
     expect(page.locator('[data-slot="agreement"]')).to_contain_text("Krippendorff")
+    agreement = page.locator('[data-slot="agreement"]')
+    expect(agreement).to_contain_text("over 20 solutions")
+    expect(agreement).to_contain_text("29 annotation pairs")
+    expect(agreement).not_to_contain_text("too few")  # 20+ of each: no warning
     expect(page.locator('[data-slot="model-figures"]')).to_contain_text("run #")
     # the quality table: five annotators, eli below the threshold
     rows = page.locator('[data-slot="annotators"] tbody tr')

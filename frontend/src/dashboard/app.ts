@@ -1,6 +1,7 @@
 /** The lead's dashboard: fetch /stats/ and draw every section; "Retrain now" posts a training run. */
 import { barChart, curveChart, PALETTE, timeChart, watchResize } from "./charts";
 import {
+  agreementNotes,
   busiest,
   curveNote,
   fmtClock,
@@ -411,9 +412,10 @@ export class Dashboard {
       return;
     }
     const sample = a.sampled ? ` (latest ${fmtInt(a.sample_limit)} overlapping solutions)` : "";
+    const notes = agreementNotes(a.solutions_compared, a.pairs, sample);
     this.slot("agreement").replaceChildren(
-      figure("Krippendorff's α (ordinal)", fmtNum(a.alpha), `over ${fmtInt(a.solutions_compared)} solutions${sample}`),
-      figure("first-error agreement", fmtPct(a.first_error_agreement), `${fmtInt(a.pairs)} annotation pairs`),
+      figure("Krippendorff's α (ordinal)", fmtNum(a.alpha), notes.alpha),
+      figure("first-error agreement", fmtPct(a.first_error_agreement), notes.pairs),
       figure("overlap", String(a.overlap), a.solutions_compared ? "labels per solution" : "no solution labeled twice yet"),
     );
   }

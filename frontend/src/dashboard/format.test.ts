@@ -9,6 +9,7 @@ import {
   fmtPct,
   fmtScore,
   fmtSeconds,
+  agreementNotes,
   curveNote,
   generationLabel,
   generationLines,
@@ -197,6 +198,18 @@ describe("format", () => {
       "900 held-out steps, 120 solutions",
     );
     expect(heldoutSize({ accuracy: 0.5 }).tooSmall).toBe(false);
+  });
+
+  it("says when agreement rests on too few solutions or pairs to read", () => {
+    expect(agreementNotes(1, 1)).toEqual({
+      alpha: "over 1 solution — too few to mean much (20+ needed)",
+      pairs: "1 annotation pair — too few to mean much (20+ needed)",
+    });
+    expect(agreementNotes(0, 0)).toEqual({ alpha: "over 0 solutions", pairs: "0 annotation pairs" });
+    expect(agreementNotes(240, 300, " (latest 200 overlapping solutions)")).toEqual({
+      alpha: "over 240 solutions (latest 200 overlapping solutions)",
+      pairs: "300 annotation pairs",
+    });
   });
 
   it("says what the latest learning-curve point rests on", () => {

@@ -154,6 +154,19 @@ export function heldoutSize(h: HeldOut): { text: string; tooSmall: boolean } {
     : { text: size, tooSmall: false };
 }
 
+/** Below this many solutions labeled twice (or annotation pairs), agreement swings with one label. */
+export const AGREEMENT_MIN = 20;
+
+/** The notes under the agreement figures: how many solutions and pairs they rest on, and a warning
+ * while that is too few to read (α over 1 solution reads 0.00 or 1.00 by chance). */
+export function agreementNotes(solutions: number, pairs: number, sample = ""): { alpha: string; pairs: string } {
+  const few = ` — too few to mean much (${AGREEMENT_MIN}+ needed)`;
+  return {
+    alpha: `over ${plural(solutions, "solution")}${sample}${solutions > 0 && solutions < AGREEMENT_MIN ? few : ""}`,
+    pairs: `${plural(pairs, "annotation pair")}${pairs > 0 && pairs < AGREEMENT_MIN ? few : ""}`,
+  };
+}
+
 export function toUnixSeconds(isoTimes: readonly string[]): number[] {
   return isoTimes.map((t) => Date.parse(t) / 1000);
 }
