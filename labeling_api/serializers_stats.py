@@ -267,8 +267,9 @@ class SavingsSerializer(serializers.Serializer):
         help_text="Labelings served by an earlier strategy or a model-driven strategy's cold start: not counted."
     )
     control_capacity = I(
-        help_text="Control labelings the queue can give at all (its control solutions times the overlap); "
-        "below min_control the estimate cannot come without a larger control share or more solutions."
+        help_text="Control labelings the project can give at all: those done plus the control share of the "
+        "labelings still to come; below min_control the estimate cannot come without a larger control share or "
+        "more solutions."
     )
     labels_control = I()
     labels_strategy = I()

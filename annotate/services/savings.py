@@ -16,9 +16,10 @@ in the control yet, there is not enough data and the estimate says so.
 Only labels the project's current strategy served count as the strategy's: after a change of
 strategy the earlier one's labels (and a model-driven strategy's cold start) say nothing of the
 new one, so they are counted apart (`n_other`). Control labels are random picks under any
-strategy and all count. `control_capacity` is how many control labelings the queue can give at
-all (its control solutions times the overlap), so a small project is told when an estimate can
-never come rather than to wait.
+strategy and all count. `control_capacity` is how many control labelings the project can give at
+all: those done, and the control share of the labelings still to come (every reorder draws its
+controls afresh, so the ones marked now are one draw of a handful in a small queue, not what the
+queue will give), so a small project is told when an estimate can never come rather than to wait.
 """
 
 from __future__ import annotations
@@ -55,9 +56,8 @@ def label_savings(*, project: Project, seed: int = 0) -> dict:
     strategy = project.selection_strategy
     control = [(n, fe is not None) for s, n, fe in rows if s == QueueOrigin.CONTROL]
     chosen = [(n, fe is not None) for s, n, fe in rows if s == strategy]
-    control_solutions = Solution.objects.filter(
-        project=project, strategy=QueueOrigin.CONTROL, is_gold=False, is_screening=False
-    ).count()
+    solutions = Solution.objects.filter(project=project, is_gold=False, is_screening=False).count()
+    to_come = max(solutions * project.overlap - len(rows), 0)
     out = {
         "measure": "first errors found per step label",
         "strategy": strategy,
@@ -65,7 +65,7 @@ def label_savings(*, project: Project, seed: int = 0) -> dict:
         "n_control": len(control),
         "n_strategy": len(chosen),
         "n_other": len(rows) - len(control) - len(chosen),
-        "control_capacity": max(control_solutions * project.overlap, len(control)),
+        "control_capacity": len(control) + round(project.control_share * to_come),
         "labels_control": int(sum(n for n, _ in control)),
         "labels_strategy": int(sum(n for n, _ in chosen)),
         "errors_control": int(sum(f for _, f in control)),

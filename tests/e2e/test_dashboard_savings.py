@@ -18,6 +18,7 @@ from annotate.models import (
     AnnotationSource,
     Assignment,
     AssignmentStatus,
+    Project,
     QueueOrigin,
     Role,
     Solution,
@@ -89,16 +90,15 @@ def test_savings_estimate_says_not_enough_data_then_shows_labels_saved_with_an_i
     login(page, "lena", "/dashboard/saving/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     savings = page.locator('[data-slot="savings"]')
-    # five control solutions in all: the queue can never give the 20 control labelings needed
-    expect(savings).to_contain_text(
-        "no estimate possible in this queue: its control solutions allow 5 control labelings"
-    )
+    # every solution labeled, five of them as controls: the estimate can never get its 20
+    expect(savings).to_contain_text("no estimate possible in this queue: at its 10% control share it can give about")
+    expect(savings).to_contain_text("about 5 control labelings in all")
     expect(savings).to_contain_text("7 labelings served by an earlier order or the cold start are not counted")
 
-    # 30 more control solutions in the open queue: the estimate can come, it waits for labels
+    # 30 more open solutions at half of them as controls: 5 + 15 = 20 can come, so it waits for labels
     for _ in range(30):
-        solution = make_solution(project, ["step 0", "step 1"])
-        Solution.objects.filter(pk=solution.pk).update(strategy=QueueOrigin.CONTROL)
+        make_solution(project, ["step 0", "step 1"])
+    Project.objects.filter(pk=project.pk).update(control_share=0.5)
     page.reload()
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     expect(savings).to_contain_text("not enough data yet")

@@ -975,7 +975,7 @@ export interface components {
       n_strategy: number;
       /** @description Labelings served by an earlier strategy or a model-driven strategy's cold start: not counted. */
       n_other: number;
-      /** @description Control labelings the queue can give at all (its control solutions times the overlap); below min_control the estimate cannot come without a larger control share or more solutions. */
+      /** @description Control labelings the project can give at all: those done plus the control share of the labelings still to come; below min_control the estimate cannot come without a larger control share or more solutions. */
       control_capacity: number;
       labels_control: number;
       labels_strategy: number;

@@ -199,10 +199,10 @@ describe("savingsText", () => {
 
   it("says when the queue can never give enough control labelings", () => {
     expect(savingsText({ ...base, n_control: 2, control_capacity: 8 })).toBe(
-      "Labels saved vs random: no estimate possible in this queue: its control solutions allow 8 control " +
-        "labelings, and the estimate needs 20 (10% control share). Raise the control share or import more solutions.",
+      "Labels saved vs random: no estimate possible in this queue: at its 10% control share it can give about " +
+        "8 control labelings in all, and the estimate needs 20. Raise the control share or import more solutions.",
     );
-    expect(savingsText({ ...base, n_control: 0, control_capacity: 1 })).toContain("allow 1 control labeling, and");
+    expect(savingsText({ ...base, n_control: 0, control_capacity: 1 })).toContain("about 1 control labeling in all");
   });
 });
 

@@ -630,10 +630,9 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
     const share = `${Math.round(v.control_share * 100)}% control share`;
     if (v.control_capacity < v.min_control) {
       return (
-        `Labels saved vs random: no estimate possible in this queue: its control solutions allow ${v.control_capacity} ` +
-        `control ${v.control_capacity === 1 ? "labeling" : "labelings"}, and the estimate needs ${v.min_control} ` +
-        `(${share}). Raise the control share or import more ` +
-        `solutions.${other}`
+        `Labels saved vs random: no estimate possible in this queue: at its ${share} it can give about ` +
+        `${plural(v.control_capacity, "control labeling")} in all, and the estimate needs ${v.min_control}. ` +
+        `Raise the control share or import more solutions.${other}`
       );
     }
     // Name only the group that is short: "24 of 20 strategy labelings" read as still missing.
