@@ -614,8 +614,13 @@ def test_home_counts_the_queue_as_the_dashboard_does_without_gold_or_screening(c
     signed_in(client, lead)
     row = client.get("/").content.decode().split('data-project="algebra"')[1].split("</tr>")[0]
     stats = client.get("/api/v1/projects/algebra/stats/").json()
-    assert "0 / 2 solutions complete" in row and stats["progress"]["solutions_total"] == 2
+    assert "0 / 2 solutions complete</span>" in row and stats["progress"]["solutions_total"] == 2
     assert '<td class="sl-num">0</td>' in row and stats["progress"]["labels"] == 0  # the gold label is not queue work
+    # with an overlap, "complete" says it means every annotator the overlap asks for
+    project.overlap = 2
+    project.save(update_fields=["overlap"])
+    row = client.get("/").content.decode().split('data-project="algebra"')[1].split("</tr>")[0]
+    assert "0 / 2 solutions complete (by 2 annotators each)</span>" in row
 
 
 def test_a_compare_projects_settings_leave_out_what_pairs_have_no_use_for(client):
