@@ -101,7 +101,13 @@ class StepHead:
         c = self.config
         gen = torch.Generator().manual_seed(c.seed)
         if init is not None and init.mean is not None:
-            self.mean, self.scale = init.mean, init.scale
+            self.mean, self.scale = init.mean.copy(), init.scale.copy()
+            # a column the prior's rows never varied (the graded answer, absent from an ungraded set)
+            # carries no prior; dividing by its ~0 spread put a graded answer a million deviations out
+            unseen = init.scale < 1e-3
+            if unseen.any() and len(X):
+                self.mean[unseen] = X[:, unseen].mean(0)
+                self.scale[unseen] = X[:, unseen].std(0) + 1e-6
         else:
             ref = X if weak is None or not len(X) else np.concatenate([X, weak.X[:: max(1, len(weak.X) // 5000)]])
             if not len(ref):
