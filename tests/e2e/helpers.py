@@ -109,6 +109,14 @@ def open_workspace(page: Page, username: str, slug: str = "algebra") -> None:
     wait_ready(page)
 
 
+def open_second_tab(pages, ctx, slug: str = "algebra") -> Page:
+    """Another tab of the same browser (`ctx`: shared cookies and localStorage) on the workspace."""
+    page = pages.page(ctx)
+    page.goto(f"/annotate/{slug}/")
+    wait_ready(page)
+    return page
+
+
 def wait_ready(page: Page) -> None:
     """The task is on screen (the first step shown) or the empty-queue message is."""
     page.locator(".sl-step:visible, .sl-empty:visible").first.wait_for()

@@ -25,6 +25,7 @@ from tests.e2e.helpers import (
     make_project,
     make_solution,
     make_user,
+    open_second_tab,
     open_workspace,
     wait_ready,
 )
@@ -76,9 +77,7 @@ def test_reload_and_new_browser_resume_with_ratings_kept(pages):
     expect(page.locator(".sl-save")).to_contain_text("saved in this browser")
     page.close()
     offline["on"] = False
-    page = pages.page(ctx)  # the same browser: its cookies and localStorage
-    page.goto("/annotate/algebra/")
-    wait_ready(page)
+    page = open_second_tab(pages, ctx)  # the same browser: its cookies and localStorage
     expect_rated(page, 3)
     expect(page.locator(".sl-save")).to_have_text("Saved")
     page.keyboard.press("Backspace")  # back to two ratings, saved on the server too
@@ -279,9 +278,7 @@ def test_a_tab_reloaded_while_another_rates_resumes_the_other_tabs_newer_ratings
     ctx = pages.context()
     first = pages.page(ctx)
     open_workspace(first, "ann")
-    second = pages.page(ctx)  # the same browser, opened before any rating
-    second.goto("/annotate/algebra/")
-    wait_ready(second)
+    second = open_second_tab(pages, ctx)  # opened before any rating
     expect_rated(second, 0)
     first.keyboard.press("3")
     expect(first.locator(".sl-save")).to_have_text("Saved")
@@ -305,9 +302,7 @@ def test_two_tabs_on_one_solution_are_told_and_the_later_different_submit_is_ref
     first.keyboard.press("3")
     expect(first.locator(".sl-save")).to_have_text("Saved")
 
-    second = pages.page(ctx)  # the same browser: the draft (and its key) resumes here
-    second.goto("/annotate/algebra/")
-    wait_ready(second)
+    second = open_second_tab(pages, ctx)  # the draft (and its key) resumes here
     expect_rated(second, 1)
     second.keyboard.press("3")
     # The first tab learns at once that the solution is being worked on elsewhere.
