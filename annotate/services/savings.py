@@ -17,16 +17,17 @@ Only labels the project's current strategy served count as the strategy's: after
 strategy the earlier one's labels (and a model-driven strategy's cold start) say nothing of the
 new one, so they are counted apart (`n_other`). Control labels are random picks under any
 strategy and all count. `control_capacity` is how many control labelings the project can give at
-all: those done, and the control share of the labelings still to come (every reorder draws its
-controls afresh, so the ones marked now are one draw of a handful in a small queue, not what the
-queue will give), so a small project is told when an estimate can never come rather than to wait.
+all: those done, and the control share of the labels still to go (`labels_remaining`, the
+dashboard's figure; every reorder draws its controls afresh, so the ones marked now are one draw of
+a handful in a small queue, not what the queue will give), so a small project is told when an
+estimate can never come rather than to wait.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from annotate.models import Annotation, AnnotationSource, Project, QueueOrigin, Solution
+from annotate.models import Annotation, AnnotationSource, Project, QueueOrigin
 
 MIN_CONTROL = 20
 MIN_STRATEGY = 20
@@ -43,7 +44,7 @@ def _saved(labels_s, found_s, labels_c, found_c) -> tuple[float, float] | None:
     return ls * (rs / rc - 1.0), rs / rc
 
 
-def label_savings(*, project: Project, seed: int = 0) -> dict:
+def label_savings(*, project: Project, labels_remaining: int, seed: int = 0) -> dict:
     rows = list(
         Annotation.objects.filter(
             project=project,
@@ -56,8 +57,6 @@ def label_savings(*, project: Project, seed: int = 0) -> dict:
     strategy = project.selection_strategy
     control = [(n, fe is not None) for s, n, fe in rows if s == QueueOrigin.CONTROL]
     chosen = [(n, fe is not None) for s, n, fe in rows if s == strategy]
-    solutions = Solution.objects.filter(project=project, is_gold=False, is_screening=False).count()
-    to_come = max(solutions * project.overlap - len(rows), 0)
     out = {
         "measure": "first errors found per step label",
         "strategy": strategy,
@@ -65,7 +64,7 @@ def label_savings(*, project: Project, seed: int = 0) -> dict:
         "n_control": len(control),
         "n_strategy": len(chosen),
         "n_other": len(rows) - len(control) - len(chosen),
-        "control_capacity": len(control) + round(project.control_share * to_come),
+        "control_capacity": len(control) + round(project.control_share * labels_remaining),
         "labels_control": int(sum(n for n, _ in control)),
         "labels_strategy": int(sum(n for n, _ in chosen)),
         "errors_control": int(sum(f for _, f in control)),

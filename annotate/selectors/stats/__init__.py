@@ -65,7 +65,7 @@ def project_stats(*, project: Project, now: datetime | None = None) -> dict:
         "queue": {
             "selection_strategy": project.selection_strategy,
             "open_by_strategy": progress["_open_by_strategy"],
-            "savings": label_savings(project=project),
+            "savings": label_savings(project=project, labels_remaining=progress["labels_remaining"]),
         },
     }
 
