@@ -133,6 +133,20 @@ def graded_rows(prm_index, prior_index, grades, truth, others_step: int, data: l
     }
 
 
+def f(m: dict) -> str:
+    """A first-error F1 as the tables print it (x 100)."""
+    return f"{100 * (m['first_error_f1'] or 0):.1f}"
+
+
+def ci(c) -> str:
+    return f"{100 * c[0]:.1f}-{100 * c[1]:.1f}"
+
+
+def dci(c) -> str:
+    """A paired difference's interval, signed."""
+    return f"{100 * c[0]:+.1f} to {100 * c[1]:+.1f}"
+
+
 def paired_diff_ci(pred_a, pred_b, truth, n_boot: int = 1000, seed: int = 0) -> list[float]:
     """95% bootstrap interval of F1(a) - F1(b), resampling solutions (the same draws for both)."""
     rng = np.random.default_rng(seed)
@@ -255,7 +269,6 @@ def main() -> None:
     out["flag_quantile"] = quantile
     out["map_share"] = {"prm": share, "prior": prior_share}
     (RESULTS / f"{a.out}.json").write_text(json.dumps(out, indent=1, default=float))
-    f = lambda m: f"{100 * (m['first_error_f1'] or 0):.1f}"  # noqa: E731
     lines = [
         "# ProcessBench first-error F1 of the default PRM trained on PRM800K stepwise",
         "",
@@ -292,8 +305,6 @@ def main() -> None:
         "| split | default PRM | PRM - prior | label-free threshold | label-free - prior | prior |",
         "|---|---|---|---|---|---|",
     ]
-    ci = lambda c: f"{100 * c[0]:.1f}-{100 * c[1]:.1f}"  # noqa: E731
-    dci = lambda c: f"{100 * c[0]:+.1f} to {100 * c[1]:+.1f}"  # noqa: E731
     for s in SPLITS:
         m = out[s]["prm"]
         lines.append(
@@ -331,9 +342,6 @@ def main() -> None:
 
 
 def graded_section(out: dict) -> list[str]:
-    f = lambda m: f"{100 * (m['first_error_f1'] or 0):.1f}"  # noqa: E731
-    ci = lambda c: f"{100 * c[0]:.1f}-{100 * c[1]:.1f}"  # noqa: E731
-    dci = lambda c: f"{100 * c[0]:+.1f} to {100 * c[1]:+.1f}"  # noqa: E731
     g = {s: out[s]["graded"] for s in SPLITS}
     lines = [
         "## With the graded answer (what the app knows of every imported solution)",
