@@ -175,9 +175,9 @@ class AddMemberForm(forms.Form):
 
 
 class InviteForm(forms.Form):
-    roles = forms.MultipleChoiceField(
-        label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, initial=[Role.ANNOTATOR.value]
-    )
+    # No role ticked in advance either (as AddMemberForm): a lead who ticked only ML engineer made an
+    # invite for Annotator and ML engineer, and the page came back with Annotator ticked again.
+    roles = forms.MultipleChoiceField(label="Roles", choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple)
 
 
 class AcceptInviteForm(forms.Form):

@@ -198,7 +198,8 @@ class AdminModel:
 ADMIN_MODELS: dict[str, AdminModel] = {
     "auth.group": AdminModel("superuser"),
     "auth.user": AdminModel("superuser", views=AdminModel.views + ("password_change",)),
-    "authtoken.tokenproxy": AdminModel("superuser"),
+    # view and delete (revoke) only, the key shown as its first characters (annotate.admin.tokens)
+    "annotate.apitoken": AdminModel("superuser", add=False),
     # django-axes: login attempts and lockouts (superusers unlock people here).
     "axes.accessattempt": AdminModel("superuser", add=False),
     "axes.accesslog": AdminModel("superuser", add=False),

@@ -26,12 +26,14 @@ from annotate.models.jobs import Export, ImportJob
 from annotate.models.labels import Annotation, Assignment
 from annotate.models.problems import Problem, Solution, Step
 from annotate.models.projects import AnnotatorStatus, Invite, LabelerProfile, Membership, Project
+from annotate.models.tokens import ApiToken
 
 __all__ = [
     "Annotation",
     "AnnotationRevision",
     "AnnotationSource",
     "AnnotatorStatus",
+    "ApiToken",
     "Assignment",
     "AssignmentStatus",
     "AuditEvent",

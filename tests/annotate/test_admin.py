@@ -15,6 +15,7 @@ from annotate.models import (
     Annotation,
     AnnotationRevision,
     AnnotatorStatus,
+    ApiToken,
     Assignment,
     AuditEvent,
     Comparison,
@@ -134,6 +135,7 @@ def data():
             project=project, roles=["annotator"], token_hash="1" * 64, expires_at=timezone.now() + timedelta(days=1)
         ),
         Export: export,
+        ApiToken: ApiToken.objects.create(user=annotator),
         Comparison: (
             pair := Comparison.objects.create(
                 project=project, problem=problem, solution_a=solution, solution_b=_second_solution(solution)
@@ -306,3 +308,22 @@ def test_the_lead_reads_a_give_up_reason_in_the_annotation_list(admin_client_pg,
 def test_annotator_status_is_spelled_in_the_plural(admin_client_pg, data):
     index = admin_client_pg.get(reverse("admin:index")).content.decode()
     assert "Annotator statuses" in index and "Annotator statuss" not in index
+
+
+def test_token_admin_shows_whose_token_but_never_the_key_and_revokes(admin_client_pg, data):
+    from django.contrib.admin.models import LogEntry
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.get(user=data[ApiToken].user)
+    listed = admin_client_pg.get(_url(ApiToken, "changelist")).content.decode()
+    assert "ann-admin" in listed and f"{token.key[:6]}…" in listed
+    assert token.key not in listed  # a key is a password: DRF's admin listed every one whole
+    # (addressed by its user's id, as DRF's admin does, so no URL holds the key)
+    for view in ("change", "delete"):
+        page = admin_client_pg.get(_url(ApiToken, view, token.user.pk)).content.decode()
+        assert "ann-admin" in page and token.key not in page, view
+    assert admin_client_pg.get(_url(ApiToken, "add")).status_code == 403  # made by its user, seen once
+    response = admin_client_pg.post(_url(ApiToken, "delete", token.user.pk), {"post": "yes"})
+    assert response.status_code == 302 and not Token.objects.filter(pk=token.pk).exists()
+    logged = LogEntry.objects.get(object_id=str(token.user.pk))
+    assert token.key not in logged.object_repr and "ann-admin" in logged.object_repr

@@ -24,6 +24,7 @@ from annotate.models import (
     Annotation,
     AuditEvent,
     ImportJob,
+    Invite,
     Membership,
     Problem,
     Project,
@@ -347,6 +348,12 @@ def test_invite_link_lets_a_new_person_set_a_password_and_join(pages, screenshot
     make_user("lena", project, Role.LEAD)
     page = pages.page()
     _sign_in(page, "lena", "/projects/algebra/members/")
+    invite = page.get_by_role("region", name="Invite someone without an account")
+    page.get_by_role("button", name="Create invite link").click()  # no role ticked: refused, nothing made
+    expect(invite.locator(".sl-field-error")).to_be_visible()
+    assert not Invite.objects.exists()
+    expect(invite.get_by_label("Annotator")).not_to_be_checked()  # the lead chooses every role
+    invite.get_by_label("Annotator").check()
     page.get_by_role("button", name="Create invite link").click()
     link = page.locator("[data-invite-link]").inner_text()
     screenshot(page, "self-service-members-invite")

@@ -18,6 +18,7 @@ from annotate.models import (
     Annotation,
     AnnotationSource,
     AnnotatorStatus,
+    ApiToken,
     Assignment,
     AuditEvent,
     Comparison,
@@ -182,7 +183,7 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
         "autolabel.autolabeledsolution": AutoLabeledSolution.objects.get(pk=labeled.pk),
         "auth.user": users["annotator"],
         "auth.group": Group.objects.get(name="Leads"),
-        "authtoken.tokenproxy": Token.objects.get_or_create(user=users["annotator"])[0],
+        "annotate.apitoken": ApiToken.objects.get(key=Token.objects.get_or_create(user=users["annotator"])[0].key),
         **_axes_rows(users["annotator"].username),
     }
     assert isinstance(assignment, Assignment) and isinstance(labeled, Solution) and isinstance(step, Step)
