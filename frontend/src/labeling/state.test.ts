@@ -93,10 +93,12 @@ describe("undo", () => {
     expect(s.labels[0].flagged).toBe(false);
     s = rate(s, -1);
     s = addAlternative(s, "Let $x = 3$.");
+    s = focusWriter(s, "human"); // c, type, Enter: the snapshot holds the box's focus
     s = setHumanStep(s, "Correct step");
     expect(s.labels[0].human).toBe("Correct step");
     s = undo(s);
     expect(s.labels[0].human).toBeNull();
+    expect(s.focus).toEqual({ kind: "main" }); // not the emptied box: the next Backspace undoes again
     s = undo(s);
     expect(s.labels[0].alternatives).toEqual([]);
     s = undo(s);

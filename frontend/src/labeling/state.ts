@@ -378,11 +378,15 @@ export function setCritique(s: LabelingState, step: number, text: string): Label
   return { ...next, focus: MAIN };
 }
 
-/** Backspace: restore the snapshot before the last change. */
+/** Backspace: restore the snapshot before the last change. Focus goes back to what it was, but
+ * never into a text box: a written step is saved from its box, so undoing it reopened that box
+ * empty with the keys in it, and the next Backspace deleted characters instead of undoing. */
 export function undo(s: LabelingState): LabelingState {
   if (s.past.length === 0) return s;
   const prev = s.past[s.past.length - 1];
-  return { ...s, labels: prev.labels, focus: prev.focus, last: prev.last ?? null, past: s.past.slice(0, -1) };
+  const writing = prev.focus.kind === "human" || prev.focus.kind === "newalt" || prev.focus.kind === "critique";
+  const focus = writing ? MAIN : prev.focus;
+  return { ...s, labels: prev.labels, focus, last: prev.last ?? null, past: s.past.slice(0, -1) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -82,6 +82,20 @@ describe("the draft keeper both pages share", () => {
     expect(last()).toBe("Saved");
   });
 
+  it("saves at least every five seconds while changes keep coming", async () => {
+    const { api, host, sync } = setup();
+    sync.started(sync.begin(1, null), true);
+    await vi.advanceTimersByTimeAsync(1_500); // the key stored
+    api.saveDraft.mockClear();
+    for (let second = 1; second <= 10; second++) {
+      host.choice = `change ${second}`;
+      sync.persist(true);
+      await vi.advanceTimersByTimeAsync(1_000); // never a 1.5 s pause
+    }
+    const sent = api.saveDraft.mock.calls.map((call) => (call as unknown as [number, Fields])[1].choice);
+    expect(sent).toEqual(["change 5", "change 10"]);
+  });
+
   it("says offline, and saves once the network is back", async () => {
     const { api, host, sync, last, listeners } = setup();
     sync.begin(1, null);

@@ -11,6 +11,9 @@ import { type DraftBase, isDraft, type LocalDrafts, pickDraft } from "./draft";
 import { ActiveTimer } from "./timer";
 
 const DRAFT_DEBOUNCE_MS = 1_500;
+/** Steady work (a change every second) restarted the debounce for as long as it lasted, so the
+ * server held nothing of it until a pause: a crashed browser or another device lost it all. */
+const DRAFT_MAX_WAIT_MS = 5_000;
 
 /** Statuses that mean the assignment is no longer this annotator's. */
 export const GONE = new Set([404, 409, 410]);
@@ -42,6 +45,8 @@ export class DraftSync<F extends object> {
   private saved = true; // the server holds the latest change
   private quiet = false; // the pending server save only stores the key: the bar keeps quiet
   private debounce: number | undefined;
+  /** When the oldest change the server does not hold yet was made (null: none waits). */
+  private pendingSince: number | null = null;
   /** Moving on from an assignment the server says is over: one move, however many answers say so. */
   private leaving = false;
 
@@ -72,6 +77,7 @@ export class DraftSync<F extends object> {
     this.gone = false;
     this.leaving = false;
     this.cancel();
+    this.pendingSince = null;
     if (id === null) return null;
     const draft = pickDraft(this.local.load<DraftBase & F>(id), server);
     this.serverRev = isDraft(server) ? server.rev : -1;
@@ -123,7 +129,10 @@ export class DraftSync<F extends object> {
     this.quiet = quiet;
     if (!quiet) this.host.status("Saving…");
     this.cancel();
-    this.debounce = window.setTimeout(() => this.flush(false), DRAFT_DEBOUNCE_MS);
+    const now = Date.now();
+    this.pendingSince ??= now;
+    const wait = Math.min(DRAFT_DEBOUNCE_MS, Math.max(0, this.pendingSince + DRAFT_MAX_WAIT_MS - now));
+    this.debounce = window.setTimeout(() => this.flush(false), wait);
   }
 
   /** Drop the debounced server save (a submit carries the work; a skip discards it). */
@@ -146,6 +155,7 @@ export class DraftSync<F extends object> {
       return;
     }
     this.cancel();
+    this.pendingSince = null;
     const draft = this.draft();
     this.saveHere(id, draft);
     if (this.gone) return;
