@@ -209,15 +209,20 @@ def serve(
     """Insert the user's assignment on `solution` (row locked by the caller) if the solution still
     has room, checked by this statement's fresh snapshot: gold and screening solutions always have
     room, others while annotations + live leases < overlap + extra_labels (as has_room, then the
-    Assignment.objects.create it replaces; generation falls back to the project's round). `always`:
+    Assignment.objects.create it replaces). Its generation and PRM score are those of the model
+    run that queued the solution, and without one the project's round and none: a PRM800K record
+    keeps OpenAI's generation and verifier score on its solution, and a label made here on it was
+    exported with them, as if OpenAI's round had served it. `always`:
     a pool solution, served without the check. A served task counts on the annotator's status
     (count_served; on PostgreSQL in the same statement). None when the place was taken after the
     candidate query's snapshot."""
     insert = (
         "INSERT INTO annotate_assignment (project_id, solution_id, annotator_id, status, lease_expires_at, draft, "
         "generation, strategy, verifier_score, comparison_id, swapped, created_at, updated_at) "
-        "SELECT s.project_id, s.id, %(user)s, %(status)s, %(lease)s, NULL, COALESCE(s.generation, %(round)s), "
-        "s.strategy, s.verifier_score, NULL, %(false)s, %(created)s, %(created)s FROM annotate_solution s "
+        "SELECT s.project_id, s.id, %(user)s, %(status)s, %(lease)s, NULL, "
+        "CASE WHEN s.model_run_id IS NULL THEN %(round)s ELSE s.generation END, s.strategy, "
+        "CASE WHEN s.model_run_id IS NULL THEN NULL ELSE s.verifier_score END, "
+        "NULL, %(false)s, %(created)s, %(created)s FROM annotate_solution s "
         f"WHERE s.id = %(solution)s AND (%(always)s OR s.is_gold OR s.is_screening OR s.annotation_count + {_LIVE} "
         f"< s.extra_labels + %(overlap)s) RETURNING {_returning()}"
     )

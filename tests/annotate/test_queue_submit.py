@@ -341,14 +341,20 @@ def test_skipped_solution_is_never_served_again():
 
 
 def test_claim_records_generation_strategy_and_score():
+    from ml.models import TrainingRun
+
+    # queued by a model run: that run's generation and score
     project = make_project(current_generation=4)
-    (solution,) = make_solutions(project, 1, strategy="uncertainty", verifier_score=0.25)
+    run = TrainingRun.objects.create(project=project, status="succeeded")
+    make_solutions(project, 1, strategy="uncertainty", verifier_score=0.25, generation=3, model_run_id=run.pk)
     assignment = claim_next(project=project, user=make_user(project=project))
-    assert (assignment.generation, assignment.strategy, assignment.verifier_score) == (4, "uncertainty", 0.25)
-    Solution.objects.filter(pk=solution.pk).update(generation=2)
+    assert (assignment.generation, assignment.strategy, assignment.verifier_score) == (3, "uncertainty", 0.25)
+    # no run of ours queued it (an imported PRM800K record keeps OpenAI's generation and verifier
+    # score): a label made here is this project's round's, with no PRM score
     project2 = make_project(current_generation=4)
-    make_solutions(project2, 1, generation=2)
-    assert claim_next(project=project2, user=make_user(project=project2)).generation == 2
+    make_solutions(project2, 1, generation=6, verifier_score=0.9)
+    assignment = claim_next(project=project2, user=make_user(project=project2))
+    assert (assignment.generation, assignment.verifier_score) == (4, None)
 
 
 def test_highest_priority_first():
