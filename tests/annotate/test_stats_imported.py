@@ -14,8 +14,9 @@ from rest_framework.test import APIClient
 
 from annotate.models import Project, Role, Solution
 from annotate.selectors.stats import project_stats
+from annotate.selectors.stats.snapshot import build_snapshot
 from annotate.services.audit import reopen_for_relabeling
-from tests.e2e.helpers import make_user
+from tests.e2e.helpers import make_user, store_label
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LABELED = FIXTURES / "edge_cases.jsonl"  # 7 PRM800K records, all labeled, generations 3, 4, -1, None, 9, 5
@@ -81,3 +82,27 @@ def test_api_carries_the_new_counts():
     assert body["progress"]["steps_open"] == 0
     assert body["progress"]["labels_imported"] == body["progress"]["labels"] > 0
     assert all("imported_labels" in g for g in body["progress"]["by_generation"])
+
+
+def test_the_headline_pace_is_the_teams_not_the_files():
+    """A file's labels keep their own pace in the (imported) row (PRM800K's took minutes per
+    solution; this fixture's 7 ms), but the headline medians are the team's: 1 s per 3-step solution."""
+    project = _import(LABELED)
+    imported = project_stats(project=project)["throughput"]
+    assert imported["median_seconds_per_solution"] is None  # nobody here labeled yet
+    ann = make_user("ann", project)
+    steps = [
+        {
+            "completions": [{"text": "s", "rating": 1, "flagged": False}],
+            "human_completion": None,
+            "chosen_completion": 0,
+        }
+    ] * 3
+    for solution in Solution.objects.filter(project=project, is_gold=False)[:2]:
+        store_label(solution, ann, steps, labeler_uuid=str(ann.pk))
+    build_snapshot(project=project)  # as the worker does (the first call's is at most 5 minutes old)
+    stats = project_stats(project=project)
+    assert stats["throughput"]["median_seconds_per_solution"] == 1.0
+    assert stats["throughput"]["median_seconds_per_step"] == round(1 / 3, 3)
+    rows = {row["annotator"]: row for row in stats["quality"]["annotators"]}
+    assert rows["(imported)"]["median_seconds_per_solution"] == 0.007  # the file's own pace, in its own row

@@ -38,7 +38,9 @@ def _series(*, rows: list[dict], start: datetime, n: int, step: timedelta, names
 
 def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[str, float | None]]]:
     """Median seconds per solution and per step over the latest MEDIAN_SAMPLE labels, overall and
-    per annotator (an annotator with no label among them has none)."""
+    per annotator (an annotator with no label among them has none). Imported labels (annotator
+    None) have their own row but stay out of the overall figure: the headline is the team's pace,
+    and a file's times (PRM800K's minutes per solution) made it read as if the team were slow."""
     recent = (
         labels.filter(total_time_ms__isnull=False, n_label_steps__gt=0)
         .order_by("-submitted_at")
@@ -51,16 +53,20 @@ def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[
             cursor.execute(
                 f"""SELECT annotator_id, GROUPING(annotator_id) = 1,
                         percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms),
+                        percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms::float8 / n_label_steps),
+                        percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms)
+                            FILTER (WHERE annotator_id IS NOT NULL),
                         percentile_cont(0.5) WITHIN GROUP (ORDER BY total_time_ms::float8 / n_label_steps)
+                            FILTER (WHERE annotator_id IS NOT NULL)
                     FROM ({sql}) AS timed GROUP BY GROUPING SETS ((annotator_id), ())""",
                 params,
             )
             rows = cursor.fetchall()
         overall = {"solution": None, "step": None}
         per_user = {}
-        for uid, is_total, solution, step in rows:
+        for uid, is_total, solution, step, team_solution, team_step in rows:
             if is_total:
-                overall = {"solution": solution, "step": step}
+                overall = {"solution": team_solution, "step": team_step}
             else:
                 per_user[uid] = {"solution": solution, "step": step}
     else:
@@ -76,7 +82,7 @@ def _medians(*, labels) -> tuple[dict[str, float | None], dict[int | None, dict[
                 "step": statistics.median(ms / n for ms, n in pairs),
             }
 
-        overall = med([p for pairs in by_user.values() for p in pairs])
+        overall = med([p for uid, pairs in by_user.items() if uid is not None for p in pairs])
         per_user = {uid: med(pairs) for uid, pairs in by_user.items()}
 
     def seconds(ms: float | None) -> float | None:
