@@ -247,7 +247,7 @@ export class Dashboard {
       }),
     );
     this.slot("compare-note").textContent =
-      `${fmtInt(c.preferences)} preferences on ${fmtInt(c.pairs_answered)} pairs, ${fmtInt(c.ties)} ties. ` +
+      `${plural(c.preferences, "preference")} on ${plural(c.pairs_answered, "pair")}, ${plural(c.ties, "tie")}. ` +
       "Intervals are 95% Wilson intervals.";
   }
 
@@ -268,7 +268,7 @@ export class Dashboard {
           // at least once: with an overlap above 1 a solution counts here before its last label
           `${fmtPct(p.solutions_total ? p.solutions_labeled / p.solutions_total : null)}, at least once`,
         ),
-        figure("solutions open", fmtInt(p.solutions_open), `${plural(p.labels_remaining, "label")} to go`),
+        figure(p.solutions_open === 1 ? "solution open" : "solutions open", fmtInt(p.solutions_open), `${plural(p.labels_remaining, "label")} to go`),
         figure("steps labeled", fmtInt(p.steps_labeled), stepsNote(p, s.labels.alternatives)),
         figure(queue.label, queue.value, queue.note),
       );
@@ -518,7 +518,7 @@ export class Dashboard {
       figure(
         "first-error agreement",
         fmtPct(a.first_error_agreement),
-        `with people, over ${fmtInt(a.pairs_compared)} labels`,
+        `with people, over ${plural(a.pairs_compared, "label")}`,
       ),
       figure(
         "precision / recall of −",
@@ -718,9 +718,9 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
       "td",
       size.tooSmall ? { class: "sl-warn", title: size.text } : {},
       h.n_steps !== undefined
-        ? `${fmtInt(h.n_steps)} steps${size.tooSmall ? " (too small)" : ""}`
+        ? `${plural(h.n_steps, "step")}${size.tooSmall ? " (too small)" : ""}`
         : h.n_pairs !== undefined
-          ? `${fmtInt(h.n_pairs)} pairs` // a compare project's reward model
+          ? `${plural(h.n_pairs, "pair")}` // a compare project's reward model
           : "—",
     ),
     el("td", {}, when(r.finished_at)),

@@ -61,7 +61,7 @@ export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): C
       key: "gold",
       label: "gold pairs answered right",
       value: fmtShare(c.gold_accuracy),
-      note: c.gold_accuracy.n ? `${fmtInt(c.gold_accuracy.n)} answers on gold pairs` : "no answers on gold pairs yet",
+      note: c.gold_accuracy.n ? `${plural(c.gold_accuracy.n, "answer")} on gold pairs` : "no answers on gold pairs yet",
     },
     {
       key: "agreement",
@@ -89,7 +89,7 @@ export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): C
       label: "reward model, held-out pairwise accuracy",
       value: model ? fmtScore(model.pairwise_accuracy, model.pairwise_accuracy_ci) : "—",
       note: model
-        ? `run #${model.run}, ${fmtInt(model.label_count)} preferences, ${fmtInt(model.n_pairs)} held-out pairs; 0.5 is chance`
+        ? `run #${model.run}, ${plural(model.label_count, "preference")}, ${fmtInt(model.n_pairs)} held-out pair${model.n_pairs === 1 ? "" : "s"}; 0.5 is chance`
         : "no trained reward model yet",
     },
   ];

@@ -197,6 +197,7 @@ describe("format", () => {
     expect(heldoutSize({ n_steps: 900, n_solutions: 120, too_small: false }).text).toBe(
       "900 held-out steps, 120 solutions",
     );
+    expect(heldoutSize({ n_steps: 3, n_solutions: 1, too_small: true }).text).toMatch(/^3 held-out steps, 1 solution:/);
     expect(heldoutSize({ accuracy: 0.5 }).tooSmall).toBe(false);
   });
 

@@ -147,8 +147,8 @@ export function fmtScore(value: number | null | undefined, ci?: readonly number[
 /** The held-out set's size, and a plain warning when it is too small for its scores to mean anything. */
 export function heldoutSize(h: HeldOut): { text: string; tooSmall: boolean } {
   if (h.n_steps === undefined) return { text: "held-out size not recorded", tooSmall: false };
-  const solutions = h.n_solutions === undefined ? "" : `, ${fmtInt(h.n_solutions)} solutions`;
-  const size = `${fmtInt(h.n_steps)} held-out steps${solutions}`;
+  const solutions = h.n_solutions === undefined ? "" : `, ${plural(h.n_solutions, "solution")}`;
+  const size = `${plural(h.n_steps, "held-out step")}${solutions}`;
   return h.too_small
     ? { text: `${size}: too small to mean anything (scores need 50+ steps and 10+ solutions)`, tooSmall: true }
     : { text: size, tooSmall: false };
