@@ -310,7 +310,8 @@ class ExportForm(forms.Form):
         label="Labels",
         choices=[("human", "Human labels"), ("auto", "Automatic labels")],
         initial=EXPORT_DEFAULTS.labels,
-        help_text="Automatic: the imported or rollout (Math-Shepherd) labels instead of people's.",
+        help_text="Automatic: the imported or rollout (Math-Shepherd) labels instead of people's, exported whole "
+        "(the filters and options of people's labels do not apply to them).",
     )
     ties = forms.ChoiceField(
         label="Ties",

@@ -152,9 +152,13 @@ def test_api_exports_auto_and_human_labels_and_refuses_auto_for_other_formats(tm
     # automatic labels export whole: no cursor to append from, and the human-label filters are refused
     assert not response.has_header("X-Export-Cursor")
     cursor = lead.get("/api/v1/projects/api/export/?format=prm800k")["X-Export-Cursor"]
-    for name, value in (("since", cursor), ("split", "test"), ("generation", "1"), ("qc", "exclude")):
+    # ...and so are the shapes of people's ratings: automatic labels are + or - with no alternatives
+    refusable = [("since", cursor), ("split", "test"), ("generation", "1"), ("qc", "exclude")]
+    for name, value in [*refusable, ("neutral", "negative"), ("alternatives", "drop")]:
         refused = lead.get("/api/v1/projects/api/export/", {"format": "trl", "labels": "auto", name: value})
         assert refused.status_code == 400 and name in refused.json(), (name, refused.status_code)
+    shaped = lead.get("/api/v1/projects/api/export/", {"format": "math_shepherd", "labels": "auto", "neutral": "drop"})
+    assert shaped.status_code == 400 and "automatic labels" in shaped.json()["neutral"][0]
     assert lead.get("/api/v1/projects/api/export/?format=math_shepherd&labels=both").status_code == 400
 
     # A human labels the second solution in the app: steps before the first -1 `+`, it and later `-`.

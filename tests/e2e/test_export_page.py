@@ -89,3 +89,33 @@ def test_export_page_offers_trls_neutral_and_alternatives_options(pages, screens
     page.get_by_label("Format").select_option("prm800k")
     expect(neutral).to_be_hidden()
     expect(alternatives).to_be_hidden()
+
+
+def test_automatic_labels_hide_the_options_of_peoples_labels(pages):
+    """Automatic labels export whole, + or -: the API refuses every filter and row shape of people's
+    labels with them, so the form hides those fields instead of failing with HTTP 400."""
+    _trl_labeled_project()
+    page = pages.page()
+    login(page, "lena", "/projects/algebra/export/")
+    page.get_by_label("Format").select_option("trl")
+    human_only = [
+        page.get_by_label("Since (cursor)"),
+        page.get_by_label("Generations"),
+        page.get_by_label("Split"),
+        page.get_by_label("Gold / QC questions"),
+        page.get_by_label("Neutral (0) steps"),
+        page.get_by_label("Rated alternatives"),
+        page.get_by_label("Solution", exact=True),  # a finish reason
+    ]
+    for field in human_only:
+        expect(field).to_be_visible()
+    page.get_by_label("Labels").select_option("auto")
+    for field in human_only:
+        expect(field).to_be_hidden()
+    expect(page.get_by_label("Format")).to_be_visible()
+    page.get_by_label("Labels").select_option("human")
+    for field in human_only:
+        expect(field).to_be_visible()
+    page.get_by_label("Labels").select_option("auto")
+    page.get_by_label("Format").select_option("prm800k")  # no automatic labels there: every filter is back
+    expect(page.get_by_label("Generations")).to_be_visible()

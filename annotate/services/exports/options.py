@@ -29,6 +29,8 @@ STEP_FORMATS = tuple(f for f in FORMATS if f != "preference")
 STEP_ONLY = {"generation": [], "finish_reason": [], "min_agreement": None, "screening": "include"}
 # Filters on people's labels (annotations), which automatic labels (labels=auto) do not have.
 HUMAN_ONLY = {**STEP_ONLY, "since": 0, "labeler": None, "qc": "include", "split": None}
+# Row shapes of people's ratings: automatic labels are + or - already and have no alternatives.
+HUMAN_SHAPES = {"neutral": "positive", "alternatives": "branch"}
 _CURSOR_SALT = "steplabel.export.cursor"
 MAX_GENERATION = 2**31 - 1
 
@@ -233,6 +235,12 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
             # (a cursor of a project without labels yet is position 0, the default: given is enough)
             if getattr(options, name) != default or (name == "since" and since is not None):
                 raise ExportOptionError(name, f"{name} filters human labels; labels=auto exports every automatic label")
+        for name, default in HUMAN_SHAPES.items():
+            if getattr(options, name) != default:
+                what = "a neutral (0) rating" if name == "neutral" else "rated alternatives"
+                raise ExportOptionError(
+                    name, f"{name} shapes {what} of people; automatic labels (labels=auto) are + or - and have none"
+                )
     if options.format == "preference":
         for name, default in STEP_ONLY.items():
             if getattr(options, name) != default:

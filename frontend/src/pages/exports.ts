@@ -32,10 +32,26 @@ export const FORMAT_ONLY: Readonly<Record<string, readonly string[]>> = {
   ties: ["preference"],
 };
 
-/** Whether `option` goes with an export of `format`. */
-export function optionApplies(option: string, format: string): boolean {
+/** Options of people's labels (the export API's HUMAN_ONLY and HUMAN_SHAPES): automatic labels
+ * (labels=auto) export whole, + or -, and the API refuses every one of these with them. */
+export const HUMAN_ONLY: readonly string[] = [
+  "since",
+  "generation",
+  "split",
+  "qc",
+  "screening",
+  "finish_reason",
+  "labeler",
+  "min_agreement",
+  "neutral",
+  "alternatives",
+];
+
+/** Whether `option` goes with an export of `format` (of automatic labels when `labels` is "auto"). */
+export function optionApplies(option: string, format: string, labels = "human"): boolean {
   const formats = FORMAT_ONLY[option];
-  return formats === undefined || formats.includes(format);
+  if (formats !== undefined && !formats.includes(format)) return false;
+  return !(labels === "auto" && optionApplies("labels", format) && HUMAN_ONLY.includes(option));
 }
 
 /** The form's values as the export API's JSON body: empty fields left out, lists comma-joined,
@@ -44,13 +60,14 @@ export function exportBody(form: FormData): Record<string, string | boolean> {
   const body: Record<string, string | boolean> = {};
   const reasons = form.getAll("finish_reason").map(String);
   const format = String(form.get("format") ?? "");
+  const labels = String(form.get("labels") ?? "human");
   for (const [key, value] of form.entries()) {
     if (key === "csrfmiddlewaretoken" || key === "finish_reason" || key === "gzip") continue;
-    if (!optionApplies(key, format)) continue;
+    if (!optionApplies(key, format, labels)) continue;
     const text = String(value).trim();
     if (text) body[key] = text;
   }
-  if (reasons.length) body.finish_reason = reasons.join(",");
+  if (reasons.length && optionApplies("finish_reason", format, labels)) body.finish_reason = reasons.join(",");
   body.gzip = form.get("gzip") !== null;
   return body;
 }
@@ -64,9 +81,12 @@ export function startExportForm(root: Document): void {
   const box = new JobBox(boxEl);
   const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
   const format = form.querySelector<HTMLSelectElement>("select[name=format]");
+  const labels = form.querySelector<HTMLSelectElement>("select[name=labels]");
   if (format) {
-    showFormatOptions(form, format.value);
-    format.addEventListener("change", () => showFormatOptions(form, format.value));
+    const show = () => showFormatOptions(form, format.value, labels?.value ?? "human");
+    show();
+    format.addEventListener("change", show);
+    labels?.addEventListener("change", show);
   }
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -78,12 +98,21 @@ export function startExportForm(root: Document): void {
 }
 
 /** Show the chosen format's own options (a fieldset marked data-format-only="trl ..."), hide and
- * disable the others', so the form sends only what applies. */
-function showFormatOptions(form: HTMLFormElement, format: string): void {
+ * disable the others', and with automatic labels the options of people's labels, so the form
+ * shows and sends only what applies. */
+function showFormatOptions(form: HTMLFormElement, format: string, labels: string): void {
   for (const box of form.querySelectorAll<HTMLFieldSetElement>("fieldset[data-format-only]")) {
     const shown = (box.dataset.formatOnly ?? "").split(" ").includes(format);
     box.hidden = !shown;
     box.disabled = !shown;
+  }
+  for (const name of HUMAN_ONLY) {
+    const off = !optionApplies(name, format, labels);
+    for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>(`[name="${name}"]`)) {
+      input.disabled = off;
+      const field = input.closest<HTMLElement>(".sl-field");
+      if (field) field.hidden = off;
+    }
   }
 }
 

@@ -80,6 +80,17 @@ describe("exportBody with TRL options", () => {
     data.set("format", "preference");
     expect(exportBody(data)).toEqual({ format: "preference", ties: "include", gzip: false });
   });
+
+  it("sends none of the options of people's labels with automatic labels", () => {
+    const data = new FormData();
+    for (const [key, value] of [["format", "trl"], ["labels", "auto"], ["neutral", "negative"], ["generation", "0,1"],
+      ["split", "test"], ["qc", "exclude"], ["finish_reason", "solution"], ["labeler", "x"]]) data.append(key, value);
+    expect(exportBody(data)).toEqual({ format: "trl", labels: "auto", gzip: false });
+    data.set("labels", "human");
+    expect(exportBody(data)).toMatchObject({ neutral: "negative", generation: "0,1", finish_reason: "solution" });
+    expect(optionApplies("since", "trl", "auto")).toBe(false);
+    expect(optionApplies("since", "prm800k", "auto")).toBe(true); // labels applies to trl and math_shepherd only
+  });
 });
 
 describe("importSummary", () => {
