@@ -1,4 +1,5 @@
-"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique|preference] [--out PATH]`."""
+"""`manage.py export_prm800k --project SLUG [--format prm800k|trl|math_shepherd|critique|preference] [--out PATH]`
+with the export API's options and filters (`--split test`, `--qc exclude`, `--generation 1,2`, ...)."""
 
 import os
 import sys
@@ -9,6 +10,8 @@ from tqdm import tqdm
 
 from annotate.models import Project
 from annotate.services.exports import ExportOptionError, iter_lines, parse_options, plan_export
+from annotate.services.exports.options import OPTION_NAMES, TRISTATE
+from prm800k.schema import FINISH_REASONS
 
 
 class Command(BaseCommand):
@@ -34,6 +37,21 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="Cursor printed by an earlier export: only what is new since.")
         parser.add_argument("--neutral", choices=["positive", "negative", "drop"], default="positive")
         parser.add_argument("--alternatives", choices=["branch", "drop"], default="branch")
+        # The export API's filters, under the same names and with its rules (annotate.services.exports).
+        parser.add_argument("--generation", help="Rounds, comma-separated (-1 = screening questions).")
+        parser.add_argument("--split", choices=["train", "test"], help="test: MATH-500 problems; train: the rest.")
+        parser.add_argument("--qc", choices=TRISTATE, default="include", help="Gold / QC questions.")
+        parser.add_argument("--screening", choices=TRISTATE, default="include", help="Screening questions.")
+        parser.add_argument("--labeler", help="One labeler's pseudonymous UUID (as exports carry it).")
+        parser.add_argument(
+            "--finish-reason", dest="finish_reason", help=f"Comma-separated, among {', '.join(FINISH_REASONS)}."
+        )
+        parser.add_argument(
+            "--min-agreement", dest="min_agreement", help="Only solutions whose labels agree at least this much (0-1)."
+        )
+        parser.add_argument(
+            "--include-history", dest="include_history", action="store_true", help="prm800k: corrections as history."
+        )
         parser.add_argument("--out", type=Path, help="Output file; standard output when omitted.")
         parser.add_argument("--no-progress", action="store_true")
 
@@ -41,7 +59,7 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"No project with slug {project!r}.")
-        params = {key: options.get(key) for key in ("format", "since", "neutral", "alternatives", "labels", "ties")}
+        params = {key: options[key] for key in OPTION_NAMES if options.get(key) not in (None, False)}
         try:
             plan = plan_export(project=project_obj, options=parse_options(project=project_obj, params=params))
         except ExportOptionError as exc:

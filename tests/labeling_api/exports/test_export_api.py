@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from annotate.models import Annotation, Export, Membership, Role
@@ -83,6 +83,23 @@ def test_prm800k_stream_equals_command_and_source(clients, tmp_path):
     out = tmp_path / "cmd.jsonl"
     call_command("export_prm800k", project="exp", out=out, no_progress=True, stderr=io.StringIO())
     assert out.read_bytes() == body
+
+
+@pytest.mark.django_db
+def test_the_command_takes_the_apis_filters(clients, tmp_path):
+    """Management commands mirror the API: the same filters give the same lines, and a bad value is
+    refused with the API's words."""
+    filters = {"generation": "3,-1", "qc": "exclude", "finish_reason": "found_error,solution", "split": "train"}
+    query = "&".join(f"{name}={value}" for name, value in filters.items())
+    response = clients["ml"].get(f"/api/v1/projects/exp/export/?format=prm800k&{query}")
+    body = b"".join(response.streaming_content)
+    full = (FIXTURES / "edge_cases.jsonl").read_bytes()
+    assert 0 < len(body.splitlines()) < len(full.splitlines())  # the filters took some records out
+    out = tmp_path / "filtered.jsonl"
+    call_command("export_prm800k", project="exp", out=out, no_progress=True, stderr=io.StringIO(), **filters)
+    assert out.read_bytes() == body
+    with pytest.raises(CommandError, match="generation: must be integers, got 'x'"):
+        call_command("export_prm800k", project="exp", generation="x", stdout=io.StringIO())
 
 
 @pytest.mark.django_db
