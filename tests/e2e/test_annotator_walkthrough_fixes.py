@@ -203,6 +203,12 @@ def test_esc_keeps_a_half_written_critique(pages):
     page.keyboard.press("Enter")
     expect(current_step(page).locator(".sl-critique-text")).to_have_text("The square of 3 is 9, not 6.")
     expect(current_step(page).locator(".sl-critique-open")).to_have_text("Critique (e)")
+    # math in a critique renders as in the steps and a corrected step (it showed the raw $...$)
+    page.keyboard.press("e")
+    box.fill("So $3^2 = 9$.")
+    page.keyboard.press("Enter")
+    expect(current_step(page).locator(".sl-critique-text .katex")).to_have_count(1)
+    expect(current_step(page).locator(".sl-critique-text")).not_to_contain_text("$")
 
 
 def test_a_critique_saved_as_the_tab_is_hidden_offline_says_offline(pages):

@@ -398,7 +398,11 @@ export class StepView {
     this.critiqueShown.hidden = critique === null && !needed;
     this.critiqueShown.replaceChildren(
       ...(critique !== null
-        ? [h("strong", {}, "Critique: "), h("span", { class: "sl-critique-text" }, critique)]
+        ? [
+            h("strong", {}, "Critique: "),
+            // rendered as the corrected step is: annotators write math in it ($(2+1)(2+1)=9$)
+            setRendered(h("span", { class: "sl-md sl-critique-text" }), renderMarkdown(critique, { inline: true })),
+          ]
         : [h("em", {}, `This project needs a critique of every Negative step: press ${keyFor("write-critique")}.`)]),
     );
     this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
