@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { curvePoints, fitLabel } from "./charts";
+import { COUNT_INCRS, curvePoints, fitLabel } from "./charts";
 
 describe("the learning curve's markers", () => {
   it("keep metrics at the same value visible, one ring inside the other", () => {
@@ -25,5 +25,12 @@ describe("bar labels", () => {
     expect(fitLabel("positive (+1)", 60)).toBe("positiv…"); // 8 characters in 60 px
     expect(fitLabel("queued without a model", 70)).toBe("queued wi…");
     expect(fitLabel("gen 0", 5)).toBe("ge…");
+  });
+});
+
+describe("COUNT_INCRS", () => {
+  it("steps a count axis by whole numbers only", () => {
+    expect(COUNT_INCRS.slice(0, 8)).toEqual([1, 2, 5, 10, 20, 25, 50, 100]);
+    expect(COUNT_INCRS.every(Number.isInteger)).toBe(true);
   });
 });

@@ -131,6 +131,12 @@ export function fitLabel(label: string, roomPx: number): string {
   return label.length <= max ? label : `${label.slice(0, max - 1).trimEnd()}…`;
 }
 
+/** Whole-number tick steps (1, 2, 5, 10, 20, 25, 50, ...): every bar chart counts things, and
+ * uPlot's own steps put 2.5 and 7.5 on a chart of 8 solutions. */
+export const COUNT_INCRS: number[] = [];
+for (let scale = 1; scale <= 1e9; scale *= 10) COUNT_INCRS.push(scale, 2 * scale, 2.5 * scale, 5 * scale);
+COUNT_INCRS.splice(COUNT_INCRS.indexOf(2.5), 1);
+
 export function barChart(
   el: HTMLElement,
   categories: string[],
@@ -171,7 +177,7 @@ export function barChart(
           },
           grid: { show: false },
         },
-        { size: 56 },
+        { size: 56, incrs: COUNT_INCRS },
       ],
       series: [
         {},
