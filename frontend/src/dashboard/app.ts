@@ -438,7 +438,7 @@ export class Dashboard {
               ? "training in progress"
               : undefined,
       ),
-      figure("runs", fmtInt(m.runs.length)),
+      figure(m.runs.length === 1 ? "run" : "runs", fmtInt(m.runs.length)),
     );
     this.followRun(m.runs, active?.id);
     const curve = m.learning_curve;
