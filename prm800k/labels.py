@@ -55,6 +55,25 @@ def is_phase1(question: dict[str, Any]) -> bool:
     return not isinstance(question.get("pre_generated_steps"), list)
 
 
+def walks_own_line(record: dict[str, Any]) -> bool:
+    """Whether a record's step exports read the line its labeler walked (walked_completion) instead
+    of the pre-generated one: a phase-1 record, or a label made in the app in phase-1 mode. That one
+    keeps its solution's pre-generated steps, so is_phase1 read it as phase 2 and the critique and
+    Math-Shepherd lines showed a step the labeler rated -1 and turned down, with the rating of the
+    alternative they went on with. Phase 2 never goes on past a step with anything but its first
+    completion (chosen 0), and writes its own step only at the first error, the last step."""
+    if is_phase1(record["question"]):
+        return True
+    steps = record["label"]["steps"]
+    for position, step in enumerate(steps):
+        chosen = step.get("chosen_completion")
+        if isinstance(chosen, int) and chosen > 0:
+            return True
+        if position < len(steps) - 1 and isinstance(step.get("human_completion"), dict):
+            return True
+    return False
+
+
 def labeled_line_completion(step: dict[str, Any], *, phase1: bool) -> dict[str, Any] | None:
     """The step a step export reads: in phase 1 the one the labeler went on with (walked_completion);
     in phase 2 the pre-generated step (main_line_completion: a correction written at the first

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from prm800k.labels import is_phase1, labeled_line_completion
+from prm800k.labels import labeled_line_completion, walks_own_line
 
 TAG = "ки"
 KEYS = ("input", "label", "task")
@@ -203,7 +203,7 @@ def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
     pre-generated rest after a first error."""
     texts: list[str] = []
     ratings: list[int | None] = []
-    phase1 = is_phase1(record["question"])
+    phase1 = walks_own_line(record)
     for step in record["label"]["steps"]:
         main = labeled_line_completion(step, phase1=phase1)
         human = step.get("human_completion")

@@ -20,7 +20,7 @@ from annotate.services.exports.sequence import stamp_export_sequence
 from prm800k import math_shepherd
 from prm800k.agreement import pairwise_agreement
 from prm800k.kinds import critique_row
-from prm800k.labels import is_phase1, main_line_ratings, walked_completion
+from prm800k.labels import main_line_ratings, walked_completion, walks_own_line
 from prm800k.records import RecordParts, build_record, dumps_record
 from prm800k.schema import format_timestamp
 from prm800k.trl import trl_rows
@@ -188,7 +188,7 @@ def critique_row_of(record: dict[str, Any]) -> dict[str, Any]:
     """A `format=critique` line from a PRM800K record as export builds it (prm800k.kinds.critique_row)."""
     question = record["question"]
     steps = question.get("pre_generated_steps")
-    phase1 = is_phase1(question)
+    phase1 = walks_own_line(record)
     if phase1:  # the trajectory the labeler walked, a text per step
         walked = (walked_completion(step) for step in record["label"]["steps"])
         steps = [completion["text"] if completion else "" for completion in walked]

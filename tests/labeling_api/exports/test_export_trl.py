@@ -135,3 +135,47 @@ def test_phase1_records_export_the_line_the_labeler_walked_in_every_step_format(
     # the rows of phase-2 records keep their main line (the first completion at a found error)
     all_critique = lines_of(clients["ml"].get("/api/v1/projects/exp/export/?format=critique"))
     assert any(verdict["rating"] == -1 for row in all_critique for verdict in row["verdicts"])
+
+
+@pytest.mark.django_db
+def test_a_phase1_label_made_in_the_app_exports_the_line_the_labeler_walked():
+    """In phase-1 mode the app keeps the solution's pre-generated steps, so the record has them:
+    the critique and Math-Shepherd lines read it as phase 2 and showed the step the labeler rated -1
+    and turned down, with the +1 of the alternative they went on with."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Membership
+    from annotate.services import queue
+    from labeling_api.serializers_submit import submit_payload
+    from tests.labeling_api.exports.helpers import add_solution
+
+    project = Project.objects.create(slug="walk1", name="Walk", labeling_mode="phase1", overlap=1)
+    annotator = get_user_model().objects.create_user("ann-walk")
+    Membership.objects.create(project=project, user=annotator, role=Role.ANNOTATOR)
+    ml = member_client(project, "ml-walk", Role.ML_ENGINEER)
+    add_solution(project, ["$\\sqrt{49}=8$.", "So the answer is 8."])
+    better = "$\\sqrt{49}=7$."
+    step = lambda index, rating, alternatives=(): {  # noqa: E731
+        "index": index,
+        "rating": rating,
+        "flagged": False,
+        "alternatives": [{"text": text, "rating": r, "flagged": False} for text, r in alternatives],
+        "human_completion": None,
+    }
+    payload = {
+        "idempotency_key": "walk-1",
+        "finish_reason": "solution",
+        "total_time_ms": 3000,
+        "steps": [step(0, -1, [(better, 1)]), step(1, 1)],
+    }
+    assignment = queue.claim_next(project=project, user=annotator)
+    submit_payload(assignment=assignment, user=annotator, payload=payload)
+    (record,) = lines_of(ml.get("/api/v1/projects/walk1/export/?format=prm800k"))
+    assert record["label"]["steps"][0]["chosen_completion"] == 1  # went on with the alternative
+    (critique,) = lines_of(ml.get("/api/v1/projects/walk1/export/?format=critique"))
+    assert critique["steps"] == [better, "So the answer is 8."]
+    assert [(v["index"], v["rating"]) for v in critique["verdicts"]] == [(0, 1), (1, 1)]
+    (shepherd,) = lines_of(ml.get("/api/v1/projects/walk1/export/?format=math_shepherd"))
+    assert shepherd["label"] == f"What is $1+1$? Step 1: {better} +\nStep 2: So the answer is 8. +"
+    rows = lines_of(ml.get("/api/v1/projects/walk1/export/?format=trl&alternatives=drop"))
+    assert [(row["completions"], row["labels"]) for row in rows] == [([better, "So the answer is 8."], [True, True])]
