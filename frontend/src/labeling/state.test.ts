@@ -25,6 +25,7 @@ import {
   toggleFlagAt,
   undo,
   visibleCount,
+  writtenStep,
   type LabelingState,
   type Rating,
   type TaskStep,
@@ -72,6 +73,22 @@ describe("rating order", () => {
     expect(rate(s, 1)).toBe(s);
     expect(isComplete(s)).toBe(false);
     expect(toggleFlag(s)).toBe(s);
+  });
+});
+
+describe("writtenStep", () => {
+  it("trims prose; keeps a line of code's indentation, dropping blank lines before and whitespace after", () => {
+    expect(writtenStep("  So $x = 3$. ")).toBe("So $x = 3$.");
+    expect(writtenStep("\n  \n    return total / len(xs)  \n", true)).toBe("    return total / len(xs)");
+    expect(writtenStep(" \n\t\n", true)).toBe("");
+  });
+
+  it("is what a corrected step and an alternative store in a code task", () => {
+    let s = rate(createState("phase2", STEPS, { keepIndent: true }), -1);
+    s = addAlternative(s, "\n    return 1\n");
+    expect(s.labels[0].alternatives[0].text).toBe("    return 1");
+    s = setHumanStep(s, "    return 2\n");
+    expect(s.labels[0].human).toBe("    return 2");
   });
 });
 

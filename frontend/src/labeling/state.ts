@@ -79,6 +79,8 @@ export interface LabelingState {
   steps: readonly TaskStep[];
   /** Every main-line Negative needs a critique before submitting (the project's setting). */
   critiqueRequired?: boolean;
+  /** Written steps keep their first line's indentation (code, where it is meaning). */
+  keepIndent?: boolean;
   labels: StepLabel[];
   focus: Focus;
   /** The target rated last: `f` flags it, since annotators rate first and then mark a rating unsure. */
@@ -94,6 +96,7 @@ const MAIN: Focus = { kind: "main" };
 
 export interface StateOptions {
   critiqueRequired?: boolean;
+  keepIndent?: boolean;
 }
 
 /** Whether the annotator rates this step (trace observations may be shown only). */
@@ -106,6 +109,7 @@ export function createState(mode: Mode, steps: readonly TaskStep[], opts: StateO
     mode,
     steps,
     critiqueRequired: opts.critiqueRequired ?? false,
+    keepIndent: opts.keepIndent ?? false,
     labels: steps.map((step) => ({
       rating: null,
       flagged: false,
@@ -304,10 +308,16 @@ export function toggleFlagAt(s: LabelingState, t: Target): LabelingState {
   return next;
 }
 
+/** A step the annotator wrote, trimmed; with `keepIndent` (code) only its blank lines before and
+ * whitespace after go: trim() took the indentation off a line of code, which changes what Python means. */
+export function writtenStep(text: string, keepIndent = false): string {
+  return keepIndent ? text.replace(/^(?:[ \t]*\r?\n)+/, "").trimEnd() : text.trim();
+}
+
 /** Add an alternative step written by the annotator at the current step; focus moves to it for rating. */
 export function addAlternative(s: LabelingState, text: string): LabelingState {
   const cur = currentIndex(s);
-  const trimmed = text.trim();
+  const trimmed = writtenStep(text, s.keepIndent);
   if (cur === null || trimmed === "" || !canAddAlternatives(s)) return s;
   const next = edit(s);
   const alts = next.labels[cur].alternatives;
@@ -322,7 +332,7 @@ export function addAlternative(s: LabelingState, text: string): LabelingState {
 export function setHumanStep(s: LabelingState, text: string): LabelingState {
   const cur = currentIndex(s);
   if (cur === null || !canAddAlternatives(s)) return s;
-  const trimmed = text.trim();
+  const trimmed = writtenStep(text, s.keepIndent);
   const value = trimmed === "" ? null : trimmed;
   if (s.labels[cur].human === value) return { ...s, focus: MAIN };
   const next = edit(s);

@@ -269,7 +269,10 @@ export class Workspace {
     this.bar.hidden = false;
     this.taskArea.hidden = false;
     this.repeat.shown();
-    this.state = restore(task.mode, task.steps, draft?.labels ?? null, { critiqueRequired: task.critiqueRequired });
+    this.state = restore(task.mode, task.steps, draft?.labels ?? null, {
+      critiqueRequired: task.critiqueRequired,
+      keepIndent: task.kind === "code",
+    });
 
     setRendered(this.problemBody, renderMarkdown(task.problem.text));
     const gta = task.problem.groundTruthAnswer;
