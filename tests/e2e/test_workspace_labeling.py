@@ -5,6 +5,7 @@ phase 1's written steps, giving up and reporting a bad problem, the shortcut lis
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlparse
 
 import pytest
@@ -182,16 +183,22 @@ def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
 
     page.keyboard.press("3")
     page.keyboard.press("1")  # Negative: phase 1 goes on, but only after a written step
+    expect(page.locator(".sl-footer")).to_contain_text("write your own step (c) or another alternative (a)")
     box = page.get_by_role("textbox", name="Your own step (none here is Positive)")
+    expect(box).to_be_hidden()  # the listed keys stay keys: f flags the Negative just given
+    page.keyboard.press("f")
+    expect(current_step(page)).to_have_class(re.compile(r"\bsl-flagged\b"))
+    page.keyboard.press("c")
     expect(box).to_be_focused()
-    # keys type into the box now: the hint names no shortcut but Esc (a "c" would land in the text)
+    # keys type into the box now: the hint names no shortcut but Esc
     expect(page.locator(".sl-footer")).to_contain_text("type your own step in the box, then Enter to save it")
     expect(visible_steps(page)).to_have_count(2)
     page.keyboard.type("Then $y = 4$.")
     screenshot(page, "workspace-phase1-human-step")
     page.keyboard.press("Enter")
     expect(visible_steps(page)).to_have_count(3)
-    page.keyboard.press("2")  # not Positive either: the box opens by itself
+    page.keyboard.press("2")  # not Positive either
+    page.keyboard.press("c")
     expect(page.get_by_role("textbox", name="Your own step (none here is Positive)")).to_be_focused()
     page.keyboard.type("So the answer is $4$.")
     page.keyboard.press("Enter")
@@ -203,6 +210,7 @@ def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
     assert annotation.finish_reason == "solution"
     steps = label_steps(annotation)
     assert main_ratings(annotation) == [1, -1, 0]
+    assert [s["completions"][0]["flagged"] for s in steps] == [False, True, False]
     assert [s["human_completion"]["text"] if s["human_completion"] else None for s in steps] == [
         None,
         "Then $y = 4$.",

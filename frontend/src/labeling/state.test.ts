@@ -299,7 +299,8 @@ describe("phase 1", () => {
     let s = rate(createState("phase1", STEPS), -1);
     expect(errorIndex(s)).toBeNull();
     expect(currentIndex(s)).toBe(0);
-    expect(s.focus).toEqual({ kind: "human" });
+    expect(s.focus).toEqual({ kind: "main" }); // the keys stay keys: c opens the box
+    expect(focusWriter(s, "human").focus).toEqual({ kind: "human" });
     expect(needsHumanStep(s)).toBe(true);
     expect(nextStep(s)).toBe(s);
     s = setHumanStep(s, "My own first step.");
@@ -350,7 +351,7 @@ describe("phase 1", () => {
   it("no alternatives rated Positive leads to the human step box", () => {
     let s = rate(createState("phase1", [{ index: 0, text: "s0", alternatives: ["a"] }]), 0);
     s = rate(s, 0);
-    expect(s.focus).toEqual({ kind: "human" });
+    expect(s.focus).toEqual({ kind: "main" });
     expect(needsHumanStep(s)).toBe(true);
   });
 

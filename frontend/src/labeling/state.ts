@@ -254,9 +254,11 @@ function phase1After(next: LabelingState, cur: number, fromAlt: number | null): 
   if (firstAlt < l.alternatives.length) return { ...next, focus: { kind: "alt", alt: firstAlt } };
   if (isResolved(l)) {
     l.done = true;
-    return { ...next, focus: MAIN };
   }
-  return { ...next, focus: { kind: "human" } };
+  // Nothing Positive: the step needs the annotator's own (c) or another alternative (a). The box
+  // no longer opens by itself: with the keys in it, f, a or e typed into the step instead of
+  // flagging or writing as the key list says.
+  return { ...next, focus: MAIN };
 }
 
 /** Rate whatever has focus at the current step (1/2/3). Only the current step can be rated. */

@@ -29,13 +29,14 @@ describe("guidance", () => {
 
   it("asks for the annotator's own step in phase 1 when nothing is Positive", () => {
     const s = rate(createState("phase1", STEPS), 0);
-    // the box has opened with the keyboard in it: c would type a "c" there
-    expect(s.focus.kind).toBe("human");
+    // the box does not open by itself: the keys the side panel lists keep working
+    expect(s.focus.kind).toBe("main");
     expect(guidance(s, false)).toBe(
-      "Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; Backspace then undoes the rating).",
+      "Nothing here is Positive: write your own step (c) or another alternative (a), then Enter to save it.",
     );
-    expect(guidance({ ...s, focus: { kind: "main" } }, false)).toBe(
-      "Nothing here is Positive: write your own step (c), then Enter to save it.",
+    // in the box keys type there: the hint names no shortcut but the way out
+    expect(guidance({ ...s, focus: { kind: "human" } }, false)).toBe(
+      "Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; Backspace then undoes the rating).",
     );
   });
 });

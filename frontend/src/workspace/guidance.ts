@@ -37,11 +37,11 @@ export function guidance(s: LabelingState, submitting: boolean): string {
     );
   }
   if (needsHumanStep(s)) {
-    // The box opens with the keyboard in it: keys type there, so name no shortcut but the way out.
+    // In the box keys type there: name no shortcut but the way out.
     if (s.focus.kind === "human") {
       return `Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; ${k.undo} then undoes the rating).`;
     }
-    return `Nothing here is Positive: write your own step (${k.human}), then Enter to save it.`;
+    return `Nothing here is Positive: write your own step (${k.human}) or another alternative (${k.alt}), then Enter to save it.`;
   }
   const cur = currentIndex(s);
   if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
