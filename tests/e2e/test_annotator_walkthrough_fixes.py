@@ -230,3 +230,26 @@ def test_a_critique_saved_as_the_tab_is_hidden_offline_says_offline(pages):
     page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }))")
     expect(page.locator(STATUS)).to_have_text("Offline: saved in this browser, will retry")
     ctx.set_offline(False)
+
+
+def test_on_a_phone_an_undo_button_mends_a_mistaken_tap(pages, screenshot):
+    """A rated step's buttons are disabled and Backspace needs a keyboard: on a phone a wrong tap
+    could only be mended by skipping the whole solution."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    page = pages.page(pages.context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True))
+    open_workspace(page, "ann")
+    undo = page.get_by_role("button", name="Undo")
+    expect(undo).to_be_disabled()  # nothing to undo yet
+    current_step(page).get_by_role("button", name="Negative").tap()  # meant Positive
+    expect_rated(page, 1)
+    undo.tap()
+    expect_rated(page, 0)
+    expect(undo).to_be_disabled()
+    for _ in STEPS:
+        current_step(page).get_by_role("button", name="Positive").tap()
+    screenshot(page, "workspace-phone-undo")
+    page.get_by_role("button", name="Submit").tap()
+    expect(page.get_by_role("heading", name="No more solutions to label right now")).to_be_visible()
+    assert main_ratings(annotation_for(solution)) == [1, 1, 1]

@@ -94,6 +94,9 @@ export class Workspace {
   private readonly giveUpButton: HTMLButtonElement;
   private readonly badButton: HTMLButtonElement;
   private readonly skipButton: HTMLButtonElement;
+  /** Backspace's undo as a button: on a phone (no keyboard) a rated step's buttons are disabled,
+   * so a mistaken tap could only be mended by skipping the whole solution. */
+  private readonly undoButton: HTMLButtonElement;
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
   private readonly shortcutsDialog = new ShortcutsDialog(bindingsFor("steps"));
@@ -131,6 +134,11 @@ export class Workspace {
     this.giveUpButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("give_up") }, "Give up");
     this.badButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("bad_problem") }, "Bad problem");
     this.skipButton = h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip");
+    this.undoButton = h(
+      "button",
+      { type: "button", class: "sl-btn", "aria-keyshortcuts": "Backspace", onclick: () => this.act(undo) },
+      "Undo",
+    );
     const help = h(
       "button",
       { type: "button", class: "sl-btn sl-ghost", "aria-keyshortcuts": "?", onclick: () => this.shortcutsDialog.toggle() },
@@ -140,7 +148,16 @@ export class Workspace {
       "div",
       { class: "sl-bar" },
       h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState),
-      h("div", { class: "sl-bar-actions" }, this.skipButton, this.giveUpButton, this.badButton, help, this.submitButton),
+      h(
+        "div",
+        { class: "sl-bar-actions" },
+        this.undoButton,
+        this.skipButton,
+        this.giveUpButton,
+        this.badButton,
+        help,
+        this.submitButton,
+      ),
     );
     // The sticky bar wraps to two or three rows on narrower screens: what focus scrolls to keeps
     // clear of its height as it is (workspace.css reads --sl-bar-h for scroll-margin-top).
@@ -327,6 +344,7 @@ export class Workspace {
     this.giveUpButton.disabled = submitting;
     this.badButton.disabled = submitting;
     this.skipButton.disabled = submitting;
+    this.undoButton.disabled = submitting || s.past.length === 0;
     this.footer.textContent = guidance(s, submitting);
   }
 
