@@ -113,6 +113,7 @@ def test_automatic_labels_hide_the_options_of_peoples_labels(pages):
     for field in human_only:
         expect(field).to_be_hidden()
     expect(page.get_by_label("Format")).to_be_visible()
+    expect(page.get_by_text("TRL rows", exact=True)).to_be_hidden()  # no heading over nothing
     page.get_by_label("Labels").select_option("human")
     for field in human_only:
         expect(field).to_be_visible()

@@ -308,7 +308,7 @@ export class Dashboard {
   private throughput(s: Stats): void {
     const t = s.throughput;
     this.slot("throughput-figures").replaceChildren(
-      figure("labels in the last 24 h", fmtInt(t.labels_last_24h)),
+      figure(t.labels_last_24h === 1 ? "label in the last 24 h" : "labels in the last 24 h", fmtInt(t.labels_last_24h)),
       figure("median time per solution", fmtSeconds(t.median_seconds_per_solution)),
       figure("median time per step", fmtSeconds(t.median_seconds_per_step)),
     );

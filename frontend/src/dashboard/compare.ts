@@ -132,7 +132,7 @@ export function pairProgressFigures(p: PairProgress): Figure[] {
       value: `${fmtInt(p.pairs_answered)} / ${fmtInt(p.pairs_total)}`,
       note: fmtPct(p.pairs_total ? p.pairs_answered / p.pairs_total : null),
     },
-    { label: "pairs open", value: fmtInt(p.pairs_open), note: `${plural(p.preferences_remaining, "preference")} to go` },
+    { label: p.pairs_open === 1 ? "pair open" : "pairs open", value: fmtInt(p.pairs_open), note: `${plural(p.preferences_remaining, "preference")} to go` },
     { label: "preferences", value: fmtInt(p.preferences), note: "answers on pairs, gold pairs included" },
     pairQueueFigure(p),
   ];

@@ -114,6 +114,11 @@ function showFormatOptions(form: HTMLFormElement, format: string, labels: string
       if (field) field.hidden = off;
     }
   }
+  // a group whose every field is hidden goes too: its heading alone read as the title of what follows
+  for (const box of form.querySelectorAll<HTMLFieldSetElement>("fieldset[data-format-only]:not([hidden])")) {
+    const fields = [...box.querySelectorAll<HTMLElement>(".sl-field")];
+    if (fields.length > 0 && fields.every((f) => f.hidden)) box.hidden = true;
+  }
 }
 
 async function runExport(config: ExportConfig, body: Record<string, string | boolean>, box: JobBox): Promise<void> {

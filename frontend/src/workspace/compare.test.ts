@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 
-import { answerOf, type CompareChoice, missingChoice, nextMarker, prefer, upgradeDraft } from "./compare";
+import {
+  answerOf,
+  type CompareChoice,
+  missingChoice,
+  nextMarker,
+  prefer,
+  upgradeDraft,
+  withStrength,
+} from "./compare";
 
 const choice = (preference: CompareChoice["preference"], strength: CompareChoice["strength"]): CompareChoice => ({
   preference,
@@ -24,6 +32,14 @@ describe("a compare answer", () => {
     expect(prefer(choice("A", 3), "tie").strength).toBeNull();
     expect(prefer(choice("A", 3), "B")).toEqual(choice("B", 3)); // A to B keeps the chosen strength
     expect(prefer(choice("tie", null), "A").strength).toBeNull(); // and tie to A asks for it
+  });
+
+  it("takes no strength during a tie: 2 then a asks for A's instead of carrying a hidden one", () => {
+    const tie = choice("tie", null);
+    expect(withStrength(tie, 2)).toBe(tie);
+    expect(prefer(withStrength(tie, 2), "A").strength).toBeNull();
+    expect(withStrength(choice("A", null), 2)).toEqual(choice("A", 2));
+    expect(withStrength(choice(null, null), 3).strength).toBe(3); // before a side: kept for it, as chosen
   });
 
   it("moves a first-wrong marker down one step and past the last to none", () => {

@@ -55,6 +55,12 @@ export function prefer(c: CompareChoice, preference: Side | "tie"): CompareChoic
   return { ...c, preference, strength: preference === "tie" ? null : c.strength };
 }
 
+/** A strength key (1/2/3). A tie takes none: one pressed then was kept out of sight and came back
+ * with A or B, a strength the annotator never chose for it. */
+export function withStrength(c: CompareChoice, strength: Strength): CompareChoice {
+  return c.preference === "tie" ? c : { ...c, strength };
+}
+
 /** The submit body's answer: a tie sends no strength. */
 export function answerOf(c: CompareChoice): { preference: Side | "tie"; strength?: Strength } | null {
   if (missingChoice(c) !== null || c.preference === null) return null;
@@ -301,9 +307,12 @@ export class CompareWorkspace {
   }
 
   private change(update: (c: CompareChoice) => CompareChoice): void {
+    const before = structuredClone(this.choice);
+    const next = update(before);
+    if (next === before) return; // a key that changes nothing (a strength during a tie) is no step to undo
     this.alert.hidden = true; // a "choose first" or refusal no longer describes the choice now
     this.history.push(this.choice);
-    this.choice = update(structuredClone(this.choice));
+    this.choice = next;
     this.render();
     this.sync.persist(true);
   }
@@ -329,7 +338,7 @@ export class CompareWorkspace {
       case "strength-2":
       case "strength-3": {
         const strength = Number(action.slice(-1)) as Strength;
-        return this.change((c) => ({ ...c, strength }));
+        return this.change((c) => withStrength(c, strength));
       }
       case "mark-wrong-a":
         return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0]) } }));

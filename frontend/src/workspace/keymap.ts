@@ -83,7 +83,7 @@ export const KEYMAP: readonly KeyBinding[] = [
   { keys: ["Enter"], label: "Enter", action: "submit", help: "Submit when the labeling is complete", hint: "Submit" },
   { keys: ["g"], label: "g", action: "give-up", scope: "steps", help: "Give up (asks for a reason)" },
   { keys: ["b"], label: "b", action: "bad-problem", scope: "steps", help: "Bad problem (asks for a reason)" },
-  { keys: [], label: "Tab", help: "Reaches every button, Skip included (skipped solutions are not served to you again)" },
+  { keys: [], label: "Tab", help: "Reaches every button, Skip included (what you skip is not served to you again)" },
   { keys: ["?"], label: "?", action: "shortcuts", help: "Show / hide this list", hint: "All keys" },
   // Compare tasks: which of the two solutions is better, by how much, and where each first goes wrong.
   { keys: ["ArrowLeft", "a"], label: "← / a", action: "prefer-a", scope: "compare", help: "A (left) is better", hint: "A better" },
