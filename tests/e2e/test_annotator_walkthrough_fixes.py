@@ -253,3 +253,23 @@ def test_on_a_phone_an_undo_button_mends_a_mistaken_tap(pages, screenshot):
     page.get_by_role("button", name="Submit").tap()
     expect(page.get_by_role("heading", name="No more solutions to label right now")).to_be_visible()
     assert main_ratings(annotation_for(solution)) == [1, 1, 1]
+
+
+def test_an_annotator_who_failed_screening_is_told_so_and_nothing_more(pages):
+    """A reload after a failed screening: the refusal stood beside "Loading the next solution…" for
+    good. (Right after the last screening submit the empty-queue box says the same, with no Check
+    again: guidance.emptyQueueText, app.refreshProgress.)"""
+    from annotate.models import AnnotatorStatus, ScreeningStatus
+    from tests.e2e.helpers import login
+
+    project = make_project(screening_required=1)
+    user = make_user("ann", project)
+    make_solution(project, STEPS)
+    AnnotatorStatus.objects.create(
+        project=project, user=user, screening_status=ScreeningStatus.FAILED, screening_submitted=1
+    )
+    page = pages.page()
+    login(page, "ann", "/annotate/algebra/")
+    expect(page.get_by_text("You did not pass screening for this project")).to_be_visible()
+    expect(page.get_by_text("Loading the next solution")).to_have_count(0)
+    expect(page.get_by_role("button", name="Check again")).to_be_hidden()

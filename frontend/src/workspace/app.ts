@@ -81,6 +81,8 @@ export class Workspace {
   private readonly clock = h("span", { class: "sl-clock", title: "Active time on this solution" });
   private readonly saveState = h("span", { class: "sl-save", "aria-live": "polite" });
   private readonly emptyText = h("p", {}, EMPTY_TEXT);
+  private readonly emptyHeading = h("h2", {}, "No more solutions to label right now");
+  private readonly checkAgain = h("button", { type: "button", class: "sl-btn", onclick: () => void this.loadNext() }, "Check again");
   private readonly notice = h("div", { class: "sl-notice", role: "status", "aria-live": "polite" });
   private readonly alert = h("div", { class: "sl-alert", role: "alert" });
   private readonly empty: HTMLElement;
@@ -168,9 +170,9 @@ export class Workspace {
     this.empty = h(
       "div",
       { class: "sl-empty", hidden: true },
-      h("h2", {}, "No more solutions to label right now"),
+      this.emptyHeading,
       this.emptyText,
-      h("button", { type: "button", class: "sl-btn", onclick: () => void this.loadNext() }, "Check again"),
+      this.checkAgain,
     );
 
     this.taskArea.append(
@@ -252,6 +254,7 @@ export class Workspace {
       this.say("");
       this.show(task);
     } catch (e) {
+      this.say(""); // not "Loading…" beside the reason it failed
       this.show(null, false);
       this.fail(e instanceof Error ? e.message : "Could not load a task.");
     }
@@ -518,6 +521,9 @@ export class Workspace {
       if (me) {
         renderProgress(this.progress, me);
         this.emptyText.textContent = emptyQueueText(me.screening);
+        const failed = me.screening.status === "failed";
+        this.emptyHeading.textContent = failed ? "No tasks for you in this project" : "No more solutions to label right now";
+        this.checkAgain.hidden = failed;
         this.refused.show(me.refused_submits ?? []);
       }
     } catch {

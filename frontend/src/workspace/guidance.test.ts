@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
-import { EMPTY_TEXT, emptyQueueText, guidance, submittedMessage } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance, SCREENING_FAILED_TEXT, submittedMessage } from "./guidance";
 
 const STEPS: TaskStep[] = [
   { index: 0, text: "a" },
@@ -57,6 +57,7 @@ describe("emptyQueueText", () => {
         "question is open for you right now. Ask a lead: the project may have too few screening questions.",
     );
     expect(emptyQueueText({ required: 2, submitted: 2, status: "passed" })).toBe(EMPTY_TEXT);
+    expect(emptyQueueText({ required: 2, submitted: 2, status: "failed" })).toBe(SCREENING_FAILED_TEXT);
     expect(emptyQueueText({ required: 0, submitted: 0, status: "not_required" })).toBe(EMPTY_TEXT);
   });
 });

@@ -68,10 +68,14 @@ export function submittedMessage(finishReason: string, hasNext: boolean): string
 }
 
 export const EMPTY_TEXT = "Everything available to you is labeled or taken. New work appears as the queue refills.";
+export const SCREENING_FAILED_TEXT =
+  "You did not pass this project's screening, so it serves you no more tasks. Ask a lead if you think that is a mistake.";
 
 /** Why the queue is empty: screening comes first, so one still pending with no screening question
  * left for the annotator (too few in the project) empties it as surely as a finished queue. */
 export function emptyQueueText(screening: { required: number; submitted: number; status: string }): string {
+  // failed is final: "new work appears as the queue refills" and Check again said otherwise
+  if (screening.status === "failed") return SCREENING_FAILED_TEXT;
   if (screening.status !== "pending" || screening.required <= 0) return EMPTY_TEXT;
   return (
     `This project asks for ${screening.required} screening answers before regular work, and you have given ` +
