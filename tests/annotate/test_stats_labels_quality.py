@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 
 from annotate.models import AnnotatorStatus
 from annotate.selectors.stats import project_stats
-from tests.annotate.stats_campaign import NOW
+from tests.annotate.stats_campaign import NOW, new_label, new_solution
 
 pytestmark = pytest.mark.django_db
 
@@ -84,6 +85,18 @@ def test_quality_table_and_agreement(campaign):
         "pairs": 2,
         "first_error_agreement": 0.5,
     }
+
+
+def test_screening_answers_stay_out_of_agreement(campaign):
+    """Everyone who applies answers the screening questions, those who fail too: two answers there
+    that disagree on everything change neither alpha nor first-error agreement."""
+    project = campaign["project"]
+    before = project_stats(project=project, now=NOW)["quality"]["agreement"]
+    screening = new_solution(project, n_steps=3, count=2, is_screening=True, is_open=False)
+    new_label(screening, campaign["ann"], [1, 1, 1], at=NOW - timedelta(hours=1), ms=5000, is_screening=True)
+    new_label(screening, campaign["cy"], [-1], at=NOW - timedelta(hours=1), ms=5000, is_screening=True)
+    cache.clear()  # the stats snapshot of the first call
+    assert project_stats(project=project, now=NOW)["quality"]["agreement"] == before
 
 
 def test_screening_column_says_not_required_without_screening(campaign):

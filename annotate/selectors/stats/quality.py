@@ -56,9 +56,11 @@ def _gold_accuracy(*, project: Project) -> dict[int, dict]:
 
 
 def _agreement(*, project: Project, labels) -> dict:
-    """Krippendorff's alpha (ordinal) and first-error agreement over recent overlapping solutions."""
+    """Krippendorff's alpha (ordinal) and first-error agreement over recent overlapping solutions.
+    Screening questions stay out: everyone who applies answers them, those who fail included, and
+    they are scored against their gold label on their own (the screening column)."""
     sample = list(
-        Solution.objects.filter(project=project, annotation_count__gte=2)
+        Solution.objects.filter(project=project, annotation_count__gte=2, is_screening=False)
         .order_by("-id")
         .values_list("id", flat=True)[:AGREEMENT_SAMPLE_SOLUTIONS]
     )
