@@ -73,7 +73,14 @@ function traceBody(step: TaskStep): HTMLElement {
     return h(
       "details",
       { class: "sl-observation", open: step.rated !== false },
-      h("summary", {}, `Tool output · ${lines} line${lines === 1 ? "" : "s"} (click to open)`),
+      h(
+        "summary",
+        {},
+        `Tool output · ${lines} line${lines === 1 ? "" : "s"} `,
+        // the hint follows the state (workspace.css): "click to open" stayed on an open one
+        h("span", { class: "sl-when-closed" }, "(click to open)"),
+        h("span", { class: "sl-when-open" }, "(click to close)"),
+      ),
       h("pre", { class: "sl-observation-text" }, step.text),
     );
   }
