@@ -8,7 +8,8 @@ Read the problem, then rate the solution one step at a time.
 - **Positive (3)**: the step is correct and moves towards the answer.
 - **Neutral (2)**: correct but unhelpful, or ambiguous (a restatement, a guess that happens to be true).
 - **Negative (1)**: the step is wrong: an arithmetic or algebra slip, a false claim, an unjustified leap,
-  e.g. $2 + 2 = 5$. Rating a step Negative ends the solution there: the first wrong step is what we need.
+  e.g. $2 + 2 = 5$. The first wrong step is what we need: in most projects a Negative ends the solution
+  there; where you are offered other versions of a step (phase 1), choose or write a right one and go on.
 
 Press **e** after rating to say in a sentence what is wrong (or right) with the step.
 Flag (**f**) a rating you are unsure of. Report a bad problem (**b**) when the problem itself is
