@@ -90,8 +90,9 @@ class TrainingRunRequestedSerializer(TrainingRunSerializer):
     merged = serializers.BooleanField(
         read_only=True,
         help_text=(
-            "True when the request joined a run that was already waiting (it trains on every label so far), or "
-            "the running run when no label has arrived since it started and no other settings were asked for."
+            "True when the request joined a run that was already waiting (it trains on every label so far, with "
+            "the settings this request asked for, if any), or the running run when no label has arrived since it "
+            "started and no other settings were asked for."
         ),
     )
 

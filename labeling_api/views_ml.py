@@ -39,7 +39,8 @@ class TrainingRunListView(APIView):
         summary="Retrain the project's PRM",
         description=(
             "Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: "
-            "a request while a run waits joins it (`merged: true`); so does a request while one is running when no "
+            "a request while a run waits joins it (`merged: true`; settings it asks for replace the waiting run's); "
+            "so does a request while one is running when no "
             "label has arrived since that run started and the request asks for the same settings (the answer is "
             "the running run); otherwise a request while one is running creates the next run, which starts when "
             "the running one ends. When it succeeds the new model is activated, the "

@@ -9,7 +9,8 @@ generation and writes the queue priorities. Any exception marks the run failed w
 message (the traceback goes to the worker's log); the previous model stays active.
 
 Single flight per project: at most one run is running and at most one waits (status created).
-A request while one waits returns the waiting run (`merged`). A request while one runs returns
+A request while one waits returns the waiting run (`merged`), with the request's settings if it
+asks for any. A request while one runs returns
 the running run (`merged`) when it would train on the same thing: no annotation or preference
 has arrived since the running run took its snapshot (the watermarks `_claim` stores in its
 metrics) and the request asks for no other settings. Otherwise it creates the waiting run, which
@@ -83,15 +84,16 @@ def request_retrain(
     (also `merged`) when no label has arrived since it took its snapshot and `config` asks for
     nothing else (`_trains_the_same`): a second click of "Retrain now" must not train again on
     the same labels. Else a new run, which waits for a running one: that run enqueues it when it
-    finishes. `config` overrides training settings for a new run (a merged request keeps the
-    waiting run's). The task is enqueued after commit unless `enqueue` is False (`retrain --wait`).
+    finishes. `config` overrides training settings for a new run, and for a waiting one it joins
+    (a request without settings keeps the waiting run's). The task is enqueued after commit unless
+    `enqueue` is False (`retrain --wait`).
     """
     if config:
         validate_run_config(project=project, config=config, user=user)  # before anything is written
     _lock_project(project.pk)
     _fail_stale(project_id=project.pk)
     waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()
-    if waiting is not None:
+    if waiting is not None and _take_settings(waiting=waiting, config=config):
         waiting.merged = True
         return waiting
     running = TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).order_by("-id").first()
@@ -109,6 +111,20 @@ def request_retrain(
     if enqueue:
         _enqueue(run.pk)
     return run
+
+
+def _take_settings(*, waiting: TrainingRun, config: dict[str, Any] | None) -> bool:
+    """Join the waiting run with the request's settings, if it asks for any: they replace the
+    waiting run's (it has not started, and trains on every label so far), as the latest word on
+    how to train. A request with settings joined it and had them dropped without a word. False when
+    the run started meanwhile (its worker claims it without the project lock): then a new run waits."""
+    if not config or config == {k: v for k, v in waiting.config.items() if k != "extra"}:
+        return True
+    settings = {**config, "extra": waiting.config.get("extra", {})}
+    if not TrainingRun.objects.filter(pk=waiting.pk, status=JobStatus.CREATED).update(config=settings):
+        return False
+    waiting.config = settings
+    return True
 
 
 def _trains_the_same(*, running: TrainingRun, config: dict[str, Any] | None) -> bool:

@@ -70,6 +70,14 @@ def test_concurrent_requests_give_one_run_and_a_request_during_a_run_waits_for_i
     nxt = services.request_retrain(project=project, enqueue=False)
     again = services.request_retrain(project=project, enqueue=False)
     assert nxt.pk == again.pk and not nxt.merged and again.merged and nxt.status == JobStatus.CREATED
+    # A request with settings joins the waiting run with them (they were dropped without a word);
+    # one without settings keeps them.
+    custom = services.request_retrain(project=project, config=TINY, enqueue=False)
+    assert custom.pk == nxt.pk and custom.merged
+    settings = lambda: {k: v for k, v in TrainingRun.objects.get(pk=nxt.pk).config.items() if k != "extra"}  # noqa: E731
+    assert settings() == TINY
+    assert services.request_retrain(project=project, enqueue=False).pk == nxt.pk and settings() == TINY
+    assert TrainingRun.objects.get(pk=nxt.pk).config["extra"] == {"trigger": "request"}  # who asked first stays
     assert services.run_training(run_id=nxt.pk) is None, "never two runs of a project at once"
     assert TrainingRun.objects.get(pk=nxt.pk).status == JobStatus.CREATED
     assert TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).count() == 1
