@@ -179,7 +179,9 @@ class MyProgressSerializer(serializers.Serializer):
     roles = serializers.ListField(child=serializers.CharField())
     date = serializers.DateField(help_text="Today (server time zone).")
     solutions_today = serializers.IntegerField()
-    steps_today = serializers.IntegerField()
+    steps_today = serializers.IntegerField(
+        help_text="Steps rated today (a trace's observations shown, not rated, left out)."
+    )
     time_today_ms = serializers.IntegerField()
     solutions_total = serializers.IntegerField()
     active_assignment_id = serializers.IntegerField(allow_null=True)

@@ -7,7 +7,7 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotate.models import (
@@ -27,8 +27,9 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
     today = timezone.localdate()
     start = timezone.make_aware(datetime.combine(today, time.min))
     mine = Annotation.objects.filter(annotator=user, project=project)
+    # Steps the annotator rated: a trace's observations ride in the label unrated (shown, not rated)
     day = mine.filter(submitted_at__gte=start).aggregate(
-        n=Count("id"), steps=Sum("n_label_steps"), time=Sum("total_time_ms")
+        n=Count("id"), steps=Sum(F("n_label_steps") - F("n_unrated")), time=Sum("total_time_ms")
     )
     status = AnnotatorStatus.objects.filter(project=project, user=user).first()
     roles = user_roles(user=user, project=project)

@@ -8,7 +8,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.models import Annotation, Assignment, AssignmentStatus, Role
+from annotate.models import Annotation, Assignment, AssignmentStatus, Role, Solution
+from tests.e2e.helpers import store_label
 from tests.factories import make_gold_annotation, make_project, make_solutions, make_user, payload
 
 pytestmark = pytest.mark.django_db
@@ -273,6 +274,14 @@ def test_me_reports_todays_progress(project, annotator):
     assert me["solutions_today"] == 1 and me["steps_today"] == 3 and me["time_today_ms"] == 1234
     assert me["solutions_total"] == 1 and me["roles"] == ["annotator"] and me["active_assignment_id"] is None
     assert me["screening"]["status"] == "not_required"
+    # a trace's observation rides in the label unrated: it is no step rated
+    trace = [
+        {"completions": [{"text": t, "rating": r, "flagged": False}], "human_completion": None, "chosen_completion": 0}
+        for t, r in (("call", 1), ("observation", None), ("answer", 1))
+    ]
+    other = Solution.objects.filter(project=project, annotation_count=0).first()
+    store_label(other, annotator, trace, labeler_uuid=str(annotator.pk))
+    assert client.get("/api/v1/projects/algebra/me/").json()["steps_today"] == 5
 
 
 def test_screening_failure_is_told_clearly(project, annotator):

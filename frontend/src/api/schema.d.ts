@@ -736,6 +736,7 @@ export interface components {
        */
       date: string;
       solutions_today: number;
+      /** @description Steps rated today (a trace's observations shown, not rated, left out). */
       steps_today: number;
       time_today_ms: number;
       solutions_total: number;
