@@ -116,13 +116,15 @@ class CompletionClient:
             try:
                 with _OPENER.open(request, timeout=self.timeout_s) as response:
                     payload = json.loads(response.read())
-                return [choice.get("text") or "" for choice in payload.get("choices") or []]
+                return _completion_texts(payload)
             except urllib.error.HTTPError as exc:
                 reason = f"{url}: HTTP {exc.code}{_server_message(exc.read(4096))}"
                 if exc.code < 500 and exc.code != 429:
                     raise EndpointError(reason) from None  # a bad model name or request: retrying won't help
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
                 reason = f"{url}: {getattr(exc, 'reason', exc)}"
+            except MalformedAnswer as exc:
+                raise EndpointError(f"{url}: not a completions answer ({exc})") from None
             except ValueError as exc:
                 reason = f"{url}: not a completions answer ({exc})"
             if attempt == self.max_retries:
@@ -131,6 +133,33 @@ class CompletionClient:
                 self.on_retry(reason)
             time.sleep(self.backoff_s * 2**attempt * (0.5 + random.random()))
         raise AssertionError("unreachable")
+
+
+class MalformedAnswer(ValueError):
+    """Valid JSON in another shape than a completions answer: asking again gets the same."""
+
+
+def _completion_texts(payload: object) -> list[str]:
+    """The texts of an OpenAI completions answer, {"choices": [{"text": ...}, ...]}; ValueError
+    naming what is off otherwise (a list or a choice without text failed the job with a bare
+    AttributeError that named neither the server nor the answer)."""
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list):
+        raise MalformedAnswer(f"expected an object with a list of choices, got {_shape(payload)}")
+    texts = []
+    for number, choice in enumerate(choices):
+        if not isinstance(choice, dict):
+            raise MalformedAnswer(f"choices[{number}] is {_shape(choice)}, not an object")
+        text = choice.get("text")
+        if text is not None and not isinstance(text, str):
+            raise MalformedAnswer(f"choices[{number}].text is {_shape(text)}, not text")
+        texts.append(text or "")
+    return texts
+
+
+def _shape(value: object) -> str:
+    shown = json.dumps(value)[:60]
+    return f"{type(value).__name__} {shown}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,6 +37,10 @@ from prm800k import grading
 logger = logging.getLogger(__name__)
 
 LOAD_BATCH = 200  # solutions read from the database at a time
+# Until one completion carries a final answer, probes without any are not stored; after this many
+# completions without one the job fails. A chat model on /completions or a max_tokens too small
+# answered "I am not sure." to every prompt, and the job "succeeded" with `-` on every step.
+ANSWERLESS_LIMIT = 8
 HEARTBEAT_S = 30.0  # while requests are in flight, the job's heartbeat is refreshed at least this often
 
 
@@ -96,6 +100,8 @@ class Runner:
         self.job = job
         self.token = token
         self.retries = 0  # counted by the request threads, written by the main thread (no DB in threads)
+        self.answered = False  # some completion of this run had a final answer (ANSWERLESS_LIMIT)
+        self.answerless = 0  # completions without one, while none had
         self.lock = threading.Lock()
         self.client = CompletionClient(
             base_url=job.base_url,
@@ -207,10 +213,13 @@ class Runner:
                     solution, index = in_flight.pop(future)
                     solution.in_flight.discard(index)
                     try:
-                        texts = future.result()
+                        texts = self._with_answers(future.result())
                     except EndpointError as exc:
                         refund(project_id=job.project_id, n=job.rollouts)
                         failure = failure or exc
+                        continue
+                    if texts is None:  # held back: the prefix is probed again
+                        refund(project_id=job.project_id, n=job.rollouts)
                         continue
                     self._store_probe(solution, index, texts)
                     if self._maybe_complete(solution):
@@ -226,6 +235,22 @@ class Runner:
             )
         if failure is not None:
             raise failure
+
+    def _with_answers(self, texts: list[str]) -> list[str] | None:
+        """`texts`, once any completion of the run has carried a final answer; None for a probe
+        with none before that (not stored); EndpointError once ANSWERLESS_LIMIT such completions came."""
+        if self.answered or any(extract_answer(text) is not None for text in texts):
+            self.answered = True
+            return texts
+        self.answerless += max(1, len(texts))  # an answer with no choices counts too, or it would loop
+        if self.answerless < ANSWERLESS_LIMIT:
+            return None
+        sample = (texts[0] if texts else "").strip().replace("\n", " ")[:80]
+        raise EndpointError(
+            f"{self.job.base_url}: none of the first {self.answerless} completions ends in a final answer "
+            f'("# Answer" or \\boxed{{}}), e.g. {sample!r}; a chat model on /completions, or max_tokens too '
+            "small? No rollout label was stored"
+        )
 
     def _budget_text(self) -> str:
         budget = AutolabelSettings.objects.filter(project_id=self.job.project_id).first()

@@ -4,6 +4,7 @@ task calls, against stand-in servers on loopback."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,45 @@ def _project_slug():
     from annotate.models import Project
 
     return Project.objects.get(slug="auto")
+
+
+def test_an_answer_in_another_shape_fails_the_job_at_once_saying_what_was_off(tmp_path: Path) -> None:
+    """JSON that is not a completions answer failed the job with a bare AttributeError or
+    TypeError, naming neither the server nor the answer; asking again gets the same, so no retries."""
+    from autolabel.models import AutoStepLabel
+
+    _project(tmp_path)
+    for body, said in (
+        (b"[1, 2, 3]", "expected an object with a list of choices, got list [1, 2, 3]"),
+        (b'{"choices": ["a", "b"]}', 'choices[0] is str "a", not an object'),
+        (b'{"choices": [{"text": 42}]}', "choices[0].text is int 42, not text"),
+    ):
+        server = _behaviour(canned=(200, {"Content-Type": "application/json"}, body))
+        with stand_in_server(server) as url:
+            job = services.create_job(project=_project_slug(), user=None, options={"base_url": url, "model": "x"})
+            failed = services.run_job(job_id=job.pk)
+        assert failed.status == JobStatus.FAILED
+        assert failed.error.startswith(f"{url}/completions: not a completions answer ({said}")
+        assert failed.retries == 0 and not AutoStepLabel.objects.filter(inferred=False).exists()
+
+
+def test_a_server_whose_completions_never_end_in_an_answer_fails_the_job_and_stores_no_rollout(tmp_path: Path) -> None:
+    """A chat model on /completions, or a max_tokens too small, answered "I am not sure." to every
+    prompt: the job "succeeded" with `-` on every step, and those labels went into exports and
+    warm starts. Until one completion carries an answer, none is stored; after 8 without, it fails."""
+    from autolabel.models import AutolabelSettings, AutoStepLabel
+
+    _project(tmp_path)
+    body = json.dumps({"choices": [{"text": "I am not sure."}, {"text": "Let me think."}]}).encode()
+    server = _behaviour(canned=(200, {"Content-Type": "application/json"}, body))
+    with stand_in_server(server) as url:
+        job = services.create_job(
+            project=_project_slug(), user=None, options={"base_url": url, "model": "x", "rollouts": 2, "concurrency": 1}
+        )
+        failed = services.run_job(job_id=job.pk)
+    assert failed.status == JobStatus.FAILED
+    assert "none of the first 8 completions ends in a final answer" in failed.error
+    assert "'I am not sure.'" in failed.error and "No rollout label was stored" in failed.error
+    assert len(server.requests) == 4  # 2 completions each
+    assert not AutoStepLabel.objects.filter(inferred=False).exists()
+    assert AutolabelSettings.objects.get(project=_project_slug()).completions_used == 0  # refunded
