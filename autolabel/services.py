@@ -28,6 +28,7 @@ from autolabel.rollouts import EndpointError
 from autolabel.runner import BudgetExhausted, JobLost, Runner, candidates
 from autolabel.tasks import run_autolabel
 from core import jobs
+from core.errors import Conflict
 from core.models import JobStatus
 
 logger = logging.getLogger(__name__)
@@ -73,11 +74,24 @@ def validate_options(options: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
+class JobInProgress(Conflict):
+    """A project labels with one job at a time: a second one started beside it found its solutions
+    taken and "succeeded" with 0 of 0, hiding the first's result on the dashboard."""
+
+
 @transaction.atomic
 def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJob:
     """A new job (status created), enqueued after commit. Raises AutolabelOptionError, also when
-    no solution can be rolled out (a job that would succeed having done nothing says nothing)."""
+    no solution can be rolled out (a job that would succeed having done nothing says nothing), and
+    JobInProgress while another job of the project waits or runs."""
     clean = validate_options(options)
+    Project.objects.select_for_update().filter(pk=project.pk).first()  # one decision at a time per project
+    going = AutolabelJob.objects.filter(project=project, status__in=(JobStatus.CREATED, JobStatus.RUNNING)).first()
+    if going is not None:
+        raise JobInProgress(
+            f"autolabel job {going.pk} is {going.status} on this project ({going.solutions_done}/"
+            f"{going.solutions_total} solutions): one job at a time, start the next once it ends"
+        )
     if not candidates(project=project).exists():
         raise AutolabelOptionError(
             "solutions",

@@ -72,7 +72,12 @@ class AutolabelJobListView(APIView):
         ),
         parameters=[SLUG],
         request=AutolabelJobRequestSerializer,
-        responses={202: AutolabelJobSerializer, 400: OpenApiResponse(description="A bad option, named."), **DENIED},
+        responses={
+            202: AutolabelJobSerializer,
+            400: OpenApiResponse(description="A bad option, named."),
+            409: OpenApiResponse(description="Another job of the project waits or runs: one at a time."),
+            **DENIED,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for_action(request, slug, "autolabel")

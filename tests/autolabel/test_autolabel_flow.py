@@ -292,3 +292,21 @@ def test_a_run_whose_job_was_swept_and_taken_over_stops_without_writing(tmp_path
     assert second is not None and second.status == JobStatus.SUCCEEDED, second.error
     assert _labels() == EXPECTED
     assert set(Counter(AutoStepLabel.objects.values_list("solution_id", "index", "source")).values()) == {1}
+
+
+def test_one_job_at_a_time_per_project(tmp_path: Path) -> None:
+    """A second job started while one waits or runs found the first one's solutions taken and
+    "succeeded" with 0 of 0, hiding the first's result on the dashboard: it is refused (409)."""
+    project = _project(tmp_path)
+    lead = member_client(project, "lead", Role.LEAD)
+    body = {"base_url": "http://127.0.0.1:9/v1", "model": "stand-in"}
+    first = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json")
+    assert first.status_code == 202, first.content  # no worker here: it waits
+    second = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json")
+    assert second.status_code == 409, second.content
+    assert f"autolabel job {first.json()['id']} is created on this project" in second.json()["detail"]
+    with pytest.raises(CommandError, match="one job at a time"):
+        _autolabel("http://127.0.0.1:9/v1")
+    assert AutolabelJob.objects.count() == 1
+    AutolabelJob.objects.update(status=JobStatus.FAILED)  # once it ends, the next may start
+    assert lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json").status_code == 202

@@ -50,6 +50,7 @@ def test_addresses_inside_the_network_are_refused_unless_listed(tmp_path: Path) 
     # the deployment lists its model server (exactly, or by pattern) and then it may be called
     with override_settings(AUTOLABEL_ALLOWED_HOSTS=["10.1.2.3"]):
         assert _create(lead, "http://10.1.2.3:8000/v1").status_code == 202
+    AutolabelJob.objects.update(status=JobStatus.FAILED)  # one job at a time: that one ends
     with override_settings(AUTOLABEL_ALLOWED_HOSTS=["*.internal"]):
         assert _create(lead, "http://vllm.internal/v1").status_code == 202
         assert _create(lead, "http://127.0.0.1:9/v1").status_code == 400

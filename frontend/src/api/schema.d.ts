@@ -1738,6 +1738,10 @@ export interface operations {
       404: {
         content: never;
       };
+      /** @description Another job of the project waits or runs: one at a time. */
+      409: {
+        content: never;
+      };
     };
   };
   /**
