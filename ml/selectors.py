@@ -163,6 +163,19 @@ def _why_no_curve(*, project: Project, runs: list[dict], shown: list[dict]) -> d
         }
     problems = metrics.get("n_problems")
     need = _problems_for_a_split(fraction, SPLIT_MIN_PROBLEMS[kind])
+    holdable = metrics.get("n_problems_holdable")
+    if isinstance(holdable, int) and isinstance(problems, int) and holdable < problems:
+        # a warm start: automatic labels train but are never held out, so "38 problems: too few"
+        # (of 4 needed) read as nonsense
+        return {
+            "reason": "too_few_problems",
+            "message": (
+                f"Run #{run['id']} trained on {problems} problems, {problems - holdable} of them with automatic "
+                f"labels only, which are never held out. Held-out metrics need people's {labels} on at least "
+                f"{need} problems (this run had them on {holdable}). Label solutions of more problems, then "
+                'retrain (with auto_labels "add" to keep the automatic labels in training).'
+            ),
+        }
     had = f"labels of {problems} problem{'' if problems == 1 else 's'}" if isinstance(problems, int) else "its labels"
     return {
         "reason": "too_few_problems",

@@ -408,6 +408,8 @@ def train_prm(
         "n_train": len(train_ex),
         "n_heldout": len(held_ex),
         "n_problems": len({e.problem_id for e in examples}),
+        # problems a held-out split can draw from: automatic labels (train_only) never are
+        "n_problems_holdable": len({e.problem_id for e in examples if not e.train_only}),
         "base": None if base is None else {"path": cfg.base_checkpoint, "label_count": base.get("label_count")},
         "seconds": {"features": round(t_feat, 3), "total": round(time.perf_counter() - t0, 3)},
     }

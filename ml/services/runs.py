@@ -223,6 +223,7 @@ def _summary_metrics(checkpoint: dict) -> dict[str, Any]:
         "n_train": checkpoint["n_train"],
         "n_heldout": checkpoint["n_heldout"],
         "n_problems": checkpoint["n_problems"],
+        "n_problems_holdable": checkpoint.get("n_problems_holdable", checkpoint["n_problems"]),
         "label_counts": checkpoint["label_counts"],
         "best_epoch": checkpoint["best_epoch"],
         "temperature": checkpoint["temperature"],
@@ -253,9 +254,18 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         label_count = label_total(project=project, up_to_annotation_id=watermark)
         examples = build_examples(project=project, up_to_annotation_id=watermark, auto_labels=config.auto_labels)
         if not any(e.target is not None for e in examples):
+            from autolabel.models import AutoStepLabel
+
+            automatic = config.auto_labels == "off" and AutoStepLabel.objects.filter(solution__project=project).exists()
             raise NothingToTrain(
                 "Nothing to train on yet: the project has no rated steps. Label some solutions (or import "
                 "labeled records) and retrain."
+                + (
+                    ' It has automatic labels: a run with the setting auto_labels "add" trains on them '
+                    "(the training-runs API's config, or manage.py retrain --config)."
+                    if automatic
+                    else ""
+                )
             )
         if log:
             base = f"; fine-tuning from {config.base_checkpoint}" if config.base_checkpoint else ""

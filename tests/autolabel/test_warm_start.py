@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from annotate.models import Annotation, AnnotationSource, Project, Solution
-from ml import services
+from ml import selectors, services
 from ml.models import TrainingRun
 from ml.prm.examples import StepExample
 from ml.prm.train import split_by_problem
@@ -78,6 +78,13 @@ def test_a_run_warm_starts_on_automatic_labels_before_any_human_label(tmp_path: 
     assert run.label_count == 0  # no human label yet
     assert run.config["auto_labels"] == "add"
     assert run.metrics["scored_solutions"] == 8
+    # the dashboard says why the run has no held-out metrics: not "N problems: too few" (of 4)
+    problems = run.metrics["n_problems"]
+    assert problems >= 4 and run.metrics["n_problems_holdable"] == 0
+    why = selectors.model_summary(project=project)["curve_empty"]
+    assert why["reason"] == "too_few_problems"
+    assert f"trained on {problems} problems, {problems} of them with automatic labels only" in why["message"]
+    assert "(this run had them on 0)" in why["message"]
 
 
 def test_held_out_problems_come_from_human_examples_only() -> None:
@@ -142,3 +149,12 @@ def test_disagreement_is_measured_up_to_the_first_automatic_minus() -> None:
     assert math.isnan(auto_disagreement([0.5], None))
     order = disagreement_first(np.array([3.0, 2.0, 1.0, 0.5]), np.array([np.nan, 0.9, 0.2, 0.6]))
     assert list(np.argsort(-order)) == [1, 3, 0, 2]
+
+
+def test_a_run_without_human_labels_names_the_automatic_ones_it_could_train_on(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    with override_settings(MEDIA_ROOT=tmp_path):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == "failed"
+    assert run.error.startswith("Nothing to train on yet")
+    assert 'It has automatic labels: a run with the setting auto_labels "add" trains on them' in run.error
