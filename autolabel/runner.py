@@ -41,7 +41,9 @@ LOAD_BATCH = 200  # solutions read from the database at a time
 # completions without one the job fails. A chat model on /completions or a max_tokens too small
 # answered "I am not sure." to every prompt, and the job "succeeded" with `-` on every step.
 ANSWERLESS_LIMIT = 8
-HEARTBEAT_S = 30.0  # while requests are in flight, the job's heartbeat is refreshed at least this often
+# While requests are in flight the job's heartbeat and counters (retries) are written at least this
+# often: at 30 s a job retrying a failing server read "retries: 0" until it failed.
+HEARTBEAT_S = 5.0
 
 
 class BudgetExhausted(Exception):

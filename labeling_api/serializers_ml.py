@@ -75,8 +75,9 @@ class TrainingRunRequestSerializer(KnownFieldsOnly):
             message = "a server path: set by the deployment (ML_TRAINING_CONFIG) or the shell, not over HTTP"
             raise serializers.ValidationError({key: [message] for key in server_paths})
         unknown = set(value) - API_CONFIG_KEYS - REWARD_ONLY_KEYS
-        if unknown:
-            raise serializers.ValidationError(f"Unknown training settings: {', '.join(sorted(unknown))}.")
+        if unknown:  # {"config": {"auto_label": ["unknown training setting (did you mean auto_labels?); ..."]}}
+            name, message = unknown_name(value, API_CONFIG_KEYS | REWARD_ONLY_KEYS, kind="training setting")
+            raise serializers.ValidationError({name: [message]})
         try:
             prm_part = validate_config({k: v for k, v in value.items() if k not in REWARD_ONLY_KEYS})
             return {**value, **prm_part}

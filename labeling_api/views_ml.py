@@ -50,7 +50,7 @@ class TrainingRunListView(APIView):
         request=TrainingRunRequestSerializer,
         responses={
             202: TrainingRunRequestedSerializer,
-            400: OpenApiResponse(description="Unknown training settings."),
+            400: OpenApiResponse(description="An unknown or bad training setting, named (with the nearest known one)."),
             **DENIED,
             **throttled("retrain"),
         },

@@ -144,6 +144,8 @@ def test_start_merges_into_the_waiting_run_and_lists_runs(clients, project, djan
     assert first.data["config"]["max_epochs"] == 3 and first.data["config"]["extra"] == {"trigger": "api"}
     bad = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"lr": 1, "nope": 2}}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.data["config"])
+    typo = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": {"auto_label": "add"}}, format="json")
+    assert typo.status_code == 400 and "did you mean auto_labels?" in typo.data["config"]["auto_label"][0]
     server_paths = ({"hf_model_path": "/etc"}, {"base_checkpoint": "/etc/x"})  # the deployment's, not the caller's
     for config in ({"max_epochs": "many"}, {"word_ngrams": 3}, *server_paths, {"extra": {}}):
         response = clients["ml"].post("/api/v1/projects/api/training-runs/", {"config": config}, format="json")

@@ -2245,7 +2245,7 @@ export interface operations {
           "application/json": components["schemas"]["TrainingRunRequested"];
         };
       };
-      /** @description Unknown training settings. */
+      /** @description An unknown or bad training setting, named (with the nearest known one). */
       400: {
         content: never;
       };
