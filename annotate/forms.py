@@ -235,6 +235,28 @@ class ImportForm(forms.Form):
     )
 
 
+class AutolabelForm(forms.Form):
+    """Rendering of an automatic-labeling job's options; the Data page posts them to the autolabel
+    API, which validates (autolabel.services.validate_options), so the defaults are the API's."""
+
+    base_url = forms.CharField(
+        label="Model server",
+        help_text="OpenAI-compatible base URL (vLLM, SGLang, llama.cpp), e.g. http://gpu-box:8000/v1; hosts "
+        "inside the network where AUTOLABEL_ALLOWED_HOSTS lists them.",
+        widget=forms.URLInput(attrs={"placeholder": "http://gpu-box:8000/v1", "autocomplete": "off"}),
+    )
+    model = forms.CharField(label="Model", help_text="The name the server serves it under.")
+    rollouts = forms.IntegerField(label="Rollouts per step", initial=8, min_value=1, max_value=64)
+    max_tokens = forms.IntegerField(label="Max tokens", initial=1024, min_value=1, max_value=32768)
+    temperature = forms.FloatField(label="Temperature", initial=0.7, min_value=0)
+    concurrency = forms.IntegerField(label="Requests at once", initial=16, min_value=1, max_value=256)
+    # autolabel.models.SearchMode's values (annotate does not import autolabel; a test keeps them equal)
+    search = forms.ChoiceField(
+        label="Search",
+        choices=[("binary", "Binary (first error)"), ("full", "Full (every step)")],
+    )
+
+
 INCLUSION = [("include", "Include"), ("exclude", "Exclude"), ("only", "Only these")]
 
 

@@ -17,8 +17,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotate import export_page, guidelines_templates
-from annotate.forms import AddMemberForm, ExportForm, ImportForm, InviteForm, ProjectCreateForm, ProjectSettingsForm
+from annotate import access, export_page, guidelines_templates
+from annotate.forms import (
+    AddMemberForm,
+    AutolabelForm,
+    ExportForm,
+    ImportForm,
+    InviteForm,
+    ProjectCreateForm,
+    ProjectSettingsForm,
+)
 from annotate.models import Project, Role
 from annotate.pages import project_page, project_tabs
 from annotate.selectors import pages as reads
@@ -83,9 +91,14 @@ def project_data(request: HttpRequest, slug: str) -> HttpResponse:
         "imports_url": reverse("project-imports", args=[project.slug]),
         "max_bytes": settings.IMPORT_MAX_BYTES,
         "csrf_token": get_token(request),
+        # automatic labels: the autolabel API, as for scripts
+        "autolabel_url": reverse("project-autolabel-jobs", args=[project.slug]),
+        "autolabel_job_url": reverse("autolabel-job-detail", args=[0]).replace("/0/", "/{id}/"),
     }
     jobs = reads.recent_imports(project=project)
+    roles = access.current_roles(user=request.user, project=project)
     context = {
+        "autolabel_form": AutolabelForm() if access.may(user=request.user, roles=roles, action="autolabel") else None,
         "form": ImportForm(),
         "jobs": jobs,
         "config": config,

@@ -158,3 +158,11 @@ def test_a_run_without_human_labels_names_the_automatic_ones_it_could_train_on(t
     assert run.status == "failed"
     assert run.error.startswith("Nothing to train on yet")
     assert 'It has automatic labels: a run with the setting auto_labels "add" trains on them' in run.error
+
+
+def test_the_data_pages_search_choices_are_the_jobs() -> None:
+    """annotate does not import autolabel, so the form spells SearchMode's values itself."""
+    from annotate.forms import AutolabelForm
+    from autolabel.models import SearchMode
+
+    assert [value for value, _ in AutolabelForm().fields["search"].choices] == list(SearchMode.values)

@@ -539,8 +539,8 @@ export class Dashboard {
         ? `Budget: ${fmtInt(budget.completions_used)} of ${fmtInt(budget.completions_budget)} completions used` +
           (budget.disagreement_first ? " · the queue serves first where the PRM contradicts them." : ".")
         : "No job yet. A job needs an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp) serving a " +
-          "model: start one with manage.py autolabel --base-url URL --model NAME, or POST …/autolabel-jobs/ " +
-          "with base_url and model (README: Automatic labels).";
+          "model: start one on the Data page (Label automatically), with manage.py autolabel --base-url URL " +
+          "--model NAME, or POST …/autolabel-jobs/ with base_url and model (README: Automatic labels).";
     note.classList.toggle("sl-error", Boolean(job?.error));
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 
+import { autolabelBody, autolabelProgress } from "./autolabel";
 import { exportBody, optionApplies } from "./exports";
 import { fieldApplies, slugify, STEP_ONLY_FIELDS } from "./forms";
 import { failureMessage, importSummary, lineErrorText, refusedMessage } from "./imports";
@@ -162,5 +163,30 @@ describe("failureMessage", () => {
       text: "The file is empty: it has no JSON lines. Nothing was imported. Fix the file and import it again.",
       lines: [],
     });
+  });
+});
+
+describe("autolabelBody", () => {
+  it("sends numbers as numbers and leaves empty fields to the API's defaults", () => {
+    const form = new FormData();
+    for (const [key, value] of [["csrfmiddlewaretoken", "t"], ["base_url", " http://gpu:8000/v1 "], ["model", "m"],
+      ["rollouts", "4"], ["max_tokens", ""], ["temperature", "0.5"], ["concurrency", "many"], ["search", "full"]]) {
+      form.append(key, value);
+    }
+    expect(autolabelBody(form)).toEqual({
+      base_url: "http://gpu:8000/v1",
+      model: "m",
+      rollouts: 4,
+      temperature: 0.5,
+      concurrency: "many", // not a number: sent as typed, so the API names the field
+      search: "full",
+    });
+  });
+
+  it("says where a running job is", () => {
+    const job = { id: 3, status: "running" as const, solutions_total: 10, solutions_done: 4, steps_labeled: 9,
+      completions_used: 72, retries: 1, error: "" };
+    expect(autolabelProgress(job)).toBe("Labeling… 4 / 10 solutions · 72 completions · 1 retry");
+    expect(autolabelProgress({ ...job, status: "created" })).toBe("Waiting for a worker…");
   });
 });
