@@ -93,7 +93,8 @@ def request_retrain(
     _lock_project(project.pk)
     _fail_stale(project_id=project.pk)
     waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()
-    if waiting is not None and _take_settings(waiting=waiting, config=config):
+    if waiting is not None:
+        _take_settings(waiting=waiting, config=config)
         waiting.merged = True
         return waiting
     running = TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).order_by("-id").first()
@@ -113,18 +114,15 @@ def request_retrain(
     return run
 
 
-def _take_settings(*, waiting: TrainingRun, config: dict[str, Any] | None) -> bool:
+def _take_settings(*, waiting: TrainingRun, config: dict[str, Any] | None) -> None:
     """Join the waiting run with the request's settings, if it asks for any: they replace the
     waiting run's (it has not started, and trains on every label so far), as the latest word on
-    how to train. A request with settings joined it and had them dropped without a word. False when
-    the run started meanwhile (its worker claims it without the project lock): then a new run waits."""
+    how to train; a request with settings joined it and had them dropped without a word. The
+    project row lock, held here and by `_claim`, keeps the run waiting while this writes."""
     if not config or config == {k: v for k, v in waiting.config.items() if k != "extra"}:
-        return True
-    settings = {**config, "extra": waiting.config.get("extra", {})}
-    if not TrainingRun.objects.filter(pk=waiting.pk, status=JobStatus.CREATED).update(config=settings):
-        return False
-    waiting.config = settings
-    return True
+        return
+    waiting.config = {**config, "extra": waiting.config.get("extra", {})}
+    waiting.save(update_fields=["config"])
 
 
 def _trains_the_same(*, running: TrainingRun, config: dict[str, Any] | None) -> bool:
