@@ -133,9 +133,8 @@ export function fitLabel(label: string, roomPx: number): string {
 
 /** Whole-number tick steps (1, 2, 5, 10, 20, 25, 50, ...): every bar chart counts things, and
  * uPlot's own steps put 2.5 and 7.5 on a chart of 8 solutions. */
-export const COUNT_INCRS: number[] = [];
-for (let scale = 1; scale <= 1e9; scale *= 10) COUNT_INCRS.push(scale, 2 * scale, 2.5 * scale, 5 * scale);
-COUNT_INCRS.splice(COUNT_INCRS.indexOf(2.5), 1);
+export const COUNT_INCRS: number[] = [1, 2, 5];
+for (let scale = 10; scale <= 1e9; scale *= 10) COUNT_INCRS.push(scale, 2 * scale, 2.5 * scale, 5 * scale);
 
 export function barChart(
   el: HTMLElement,
