@@ -94,6 +94,7 @@ def project_data(request: HttpRequest, slug: str) -> HttpResponse:
         # automatic labels: the autolabel API, as for scripts
         "autolabel_url": reverse("project-autolabel-jobs", args=[project.slug]),
         "autolabel_job_url": reverse("autolabel-job-detail", args=[0]).replace("/0/", "/{id}/"),
+        "autolabel_cancel_url": reverse("autolabel-job-cancel", args=[0]).replace("/0/", "/{id}/"),
     }
     jobs = reads.recent_imports(project=project)
     roles = access.current_roles(user=request.user, project=project)

@@ -18,6 +18,18 @@ class AutoSource(models.TextChoices):
     ROLLOUT = "rollout", "Monte Carlo rollouts (autolabel job)"
 
 
+class AutolabelStatus(models.TextChoices):
+    """The job pattern's statuses (core.models.JobStatus, same values) and `cancelled`: a lead
+    stopped the job. Only an autolabel job can be stopped: it runs for hours against a model
+    server, where an import, export or training run ends within minutes."""
+
+    CREATED = JobStatus.CREATED.value, JobStatus.CREATED.label
+    RUNNING = JobStatus.RUNNING.value, JobStatus.RUNNING.label
+    FAILED = JobStatus.FAILED.value, JobStatus.FAILED.label
+    SUCCEEDED = JobStatus.SUCCEEDED.value, JobStatus.SUCCEEDED.label
+    CANCELLED = "cancelled", "Stopped"
+
+
 class SearchMode(models.TextChoices):
     BINARY = "binary", "Binary search for the first zero-estimate step (OmegaPRM)"
     FULL = "full", "Every step (Math-Shepherd)"
@@ -91,7 +103,7 @@ class AutolabelJob(models.Model):
 
     project = models.ForeignKey("annotate.Project", on_delete=models.CASCADE, related_name="autolabel_jobs")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.CREATED)
+    status = models.CharField(max_length=16, choices=AutolabelStatus.choices, default=AutolabelStatus.CREATED)
     base_url = models.CharField(max_length=500)
     model = models.CharField(max_length=200)
     rollouts = models.PositiveSmallIntegerField(default=8)

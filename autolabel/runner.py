@@ -51,7 +51,8 @@ class BudgetExhausted(Exception):
 
 
 class JobLost(Exception):
-    """The sweep gave this job to another run (this one looked dead): stop without touching it."""
+    """The job is no longer this run's: a lead stopped it, or the sweep gave it to another run (this
+    one looked dead). Stop without touching it."""
 
 
 def candidates(*, project: Project) -> Any:
@@ -105,6 +106,9 @@ class Runner:
         self.answered = False  # some completion of this run had a final answer (ANSWERLESS_LIMIT)
         self.answerless = 0  # completions without one, while none had
         self.lock = threading.Lock()
+        # set once the job is no longer this run's (stopped by a lead, or taken over): requests in
+        # flight then give up instead of retrying, so the worker is free within one request
+        self.lost = threading.Event()
         self.client = CompletionClient(
             base_url=job.base_url,
             model=job.model,
@@ -117,6 +121,8 @@ class Runner:
         )
 
     def _count_retry(self, reason: str) -> None:
+        if self.lost.is_set():
+            raise JobLost(self.job.pk)
         logger.warning("autolabel job %s: retrying after %s", self.job.pk, reason)
         with self.lock:
             self.retries += 1
@@ -131,6 +137,7 @@ class Runner:
             heartbeat_at=timezone.now(), **updates
         )
         if not held:
+            self.lost.set()
             raise JobLost(self.job.pk)
 
     def _load(self, ids: list[int]) -> list[_Solution]:

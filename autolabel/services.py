@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotate.models import Project
 from autolabel.endpoint_policy import EndpointRefused, check_base_url
-from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
+from autolabel.models import AutolabelJob, AutolabelSettings, AutolabelStatus, SearchMode
 from autolabel.rollouts import EndpointError
 from autolabel.runner import BudgetExhausted, JobLost, Runner, candidates
 from autolabel.tasks import run_autolabel
@@ -79,6 +79,28 @@ class JobInProgress(Conflict):
     taken and "succeeded" with 0 of 0, hiding the first's result on the dashboard."""
 
 
+class JobEnded(Conflict):
+    """A stop asked of a job that had already succeeded or failed."""
+
+
+@transaction.atomic
+def cancel_job(*, job: AutolabelJob) -> AutolabelJob:
+    """Stop a waiting or running job (a lead changed their mind, or it spends too much): the row
+    becomes `cancelled` at once, and the run that holds it stops at its next heartbeat (within
+    HEARTBEAT_S, once the requests in flight return). Every label stored so far stays, and a new
+    job resumes from them. Stopping a stopped job returns it as it is (a second click);
+    one that succeeded or failed raises JobEnded."""
+    Project.objects.select_for_update().filter(pk=job.project_id).first()  # as create_job: one decision at a time
+    job.refresh_from_db()
+    if job.status == AutolabelStatus.CANCELLED:
+        return job
+    if job.status not in (AutolabelStatus.CREATED, AutolabelStatus.RUNNING):
+        raise JobEnded(f"autolabel job {job.pk} already {job.status}: there is nothing to stop")
+    AutolabelJob.objects.filter(pk=job.pk).update(status=AutolabelStatus.CANCELLED, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
 @transaction.atomic
 def create_job(*, project: Project, user, options: dict[str, Any]) -> AutolabelJob:
     """A new job (status created), enqueued after commit. Raises AutolabelOptionError, also when
@@ -124,7 +146,10 @@ def run_job(*, job_id: int) -> AutolabelJob | None:
     try:
         Runner(job, token).run()
     except JobLost:
-        logger.warning("autolabel job %s was taken over by another run; this one stops", job_id)
+        if AutolabelJob.objects.filter(pk=job_id, status=AutolabelStatus.CANCELLED).exists():
+            logger.info("autolabel job %s was stopped by a lead; what it stored stays", job_id)
+        else:
+            logger.warning("autolabel job %s was taken over by another run; this one stops", job_id)
         return None
     except (EndpointError, BudgetExhausted) as exc:
         _finish(job, token, JobStatus.FAILED, error=str(exc))

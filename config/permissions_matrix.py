@@ -106,6 +106,8 @@ ROUTES: dict[str, list[Call]] = {
         Call("POST",                  row(401, 404, 404, 404, 403, 400, 400, 403), body={}),
     ],
     "autolabel-job-detail": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
+    # Stopping a job: whoever may start one (a second stop returns the stopped job).
+    "autolabel-job-cancel": [Call("POST", row(401, 404, 404, 404, 403, 200, 200, 403))],
     "solution-labels": [Call("GET",   row(401, 404, 404, 404, 403, 200, 200, 403))],
     # Pages: anonymous callers go to the login page; non-members get 404 like the API.
     "home": [Call("GET",              row(302, 200, 200, 200, 200, 200, 200, 200))],

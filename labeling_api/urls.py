@@ -60,6 +60,11 @@ urlpatterns = [
     ),
     path("autolabel-jobs/<rowid:id>/", views_autolabel.AutolabelJobDetailView.as_view(), name="autolabel-job-detail"),
     path(
+        "autolabel-jobs/<rowid:id>/cancel/",
+        views_autolabel.AutolabelJobCancelView.as_view(),
+        name="autolabel-job-cancel",
+    ),
+    path(
         "projects/<slug:slug>/solutions/<rowid:id>/labels/",
         views_autolabel.SolutionLabelsView.as_view(),
         name="solution-labels",

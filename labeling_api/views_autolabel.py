@@ -112,11 +112,38 @@ class AutolabelJobDetailView(APIView):
         responses={200: AutolabelJobSerializer, **DENIED},
     )
     def get(self, request: Request, id: int) -> Response:
-        job = selectors.job_by_id(job_id=id)
-        if job is None:
-            raise NotFound("No AutolabelJob matches the given query.")
-        project_for_action(request, job.project.slug, "autolabel")
-        return Response(AutolabelJobSerializer(job).data)
+        return Response(AutolabelJobSerializer(_job_for(request, id)).data)
+
+
+class AutolabelJobCancelView(APIView):
+    @extend_schema(
+        operation_id="autolabel_jobs_cancel",
+        summary="Stop an autolabel job",
+        description=(
+            "Stops a waiting or running job (lead): its status becomes `cancelled` at once and its worker stops "
+            "within a few seconds, once the requests in flight return. Every label stored so far stays; a new job "
+            "resumes where this one stopped. Stopping a stopped job returns it unchanged."
+        ),
+        request=None,
+        parameters=[JOB_ID],
+        responses={
+            200: AutolabelJobSerializer,
+            409: OpenApiResponse(description="The job had already succeeded or failed."),
+            **DENIED,
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        job = _job_for(request, id)
+        return Response(AutolabelJobSerializer(services.cancel_job(job=job)).data)
+
+
+def _job_for(request: Request, job_id: int) -> AutolabelJob:
+    """The job, when the caller may run autolabel jobs on its project; else 404 / 403."""
+    job = selectors.job_by_id(job_id=job_id)
+    if job is None:
+        raise NotFound("No AutolabelJob matches the given query.")
+    project_for_action(request, job.project.slug, "autolabel")
+    return job
 
 
 class SolutionLabelsView(APIView):

@@ -269,6 +269,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "core.models.JobStatus",
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus",
+        "AutolabelJobStatusEnum": "autolabel.models.AutolabelStatus",
         "InclusionEnum": ["include", "exclude", "only"],
     },
     "PATH_CONVERTER_OVERRIDES": {"rowid": int},  # core.converters.RowIdConverter

@@ -310,3 +310,90 @@ def test_one_job_at_a_time_per_project(tmp_path: Path) -> None:
     assert AutolabelJob.objects.count() == 1
     AutolabelJob.objects.update(status=JobStatus.FAILED)  # once it ends, the next may start
     assert lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json").status_code == 202
+
+
+def test_a_lead_stops_a_running_job_and_the_next_one_resumes_from_what_it_stored(tmp_path: Path) -> None:
+    """Stop (POST …/cancel/): the job is `cancelled` at once, its worker sends nothing more within a
+    heartbeat, what it stored stays, a second stop returns it unchanged, an ended job cannot be
+    stopped, and the next job resumes without asking for a stored step again."""
+    steps = ["Start {i}.", "Go on {i}.", "{i}+1 = 0, WRONG.", "Recheck.", "# Answer\n\n0"]
+    solutions = [(f"What is {i}+1?", str(i + 1), [step.format(i=i) for step in steps]) for i in range(8)]
+    project = _project(tmp_path, solutions=solutions)
+    lead = member_client(project, "lead", Role.LEAD)
+    annotator = member_client(project, "ann", Role.ANNOTATOR)
+    behaviour = _behaviour(solutions, delay_s=0.4)
+    purge_broker()
+    with stand_in_server(behaviour) as url, celery_worker():
+        body = {"base_url": url, "model": "stand-in", "rollouts": 2, "concurrency": 2}
+        job_id = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json").json()["id"]
+        wait_for(lambda: AutoStepLabel.objects.filter(inferred=False).count() >= 2, timeout=90, message="results")
+        assert annotator.post(f"/api/v1/autolabel-jobs/{job_id}/cancel/").status_code == 403
+        stopped = lead.post(f"/api/v1/autolabel-jobs/{job_id}/cancel/")
+        assert stopped.status_code == 200, stopped.content
+        assert stopped.json()["status"] == "cancelled" and stopped.json()["finished_at"]
+        # the worker lets go: within a heartbeat and the requests in flight, nothing more is sent
+        time.sleep(runner.HEARTBEAT_S + 1.5)
+        sent = len(behaviour.requests)
+        time.sleep(2.0)
+        assert len(behaviour.requests) == sent
+        kept = {(label.solution_id, label.index) for label in AutoStepLabel.objects.filter(inferred=False)}
+        assert 2 <= len(kept) < 8 * 5
+        again = lead.post(f"/api/v1/autolabel-jobs/{job_id}/cancel/")
+        assert again.status_code == 200 and again.json() == {**stopped.json(), **again.json()}
+        assert AutolabelJob.objects.get(pk=job_id).status == "cancelled"
+
+        # the next job picks up where it stopped and labels no step twice
+        second = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json")
+        assert second.status_code == 202, second.content
+        wait_for(
+            lambda: AutolabelJob.objects.get(pk=second.json()["id"]).status in (JobStatus.SUCCEEDED, JobStatus.FAILED),
+            timeout=120,
+            message="second job finished",
+        )
+    assert AutolabelJob.objects.get(pk=second.json()["id"]).status == JobStatus.SUCCEEDED
+    assert all(labels == [1, 1, -1, -1, -1] for labels in _labels().values())
+    assert set(Counter(AutoStepLabel.objects.values_list("solution_id", "index", "source")).values()) == {1}
+    ended = lead.post(f"/api/v1/autolabel-jobs/{second.json()['id']}/cancel/")
+    assert ended.status_code == 409 and "already succeeded" in ended.json()["detail"]
+
+
+def test_a_job_stopped_before_a_worker_took_it_never_runs(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    lead = member_client(project, "lead", Role.LEAD)
+    behaviour = _behaviour()
+    purge_broker()
+    with stand_in_server(behaviour) as url:
+        body = {"base_url": url, "model": "stand-in", "rollouts": 2}
+        job_id = lead.post("/api/v1/projects/auto/autolabel-jobs/", body, format="json").json()["id"]
+        assert lead.post(f"/api/v1/autolabel-jobs/{job_id}/cancel/").json()["status"] == "cancelled"
+        assert services.run_job(job_id=job_id) is None  # its message, delivered late, finds nothing to claim
+        assert services.sweep(stale_after=__import__("datetime").timedelta(0)) == 0
+    purge_broker()
+    assert behaviour.requests == [] and not AutoStepLabel.objects.exists()
+
+
+def test_autolabel_wait_ends_with_an_error_when_a_lead_stops_the_job(tmp_path: Path) -> None:
+    import threading
+
+    from django.db import connection
+
+    project = _project(tmp_path)
+    lead = member_client(project, "lead", Role.LEAD)
+    outcome: list = []
+
+    def wait_in_command() -> None:  # no worker: the job waits until the lead stops it
+        try:
+            _autolabel("http://127.0.0.1:9/v1", wait=True)
+        except CommandError as exc:
+            outcome.append(str(exc))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=wait_in_command)
+    thread.start()
+    wait_for(lambda: AutolabelJob.objects.exists(), message="job created")
+    job = AutolabelJob.objects.get()
+    assert lead.post(f"/api/v1/autolabel-jobs/{job.pk}/cancel/").status_code == 200
+    thread.join(timeout=30)
+    purge_broker()
+    assert outcome == [f"Autolabel job {job.pk} was stopped before a worker took it; nothing was labeled."]

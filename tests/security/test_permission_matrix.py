@@ -130,6 +130,7 @@ def _url(key: str, world: World, kind: str) -> str:
         "export-detail": reverse("export-detail", kwargs={"id": rows["annotate.export"].pk}),
         "export-download": reverse("export-download", kwargs={"id": rows["annotate.export"].pk}),
         "autolabel-job-detail": reverse("autolabel-job-detail", kwargs={"id": rows["autolabel.autolabeljob"].pk}),
+        "autolabel-job-cancel": reverse("autolabel-job-cancel", kwargs={"id": rows["autolabel.autolabeljob"].pk}),
         "solution-labels": reverse(
             "solution-labels", kwargs={"slug": project.slug, "id": rows["annotate.solution"].pk}
         ),

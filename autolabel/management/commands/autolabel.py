@@ -6,8 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Project
 from autolabel import services
-from autolabel.models import AutolabelJob, AutolabelSettings, SearchMode
-from core.models import JobStatus
+from autolabel.models import AutolabelJob, AutolabelSettings, AutolabelStatus, SearchMode
 
 
 def progress_line(job: AutolabelJob) -> str:
@@ -71,12 +70,16 @@ class Command(BaseCommand):
             if line != last:
                 self.stdout.write(f"  {line}")
                 last = line
-            if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            if job.status in (AutolabelStatus.SUCCEEDED, AutolabelStatus.FAILED, AutolabelStatus.CANCELLED):
                 break
-            if job.status == JobStatus.CREATED and waited > 30 and int(waited) % 30 == 0:
+            if job.status == AutolabelStatus.CREATED and waited > 30 and int(waited) % 30 == 0:
                 self.stdout.write("  still waiting for a worker (start one, or use --here)")
             time.sleep(0.5)
             waited += 0.5
-        if job.status == JobStatus.FAILED:
+        if job.status == AutolabelStatus.FAILED:
             raise CommandError(f"Autolabel job {job.pk} failed: {job.error}")
+        if job.status == AutolabelStatus.CANCELLED and job.started_at is None:
+            raise CommandError(f"Autolabel job {job.pk} was stopped before a worker took it; nothing was labeled.")
+        if job.status == AutolabelStatus.CANCELLED:
+            raise CommandError(f"Autolabel job {job.pk} was stopped: {progress_line(job)}; the labels it stored stay.")
         self.stdout.write(self.style.SUCCESS(f"Autolabel job {job.pk} succeeded: {progress_line(job)}."))

@@ -37,6 +37,13 @@ export interface paths {
     /** An autolabel job's progress */
     get: operations["autolabel_jobs_retrieve"];
   };
+  "/api/v1/autolabel-jobs/{id}/cancel/": {
+    /**
+     * Stop an autolabel job
+     * @description Stops a waiting or running job (lead): its status becomes `cancelled` at once and its worker stops within a few seconds, once the requests in flight return. Every label stored so far stays; a new job resumes where this one stopped. Stopping a stopped job returns it unchanged.
+     */
+    post: operations["autolabel_jobs_cancel"];
+  };
   "/api/v1/exports/{id}/": {
     /** An export job's progress */
     get: operations["exports_retrieve"];
@@ -281,7 +288,7 @@ export interface components {
     };
     AutolabelJob: {
       id: number;
-      status: components["schemas"]["JobStatusEnum"];
+      status: components["schemas"]["AutolabelJobStatusEnum"];
       base_url: string;
       model: string;
       rollouts: number;
@@ -345,6 +352,15 @@ export interface components {
      * @enum {string}
      */
     AutolabelJobSearchEnum: "binary" | "full";
+    /**
+     * @description * `created` - Created
+     * * `running` - Running
+     * * `failed` - Failed
+     * * `succeeded` - Succeeded
+     * * `cancelled` - Stopped
+     * @enum {string}
+     */
+    AutolabelJobStatusEnum: "created" | "running" | "failed" | "succeeded" | "cancelled";
     /** @description `GET /api/v1/projects/{slug}/compare-stats/` (annotate.selectors.compare builds it). */
     CompareStats: {
       preferences: number;
@@ -1538,6 +1554,41 @@ export interface operations {
       };
       /** @description No such project (or job), or not a member. */
       404: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * Stop an autolabel job
+   * @description Stops a waiting or running job (lead): its status becomes `cancelled` at once and its worker stops within a few seconds, once the requests in flight return. Every label stored so far stays; a new job resumes where this one stopped. Stopping a stopped job returns it unchanged.
+   */
+  autolabel_jobs_cancel: {
+    parameters: {
+      path: {
+        /** @description Autolabel job id. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["AutolabelJob"];
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project (or job), or not a member. */
+      404: {
+        content: never;
+      };
+      /** @description The job had already succeeded or failed. */
+      409: {
         content: never;
       };
     };

@@ -1,6 +1,8 @@
 /**
  * The Data page's "Label automatically" form: starts an autolabel job through the autolabel API
  * (the endpoint scripts use), then follows its progress until it ends, with the API's reasons.
+ * A job still going when the page opens (a reload, another lead's) is followed too, and while one
+ * is followed a Stop button ends it; what it stored stays, and the next job resumes from it.
  */
 import { getJson, postJson, sleep } from "./http";
 import { JobBox } from "./job";
@@ -9,12 +11,14 @@ interface AutolabelConfig {
   autolabel_url: string;
   /** A job's URL with `{id}` in place of its id. */
   autolabel_job_url: string;
+  /** Its stop URL, `{id}` likewise. */
+  autolabel_cancel_url: string;
   csrf_token: string;
 }
 
 interface AutolabelJob {
   id: number;
-  status: "created" | "running" | "failed" | "succeeded";
+  status: "created" | "running" | "failed" | "succeeded" | "cancelled";
   solutions_total: number;
   solutions_done: number;
   steps_labeled: number;
@@ -24,7 +28,7 @@ interface AutolabelJob {
 }
 
 const NUMBERS = new Set(["rollouts", "max_tokens", "temperature", "concurrency"]);
-const FINAL = new Set(["failed", "succeeded"]);
+const FINAL = new Set(["failed", "succeeded", "cancelled"]);
 
 /** The form's values as the autolabel API's JSON body: numbers as numbers, empty fields left out
  * (the API's defaults apply), text as typed (a number field's text too, so the API names it). */
@@ -49,54 +53,131 @@ export function autolabelProgress(job: AutolabelJob): string {
   );
 }
 
+/** What the status box says once a job has ended. */
+export function autolabelOutcome(job: AutolabelJob): { ok: boolean; text: string } {
+  const solutions = `${job.solutions_done} solution${job.solutions_done === 1 ? "" : "s"}`;
+  if (job.status === "failed") return { ok: false, text: `Job ${job.id} failed: ${job.error || "see the worker's log"}.` };
+  if (job.status === "cancelled" && job.solutions_total === 0)
+    return { ok: true, text: `Job ${job.id} stopped before a worker took it; nothing was labeled.` };
+  if (job.status === "cancelled")
+    return {
+      ok: true,
+      text:
+        `Job ${job.id} stopped after ${solutions} of ${job.solutions_total} (${job.completions_used} completions). ` +
+        "Its labels stay; Start labeling resumes where it stopped.",
+    };
+  return {
+    ok: true,
+    text:
+      `Job ${job.id} labeled ${solutions} (${job.steps_labeled} steps, ${job.completions_used} completions). ` +
+      "The dashboard compares them with people's labels.",
+  };
+}
+
+function fraction(job: AutolabelJob): number | null {
+  return job.solutions_total ? job.solutions_done / job.solutions_total : null;
+}
+
 export function startAutolabelForm(root: Document): void {
   const form = root.querySelector<HTMLFormElement>("form[data-autolabel-form]");
   const boxEl = root.querySelector<HTMLElement>("[data-autolabel-status]");
   const configEl = root.getElementById("import-config");
   if (!form || !boxEl || !configEl?.textContent) return;
   const config = JSON.parse(configEl.textContent) as AutolabelConfig;
-  const box = new JobBox(boxEl);
-  const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
+  const follower = new JobFollower(config, new JobBox(boxEl), form);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    if (button) button.disabled = true;
-    void runAutolabel(config, autolabelBody(new FormData(form)), box).finally(() => {
-      if (button) button.disabled = false;
-    });
+    void follower.start(autolabelBody(new FormData(form)));
   });
+  void follower.resume();
 }
 
-async function runAutolabel(config: AutolabelConfig, body: Record<string, string | number>, box: JobBox): Promise<void> {
-  box.progress("Starting…", null);
-  const started = await postJson<AutolabelJob>(config.autolabel_url, config.csrf_token, body);
-  if (started.status !== 202 || !started.body) {
-    // a 400 names its fields ({"base_url": ["…"]}); a 409 says why in `detail`
-    const answer = (started.body ?? {}) as unknown as Record<string, string[] | string>;
-    const detail = typeof answer.detail === "string" ? answer.detail : null;
-    const problems = Object.entries(answer)
-      .filter(([field]) => field !== "detail")
-      .map(([field, msgs]) => `${field}: ${[msgs].flat().join(" ")}`);
-    box.failed(detail ?? `The job was not started (HTTP ${started.status}).`, problems);
-    return;
+/** Starts, follows and stops one job at a time; the Start button waits while one is followed. */
+class JobFollower {
+  private readonly startButton: HTMLButtonElement | null;
+  private readonly stopButton: HTMLButtonElement | null;
+  private following: number | null = null;
+
+  constructor(
+    private readonly config: AutolabelConfig,
+    private readonly box: JobBox,
+    form: HTMLFormElement,
+  ) {
+    this.startButton = form.querySelector<HTMLButtonElement>("button[type=submit]");
+    this.stopButton = form.querySelector<HTMLButtonElement>("button[data-autolabel-stop]");
+    this.stopButton?.addEventListener("click", () => void this.stop());
   }
-  let job = started.body;
-  const url = config.autolabel_job_url.replace("{id}", String(job.id));
-  while (!FINAL.has(job.status)) {
-    box.progress(autolabelProgress(job), job.solutions_total ? job.solutions_done / job.solutions_total : null);
-    await sleep(1_000);
-    const next = await getJson<AutolabelJob>(url);
-    if (next.status !== 200 || !next.body) {
-      box.failed(`Lost track of job ${job.id} (HTTP ${next.status}); the dashboard shows its outcome.`);
+
+  /** Follow the project's newest job if it still waits or runs (the page was reloaded mid-job). */
+  async resume(): Promise<void> {
+    const jobs = await getJson<AutolabelJob[]>(this.config.autolabel_url);
+    const newest = jobs.status === 200 ? jobs.body?.[0] : undefined;
+    if (newest && !FINAL.has(newest.status) && this.following === null) await this.follow(newest);
+  }
+
+  async start(body: Record<string, string | number>): Promise<void> {
+    if (this.startButton) this.startButton.disabled = true;
+    this.box.progress("Starting…", null);
+    const started = await postJson<AutolabelJob>(this.config.autolabel_url, this.config.csrf_token, body);
+    if (started.status !== 202 || !started.body) {
+      if (this.startButton) this.startButton.disabled = false;
+      // a 400 names its fields ({"base_url": ["…"]}); a 409 says why in `detail`
+      const answer = (started.body ?? {}) as unknown as Record<string, string[] | string>;
+      const detail = typeof answer.detail === "string" ? answer.detail : null;
+      const problems = Object.entries(answer)
+        .filter(([field]) => field !== "detail")
+        .map(([field, msgs]) => `${field}: ${[msgs].flat().join(" ")}`);
+      this.box.failed(detail ?? `The job was not started (HTTP ${started.status}).`, problems);
       return;
     }
-    job = next.body;
+    await this.follow(started.body);
   }
-  if (job.status === "failed") {
-    box.failed(`Job ${job.id} failed: ${job.error || "see the worker's log"}.`);
-    return;
+
+  private async follow(first: AutolabelJob): Promise<void> {
+    let job = first;
+    this.following = job.id;
+    this.setGoing(true);
+    const url = this.config.autolabel_job_url.replace("{id}", String(job.id));
+    try {
+      while (!FINAL.has(job.status)) {
+        this.box.progress(autolabelProgress(job), fraction(job));
+        await sleep(1_000);
+        const next = await getJson<AutolabelJob>(url);
+        if (next.status !== 200 || !next.body) {
+          this.box.failed(`Lost track of job ${job.id} (HTTP ${next.status}); the dashboard shows its outcome.`);
+          return;
+        }
+        job = next.body;
+      }
+      const outcome = autolabelOutcome(job);
+      if (job.status === "cancelled") this.box.stopped(outcome.text, fraction(job) ?? 0);
+      else if (outcome.ok) this.box.done(outcome.text);
+      else this.box.failed(outcome.text);
+    } finally {
+      this.following = null;
+      this.setGoing(false);
+    }
   }
-  box.done(
-    `Job ${job.id} labeled ${job.solutions_done} solution${job.solutions_done === 1 ? "" : "s"} ` +
-      `(${job.steps_labeled} steps, ${job.completions_used} completions). The dashboard compares them with people's labels.`,
-  );
+
+  private async stop(): Promise<void> {
+    const id = this.following;
+    if (id === null) return;
+    if (this.stopButton) this.stopButton.disabled = true;
+    const url = this.config.autolabel_cancel_url.replace("{id}", String(id));
+    const answer = await postJson<AutolabelJob>(url, this.config.csrf_token, {});
+    if (answer.status !== 200) {
+      // 409: it ended meanwhile; the follow loop shows how
+      if (this.stopButton) this.stopButton.disabled = false;
+      const detail = (answer.body as { detail?: string } | null)?.detail;
+      if (detail) this.box.progress(detail, null);
+    }
+  }
+
+  private setGoing(going: boolean): void {
+    if (this.startButton) this.startButton.disabled = going;
+    if (this.stopButton) {
+      this.stopButton.hidden = !going;
+      this.stopButton.disabled = false;
+    }
+  }
 }

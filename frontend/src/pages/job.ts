@@ -35,6 +35,12 @@ export class JobBox {
     if (link) this.message.append(" ", h("a", { href: link.href }, link.text));
   }
 
+  /** Ended early on request: the bar stays where it got to, the message is neither ok nor an error. */
+  stopped(text: string, fraction: number): void {
+    this.progress(text, fraction);
+    this.box.dataset.state = "stopped";
+  }
+
   failed(text: string, lines: string[] = []): void {
     this.box.hidden = false;
     this.box.dataset.state = "failed";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { autolabelBody, autolabelProgress } from "./autolabel";
+import { autolabelBody, autolabelOutcome, autolabelProgress } from "./autolabel";
 import { exportBody, optionApplies } from "./exports";
 import { fieldApplies, slugify, STEP_ONLY_FIELDS } from "./forms";
 import { failureMessage, importSummary, lineErrorText, refusedMessage } from "./imports";
@@ -188,5 +188,19 @@ describe("autolabelBody", () => {
       completions_used: 72, retries: 1, error: "" };
     expect(autolabelProgress(job)).toBe("Labeling… 4 / 10 solutions · 72 completions · 1 retry");
     expect(autolabelProgress({ ...job, status: "created" })).toBe("Waiting for a worker…");
+  });
+
+  it("says how a job ended, a stopped one with what it kept", () => {
+    const job = { id: 3, status: "cancelled" as const, solutions_total: 10, solutions_done: 1, steps_labeled: 4,
+      completions_used: 24, retries: 0, error: "" };
+    expect(autolabelOutcome(job)).toEqual({
+      ok: true,
+      text: "Job 3 stopped after 1 solution of 10 (24 completions). Its labels stay; Start labeling resumes where it stopped.",
+    });
+    expect(autolabelOutcome({ ...job, solutions_total: 0, solutions_done: 0 }).text).toBe(
+      "Job 3 stopped before a worker took it; nothing was labeled.",
+    );
+    expect(autolabelOutcome({ ...job, status: "failed", error: "HTTP 404" })).toEqual({ ok: false, text: "Job 3 failed: HTTP 404." });
+    expect(autolabelOutcome({ ...job, status: "succeeded", solutions_done: 10 }).text).toMatch(/^Job 3 labeled 10 solutions \(4 steps/);
   });
 });
