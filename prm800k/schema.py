@@ -35,6 +35,7 @@ COMPLETION_KEYS = ("text", "rating", "flagged")
 FINISH_REASONS = ("solution", "found_error", "give_up", "bad_problem")
 RATINGS = (-1, 0, 1)
 MAX_CRITIQUE = 4_000  # a written critique of a step (prm800k.kinds): plain text
+MAX_GENERATION = 2**31 - 1  # the round column is a 32-bit integer; -1 is a screening round
 
 
 class RecordError(ValueError):
@@ -162,6 +163,9 @@ def validate_prm800k_record(obj: Any) -> None:
     generation = obj["generation"]
     if generation is not None and not _is_int(generation):
         raise RecordError("generation", f"must be an integer or null, got {generation!r}")
+    if generation is not None and not -1 <= generation <= MAX_GENERATION:
+        # a round no export filter can select (-5), or past the database column (32 bits)
+        raise RecordError("generation", f"must be a round between -1 (screening) and {MAX_GENERATION}, got {generation}")
     for key in ("is_quality_control_question", "is_initial_screening_question"):
         if not isinstance(obj[key], bool):
             raise RecordError(key, f"must be true or false, got {json.dumps(obj[key])}")

@@ -12,6 +12,12 @@ if len(SECRET_KEY) < 50:
         "SECRET_KEY must be set in the environment (50+ random characters). "
         "For local use set DJANGO_SETTINGS_MODULE=config.settings.local (make run does)."
     )
+if len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("django-insecure"):
+    # Django's own bar for a key (check --deploy, security.W009): "a" * 50 passed the length test
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not random: it has fewer than 5 different characters or Django's insecure prefix. "
+        "Make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 DEBUG = False
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -47,6 +47,17 @@ def test_a_line_missing_a_key_of_its_format_names_that_field(tmp_path, line, fie
     assert [e.as_dict() for e in raised.value.errors] == [{"line": 4, "field": field, "message": message}]
 
 
+@pytest.mark.parametrize("generation", [-5, 2**31])
+def test_a_prm800k_round_no_filter_could_select_is_refused(tmp_path, generation):
+    record = json.loads((FIXTURES / "edge_cases.jsonl").read_text().splitlines()[0])
+    record["generation"] = generation
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=_bad_file(tmp_path, record))
+    (error,) = raised.value.errors
+    assert (error.line, error.field) == (4, "generation")
+    assert error.message == f"must be a round between -1 (screening) and {2**31 - 1}, got {generation}"
+
+
 def test_a_line_with_no_key_of_any_format_lists_the_formats(tmp_path):
     with pytest.raises(ImportValidationError) as raised:
         validate_file(path=_bad_file(tmp_path, {"prompt": "What is 1 + 1?", "completion": "2"}))

@@ -17,6 +17,9 @@ from tests.security.world import build_world
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# a fixed key that passes the production settings' randomness bar (5+ different characters)
+RANDOM_KEY = "s" * 40 + "-x7Yq2#pL9&vR4!zM8"
+
 
 def _rates(**rates: str) -> dict:
     from django.conf import settings
@@ -194,6 +197,15 @@ def test_check_deploy_is_clean_with_production_settings():
     assert "System check identified no issues" in result.stdout
 
 
+def test_production_refuses_a_key_that_is_not_random():
+    for key in ("a" * 60, "django-insecure-" + "x7Yq2#pL9&vR4!zM8@wN5^sT1*bU6%" * 2):
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": key}
+        result = subprocess.run(
+            [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode != 0 and "SECRET_KEY is not random" in result.stderr, key
+
+
 def test_production_refuses_to_start_without_a_secret_key():
     env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
     env["DJANGO_SETTINGS_MODULE"] = "config.settings.production"
@@ -209,7 +221,7 @@ def test_production_settings_secure_cookies_and_hsts():
         "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS >= 31536000,"
         " s.SECURE_SSL_REDIRECT, s.DEBUG, s.SESSION_COOKIE_HTTPONLY)"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": "s" * 60}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": RANDOM_KEY}
     result = subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"],
         cwd=ROOT,
@@ -236,7 +248,7 @@ def test_compose_deployment_counts_rate_limits_in_redis():
     env = {
         **{k: v for k, v in os.environ.items() if k != "CACHE_URL"},
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "SECRET_KEY": "s" * 60,
+        "SECRET_KEY": RANDOM_KEY,
         "CACHE_URL": cache_url,
     }
     code = "from django.conf import settings as s; c = s.CACHES['default']; print(c['BACKEND'], c['LOCATION'])"

@@ -11,7 +11,7 @@ from django.core import signing
 
 from annotate.models import Project, TaskKind
 from core.errors import Invalid, unknown_name
-from prm800k.schema import FINISH_REASONS
+from prm800k.schema import FINISH_REASONS, MAX_GENERATION
 
 # critique: prompt, steps, verdicts (prm800k.kinds); preference: TRL rows from a compare project's pairs
 FORMATS = ("prm800k", "trl", "math_shepherd", "critique", "preference")
@@ -32,7 +32,6 @@ HUMAN_ONLY = {**STEP_ONLY, "since": 0, "labeler": None, "qc": "include", "split"
 # Row shapes of people's ratings: automatic labels are + or - already and have no alternatives.
 HUMAN_SHAPES = {"neutral": "positive", "alternatives": "branch"}
 _CURSOR_SALT = "steplabel.export.cursor"
-MAX_GENERATION = 2**31 - 1
 
 
 class ExportOptionError(Invalid):
@@ -163,7 +162,15 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
     def many(name: str) -> list[str]:
         value = params.get(name)
         items = value if isinstance(value, list) else [value] if value not in (None, "") else []
-        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+        parts = []
+        for item in items:
+            if str(item) == "":
+                continue  # a form's empty field: no filter
+            for part in str(item).split(","):
+                if not part.strip():  # ` ` or `1,,2` filtered nothing, so the whole project came back
+                    raise ExportOptionError(name, f"has an empty value in {str(item)!r}: give values separated by commas")
+                parts.append(part.strip())
+        return parts
 
     def choice(name: str, allowed: tuple[str, ...], default: str) -> str:
         value = one(name) or default

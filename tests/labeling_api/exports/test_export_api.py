@@ -233,6 +233,9 @@ def test_min_agreement_keeps_agreeing_solutions(project, clients):
         ("format=csv", "format"),
         ("qc=maybe", "qc"),
         ("generation=two", "generation"),
+        ("generation=%20", "generation"),  # blank: it filtered nothing and the whole project came back
+        ("generation=1,,2", "generation"),
+        ("finish_reason=found_error,", "finish_reason"),
         ("finish_reason=done", "finish_reason"),
         ("split=dev", "split"),
         ("since=garbage", "since"),
