@@ -165,7 +165,8 @@ def validate_prm800k_record(obj: Any) -> None:
         raise RecordError("generation", f"must be an integer or null, got {generation!r}")
     if generation is not None and not -1 <= generation <= MAX_GENERATION:
         # a round no export filter can select (-5), or past the database column (32 bits)
-        raise RecordError("generation", f"must be a round between -1 (screening) and {MAX_GENERATION}, got {generation}")
+        rounds = f"-1 (screening) and {MAX_GENERATION}"
+        raise RecordError("generation", f"must be a round between {rounds}, got {generation}")
     for key in ("is_quality_control_question", "is_initial_screening_question"):
         if not isinstance(obj[key], bool):
             raise RecordError(key, f"must be true or false, got {json.dumps(obj[key])}")

@@ -230,6 +230,10 @@ REST_FRAMEWORK = {
 
 # Uploads to the import API larger than this are refused with 413 before any parsing.
 IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
+# What a gzip upload may unpack to, and one line of it (or of a plain file): past either the import
+# stops with a named error (a 400 KB gzip holding a 400 MB line took the worker's memory).
+IMPORT_MAX_UNPACKED_BYTES = int(os.environ.get("IMPORT_MAX_UNPACKED_BYTES", str(16 * 1024**3)))
+IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", str(16 * 1024**2)))
 # Invite links made on a project's members page stop working after this many days (and after one use).
 INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 

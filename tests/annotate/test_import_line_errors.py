@@ -5,13 +5,16 @@ line, the import job behind the data page, and the data page's list of past impo
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 
 from annotate.models import ImportJob, Membership, Problem, Project, Role, Solution
 from annotate.services.imports import jobs as import_jobs
@@ -146,3 +149,40 @@ def test_a_processbench_file_is_named_with_the_commands_that_read_it(client, tmp
     assert not Solution.objects.exists()
     html = client.get("/projects/algebra/data/").content.decode()
     assert "The file is a JSON array of ProcessBench solutions" in html
+
+
+# --- sizes: a gzip file that unpacks to a huge line, or to far more than was uploaded ---------------
+
+
+@override_settings(IMPORT_MAX_LINE_BYTES=1024**2)
+def test_a_line_past_the_line_limit_is_an_error_read_past_without_being_held(tmp_path):
+    """A 40 KB gzip holding a 20 MB line took that much of the worker's memory (400 MB lines took
+    gigabytes): the line is now read past a chunk at a time and named, and the lines after it checked."""
+    path = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        out.write(GOOD[0].encode() + b"\n" + b'{"problem": "' + b"a" * 20 * 1024**2 + b'"}\n' + GOOD[1].encode())
+    tracemalloc.start()
+    try:
+        with pytest.raises(ImportValidationError) as raised:
+            validate_file(path=path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [e.as_dict() for e in raised.value.errors] == [
+        {"line": 2, "field": "(line)", "message": "longer than 1,048,576 bytes (IMPORT_MAX_LINE_BYTES)"}
+    ]
+    assert peak < 8 * 1024**2, peak  # the 20 MB line was never held whole
+
+
+@override_settings(IMPORT_MAX_UNPACKED_BYTES=50_000)
+def test_a_gzip_file_unpacking_past_the_limit_stops_with_one_error_and_imports_nothing(tmp_path):
+    path = tmp_path / "many.jsonl.gz"
+    with gzip.open(path, "wb") as out:
+        out.write(("\n".join(GOOD * 200) + "\n").encode())
+    with pytest.raises(CommandError) as refused:
+        call_command("import_prm800k", str(path), project="x", no_progress=True, stderr=io.StringIO())
+    assert str(refused.value) == (
+        f"{path}: the file unpacks to more than 50,000 bytes (IMPORT_MAX_UNPACKED_BYTES); split it into smaller "
+        "files; nothing was imported"
+    )
+    assert not Solution.objects.exists()

@@ -15,7 +15,7 @@ from annotate.services.imports import (
     MAX_REPORTED_ERRORS,
     EmptyFileError,
     ImportValidationError,
-    NotJsonLinesError,
+    WholeFileError,
     import_file,
 )
 
@@ -102,7 +102,7 @@ class Command(BaseCommand):
                     )
             except EmptyFileError:
                 raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
-            except NotJsonLinesError as exc:  # a whole-file error, not "1 bad line"
+            except WholeFileError as exc:  # a whole-file error, not "1 bad line"
                 raise CommandError(f"{path}: {exc.errors[0].message}; nothing was imported") from None
             except ImportValidationError as exc:
                 for error in exc.errors:

@@ -168,7 +168,8 @@ def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
                 continue  # a form's empty field: no filter
             for part in str(item).split(","):
                 if not part.strip():  # ` ` or `1,,2` filtered nothing, so the whole project came back
-                    raise ExportOptionError(name, f"has an empty value in {str(item)!r}: give values separated by commas")
+                    given = repr(str(item))
+                    raise ExportOptionError(name, f"has an empty value in {given}: give values separated by commas")
                 parts.append(part.strip())
         return parts
 

@@ -12,6 +12,7 @@ from annotate.services.imports.reading import (
     ImportValidationError,
     LineError,
     NotJsonLinesError,
+    WholeFileError,
     open_jsonl,
     validate_file,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "ImportValidationError",
     "LineError",
     "NotJsonLinesError",
+    "WholeFileError",
     "import_file",
     "progress",
     "run_import_job",

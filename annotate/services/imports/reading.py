@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import orjson
+from django.conf import settings
 
 from prm800k import grading
 from prm800k.parse import (
@@ -29,6 +30,7 @@ MAX_REPORTED_ERRORS = 20
 IMPORT_GRADING_BUDGET_S = 120  # sympy time one import may spend before the rest is graded by rules alone
 T = TypeVar("T")
 BATCH_SIZE = 1000
+BATCH_BYTES = 64 * 1024**2  # a write batch ends at BATCH_SIZE solutions or this many bytes of their lines
 
 ProgressCallback = Callable[[int], None]  # called with the number of bytes just consumed
 
@@ -63,12 +65,20 @@ class EmptyFileError(ImportValidationError):
         super().__init__([LineError(0, "(file)", "the file is empty: it has no JSON lines")], 1)
 
 
-class NotJsonLinesError(ImportValidationError):
-    """The file is one JSON array (pretty-printed or on one line), not JSON lines; nothing was written.
-    One error says so: read line by line, every line of the array was bad and none said why."""
+class WholeFileError(ImportValidationError):
+    """Something about the file as a whole, said once (line 0, field "(file)"); nothing was written."""
 
     def __init__(self, message: str) -> None:
         super().__init__([LineError(0, "(file)", message)], 1)
+
+
+class NotJsonLinesError(WholeFileError):
+    """The file is one JSON array (pretty-printed or on one line), not JSON lines; nothing was written.
+    One error says so: read line by line, every line of the array was bad and none said why."""
+
+
+class UnpacksTooLargeError(WholeFileError):
+    """A gzip file unpacking past IMPORT_MAX_UNPACKED_BYTES; reading stops there, nothing was written."""
 
 
 ARRAY_PEEK_BYTES = 1 << 20  # holds the first element of a ProcessBench file, to name what the file is
@@ -109,9 +119,11 @@ def _iter_parsed(
     validate_only checks lines without building them (yielding the answers to grade for a good
     line); the write pass then builds them without checking again.
     """
-    for number, raw in enumerate(stream, start=1):
-        if progress:
-            progress(len(raw))
+    for number, raw in _lines(stream, progress):
+        if raw is None:
+            limit = settings.IMPORT_MAX_LINE_BYTES
+            yield number, LineError(number, "(line)", f"longer than {limit:,} bytes (IMPORT_MAX_LINE_BYTES)")
+            continue
         if not raw.strip():
             continue
         try:
@@ -132,6 +144,36 @@ def _iter_parsed(
             yield number, LineError(number, exc.path, exc.message)
         except Exception as exc:  # a line nothing above foresaw: still an error with its number, never a 500
             yield number, LineError(number, "(line)", f"could not be read: {type(exc).__name__}: {exc}"[:500])
+
+
+def _lines(stream: IO[bytes], progress: ProgressCallback | None) -> Iterator[tuple[int, bytes | None]]:
+    """(number, line) for every line; None in place of a line longer than IMPORT_MAX_LINE_BYTES,
+    which is read past without being held. Raises UnpacksTooLargeError past IMPORT_MAX_UNPACKED_BYTES
+    (a plain file is capped at upload; a gzip one only here)."""
+    limit, cap = settings.IMPORT_MAX_LINE_BYTES, settings.IMPORT_MAX_UNPACKED_BYTES
+    total = 0
+
+    def read(size: int) -> bytes:
+        nonlocal total
+        chunk = stream.readline(size)
+        total += len(chunk)
+        if progress:
+            progress(len(chunk))
+        if total > cap:
+            raise UnpacksTooLargeError(
+                f"the file unpacks to more than {cap:,} bytes (IMPORT_MAX_UNPACKED_BYTES); split it into smaller files"
+            )
+        return chunk
+
+    number = 0
+    while raw := read(limit + 1):
+        number += 1
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield number, raw
+            continue
+        while raw and not raw.endswith(b"\n"):  # the rest of the long line, a chunk at a time
+            raw = read(1 << 20)
+        yield number, None
 
 
 NOT_TEXT = "not UTF-8 text"

@@ -22,6 +22,7 @@ from annotate.services import auto_labels
 from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, build_pairs
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.imports.reading import (
+    BATCH_BYTES,
     BATCH_SIZE,
     AnswerPair,
     ImportValidationError,
@@ -107,15 +108,25 @@ def import_file(
 
 
 def _parsed_batches(path: Path, progress: ProgressCallback | None) -> Iterator[list[ParsedSolution]]:
+    """Batches of BATCH_SIZE solutions, or fewer when their lines pass BATCH_BYTES: 1,000 lines
+    near the line limit would otherwise be gigabytes in memory (and prefetch holds two batches)."""
+    read = 0
+
+    def counted(n: int) -> None:
+        nonlocal read
+        read += n
+        if progress:
+            progress(n)
+
     with open_jsonl(path) as stream:
         batch: list[ParsedSolution] = []
-        for number, item in _iter_parsed(stream, progress):
+        for number, item in _iter_parsed(stream, counted):
             if not isinstance(item, ParsedSolution):
                 raise ImportValidationError([LineError(number, "(file)", "changed while importing")], 1)
             batch.append(item)
-            if len(batch) >= BATCH_SIZE:
+            if len(batch) >= BATCH_SIZE or read >= BATCH_BYTES:
                 yield batch
-                batch = []
+                batch, read = [], 0
         if batch:
             yield batch
 
