@@ -321,3 +321,31 @@ def test_two_tabs_on_one_solution_are_told_and_the_later_different_submit_is_ref
     assert Annotation.objects.filter(solution=solution).count() == 1
     kept = Assignment.objects.get(solution=solution).draft["refused_submit"]
     assert [s["rating"] for s in kept["steps"]][:2] == [1, -1]
+
+
+def test_changes_on_a_device_after_another_submitted_are_named_not_dropped(pages, screenshot):
+    """Was: the second device's draft save met "already submitted", and the page moved on with a
+    passing word; its different ratings were gone without being named."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    laptop = pages.page(pages.context())
+    open_workspace(laptop, "ann")
+    laptop.keyboard.press("3")
+    expect(laptop.locator(".sl-save")).to_have_text("Saved")
+
+    phone = pages.page(pages.context())  # another browser: no storage events between them
+    open_workspace(phone, "ann")
+    expect_rated(phone, 1)
+    laptop.keyboard.press("3")
+    laptop.keyboard.press("3")
+    laptop.keyboard.press("Enter")
+    expect_empty_queue(laptop)
+
+    phone.keyboard.press("2")  # step 2 Neutral, saved a moment later: the server says it is submitted
+    alert = phone.locator(".sl-alert")
+    expect(alert).to_contain_text("already submitted", timeout=15_000)
+    expect(alert).to_contain_text("Not recorded from this tab: Step 1 Positive · Step 2 Neutral.")
+    screenshot(phone, "workspace-device-changes-not-recorded")
+    assert main_ratings(annotation_for(solution)) == [1, 1, 1]
+    assert Annotation.objects.filter(solution=solution).count() == 1

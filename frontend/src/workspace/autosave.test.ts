@@ -131,6 +131,25 @@ describe("the draft keeper both pages share", () => {
     expect(host.say).toHaveBeenCalledWith("Already submitted. Here is the next pair.");
   });
 
+  it("names the changes this tab held when the task was submitted elsewhere, in an alert", async () => {
+    const { api, host } = setup();
+    const described = { ...host, describeWork: () => (host.choice ? `chose ${host.choice}` : null) };
+    const tab = new DraftSync<Fields>(api, described, new LocalDrafts("t2:", new MemoryStorage()), "pair");
+    described.loadNext = vi.fn(async () => void tab.begin(2, null));
+    tab.begin(1, null);
+    host.choice = "B";
+    api.saveDraft.mockResolvedValueOnce({
+      status: 409,
+      data: { detail: "This assignment was already submitted.", code: "assignment_finished" },
+    } as never);
+    tab.persist(true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(host.fail).toHaveBeenCalledWith(
+      "This assignment was already submitted. Not recorded from this tab: chose B. Here is the next pair.",
+    );
+    expect(host.say).not.toHaveBeenCalled();
+  });
+
   it("two tabs on one task: one that closes without a change keeps the other's newer work", async () => {
     const { api, host, local, sync: tabA } = setup();
     const hostB = { ...host, choice: "", fields: () => ({ choice: hostB.choice }) };

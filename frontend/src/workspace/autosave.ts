@@ -29,6 +29,9 @@ export interface SyncHost<F> {
   loadNext(): Promise<void>;
   /** A submit or skip is in flight: no draft save then (one after a submit would be refused). */
   busy(): boolean;
+  /** This tab's work in words ("Step 1 Neutral · Step 2 Positive"), or null when there is none:
+   * said when the assignment turns out finished elsewhere while this tab held changes. */
+  describeWork?(): string | null;
 }
 
 export class DraftSync<F extends object> {
@@ -171,7 +174,7 @@ export class DraftSync<F extends object> {
             if (!this.quiet) this.host.status("Saved");
           }
         } else if (assignmentFinished(r.status, r.data)) {
-          void this.moveOn(detail(r.data, `This ${this.what} is no longer yours to label.`));
+          void this.finishedElsewhere(detail(r.data, `This ${this.what} is no longer yours to label.`));
         } else if (GONE.has(r.status)) {
           this.gone = true;
           this.host.status("Saved in this browser");
@@ -204,7 +207,7 @@ export class DraftSync<F extends object> {
       const r = await this.api.heartbeat(id);
       if (epoch !== this.epoch) return false;
       if (assignmentFinished(r.status, r.data)) {
-        void this.moveOn(detail(r.data, `This ${this.what} is no longer yours to label.`));
+        void this.finishedElsewhere(detail(r.data, `This ${this.what} is no longer yours to label.`));
       } else if (GONE.has(r.status)) {
         this.gone = true;
         this.host.status("Saved in this browser"); // no more server saves: the bar says where the work is
@@ -214,6 +217,17 @@ export class DraftSync<F extends object> {
       /* offline: the next beat tries again */
     }
     return true;
+  }
+
+  /**
+   * The server says the assignment was submitted or skipped elsewhere (another tab or device of
+   * this annotator). Changes this tab made that the server never got were dropped with a passing
+   * word: now they are named in an alert that stays, so the annotator sees what was not recorded.
+   */
+  private finishedElsewhere(why: string): Promise<void> {
+    const work = this.saved ? null : (this.host.describeWork?.() ?? null);
+    if (work === null) return this.moveOn(why);
+    return this.moveOn(`${why} Not recorded from this tab: ${work}.`, true);
   }
 
   /**

@@ -10,6 +10,7 @@ import { Api, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import { DraftSync, GONE } from "./autosave";
 import { type Draft, otherTabChange, stepDrafts } from "./draft";
 import { submittedMessage } from "./guidance";
+import { summarizeSubmit } from "./refused";
 import type { ActiveTimer } from "./timer";
 
 /** What the session needs from the page. */
@@ -53,6 +54,7 @@ export class Session {
         fail: (message) => host.fail(message),
         loadNext: () => host.loadNext(),
         busy: () => this.submitting,
+        describeWork: () => describeLabels(host.labels()),
       },
       stepDrafts,
       "solution",
@@ -218,4 +220,13 @@ export class Session {
       this.host.fail("Not skipped: the server could not be reached. Try again.");
     }
   }
+}
+
+/** Saved labels in the words of a refused submit ("Step 1 Positive · Step 2 Negative (flagged)"),
+ * or null when no step holds any work. */
+export function describeLabels(saved: SavedLabels | null): string | null {
+  const steps = (saved?.labels ?? [])
+    .map((label, index) => ({ ...label, index }))
+    .filter((label) => label.rating !== null || label.flagged || label.alternatives.length || label.critique || label.human);
+  return steps.length ? summarizeSubmit({ steps }) : null;
 }
