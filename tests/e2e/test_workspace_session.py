@@ -349,3 +349,41 @@ def test_changes_on_a_device_after_another_submitted_are_named_not_dropped(pages
     screenshot(phone, "workspace-device-changes-not-recorded")
     assert main_ratings(annotation_for(solution)) == [1, 1, 1]
     assert Annotation.objects.filter(solution=solution).count() == 1
+
+
+def test_text_typed_in_a_box_survives_closing_the_tab_and_a_move_to_another_browser(pages):
+    """Was: ratings, flags and saved critiques came back, but a critique or corrected step still
+    being typed (no Enter yet) was gone when the tab closed."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    ctx = pages.context()
+    page = pages.page(ctx)
+    open_workspace(page, "ann")
+    page.keyboard.press("1")  # step 1 Negative
+    expect(page.locator(".sl-save")).to_have_text("Saved")
+    page.keyboard.press("e")
+    critique = page.locator("#sl-critique-0")
+    expect(critique).to_be_focused()
+    critique.type("The sum is $2+2=4$, not 5 — ü")
+    page.wait_for_timeout(300)
+    page.close()  # mid-sentence, no Enter
+
+    page = open_second_tab(pages, ctx)  # this browser's draft
+    expect(page.locator("#sl-critique-0")).to_be_visible()
+    expect(page.locator("#sl-critique-0")).to_have_value("The sum is $2+2=4$, not 5 — ü")
+    expect(page.locator(".sl-notice")).to_contain_text("Resumed")
+    page.locator("#sl-critique-0").type(" (checked)")
+    page.wait_for_timeout(2_000)  # the server's copy catches up
+    page.close()
+
+    other = pages.page()  # another browser: the server's draft
+    open_workspace(other, "ann")
+    box = other.locator("#sl-critique-0")
+    expect(box).to_have_value("The sum is $2+2=4$, not 5 — ü (checked)")
+    box.press("Enter")
+    other.keyboard.press("Enter")
+    expect_empty_queue(other)
+    (step,) = label_steps(annotation_for(solution))
+    assert step["completions"][0]["rating"] == -1
+    assert step["completions"][0]["critique"] == "The sum is $2+2=4$, not 5 — ü (checked)"

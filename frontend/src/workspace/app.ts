@@ -112,6 +112,7 @@ export class Workspace {
     this.api = new Api(config.api_base, config.csrf_token);
     this.session = new Session(this.api, {
       labels: () => (this.state ? toSaved(this.state) : null),
+      typing: () => Object.assign({}, ...this.steps.map((v) => v.typing())),
       saveState: (text) => (this.saveState.textContent = text),
       say: (text) => this.say(text),
       fail: (message) => this.fail(message),
@@ -192,6 +193,11 @@ export class Workspace {
         this.footer,
       ),
     );
+
+    // Text typed in a writer box goes into the draft as it is typed (quietly: no "Saving…" per key)
+    this.stepList.addEventListener("input", (e) => {
+      if (e.target instanceof HTMLTextAreaElement && this.state && !this.session.submitting) this.session.persist(true, true);
+    });
 
     const guidelines = setRendered(
       h("div", { class: "sl-md sl-guidelines" }),
@@ -310,12 +316,15 @@ export class Workspace {
     const parts = views?.stepParts(task.steps, { kind: task.kind, language: task.language });
     this.steps = task.steps.map((st, i) => new StepView(i, st, (fn, save) => this.act(fn, save), parts?.[i]));
     this.stepList.replaceChildren(...this.steps.map((v) => v.li));
+    const typed = this.steps.flatMap((v) => v.restoreTyping(draft?.typing ?? {}));
+    this.state = reopenTyped(this.state, typed);
     this.render();
     window.scrollTo({ top: 0 });
     this.focusCurrent();
     // Only work that was actually restored is announced (an untouched task also has a draft: its key).
-    if (draft && hasWork(this.state)) this.say("Resumed your saved work on this solution.");
-    this.session.started(draft, !hasWork(this.state));
+    const resumed = hasWork(this.state) || typed.length > 0;
+    if (draft && resumed) this.say("Resumed your saved work on this solution.");
+    this.session.started(draft, !resumed);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -547,4 +556,17 @@ export class Workspace {
     this.alert.hidden = true;
     this.alert.textContent = "";
   }
+}
+
+/** Reopen the box whose unsaved text a draft brought back (the first one, where its key acts):
+ * `restore` opens none, and text in a closed box went unseen. */
+function reopenTyped(s: LabelingState, typed: readonly string[]): LabelingState {
+  const cur = currentIndex(s);
+  for (const id of typed) {
+    const [, kind, index] = /^sl-(human|newalt|critique)-(\d+)$/.exec(id) ?? [];
+    const step = Number(index);
+    if (kind === "critique" && s.labels[step]?.rating != null) return { ...s, focus: { kind: "critique", step } };
+    if ((kind === "human" || kind === "newalt") && step === cur) return focusWriter(s, kind);
+  }
+  return s;
 }

@@ -128,8 +128,10 @@ export class DraftSync<F extends object> {
     this.rev = Math.max(this.rev, this.local.storedRev(this.id)) + 1;
     this.local.save(this.id, this.draft());
     if (!toServer) return;
+    // a quiet save (text typed in a box) rides along with a reported one that waits: the bar still
+    // says "Saved" when that one lands
+    this.quiet = quiet && (this.saved || this.quiet);
     this.saved = false;
-    this.quiet = quiet;
     if (!quiet) this.host.status("Saving…");
     this.cancel();
     const now = Date.now();

@@ -20,6 +20,8 @@ export interface Draft extends DraftBase {
   labels: SavedLabels | null;
   /** A submit sent but not yet acknowledged: resent as is after a reload. */
   pending?: SubmitPayload | null;
+  /** Text in the writer boxes not saved into the labels yet, by box id (stepview.ts `typing`). */
+  typing?: Record<string, string>;
 }
 
 export function isDraft(v: unknown): v is DraftBase {

@@ -17,6 +17,8 @@ import type { ActiveTimer } from "./timer";
 export interface SessionHost {
   /** The labels to save with the draft. */
   labels(): SavedLabels | null;
+  /** Text in the writer boxes not saved into the labels yet, by box id. */
+  typing(): Record<string, string>;
   saveState(text: string): void;
   say(text: string): void;
   fail(message: string | Node): void;
@@ -29,7 +31,7 @@ export interface SessionHost {
   progressChanged(): void;
 }
 
-type StepFields = Pick<Draft, "labels" | "pending">;
+type StepFields = Pick<Draft, "labels" | "pending" | "typing">;
 
 export class Session {
   task: Task | null = null;
@@ -48,7 +50,7 @@ export class Session {
     this.sync = new DraftSync<StepFields>(
       api,
       {
-        fields: () => ({ labels: host.labels(), pending: this.pending }),
+        fields: () => ({ labels: host.labels(), pending: this.pending, typing: host.typing() }),
         status: (text) => this.status(text),
         say: (text) => host.say(text),
         fail: (message) => host.fail(message),

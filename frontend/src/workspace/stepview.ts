@@ -408,6 +408,29 @@ export class StepView {
     this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
   }
 
+  /** Text written in this step's boxes and not saved into the labels yet, by box id: kept in the
+   * draft, so a tab closed mid-sentence loses nothing (empty boxes are left out). */
+  typing(): Record<string, string> {
+    const typed: Record<string, string> = {};
+    if (this.humanInput.value.trim()) typed[this.humanInput.id] = this.humanInput.value;
+    if (this.newAltInput.value.trim()) typed[this.newAltInput.id] = this.newAltInput.value;
+    if (this.critiqueUnsaved && this.critiqueInput.value.trim()) typed[this.critiqueInput.id] = this.critiqueInput.value;
+    return typed;
+  }
+
+  /** Put back what `typing` kept; the ids of the boxes that got text. */
+  restoreTyping(typed: Readonly<Record<string, string>>): string[] {
+    const filled: string[] = [];
+    for (const input of [this.humanInput, this.newAltInput, this.critiqueInput]) {
+      const text = typed[input.id];
+      if (typeof text !== "string" || !text.trim()) continue;
+      input.value = text.slice(0, 5000);
+      if (input === this.critiqueInput) this.critiqueUnsaved = true;
+      filled.push(input.id);
+    }
+    return filled;
+  }
+
   /** The element that holds keyboard focus for the state's focus at this (current) step. */
   focusTarget(s: LabelingState): HTMLElement {
     if (s.focus.kind === "critique") return this.critiqueInput;
