@@ -86,6 +86,15 @@ def test_code_solution_labeled_with_keyboard_and_critique(pages, screenshot, tmp
     expect(current_step(page).locator(".sl-critique-text")).to_have_text(critique)
     expect(page.get_by_role("button", name="Submit")).to_be_enabled()
     expect(page.locator(".sl-notice")).not_to_contain_text("Not ready")  # it described the labels before
+    # A corrected step is drawn as code, its lines and indentation as typed (it read as one line of prose).
+    page.keyboard.press("c")
+    fixed = page.locator("#sl-human-2")
+    expect(fixed).to_be_focused()
+    fixed.fill("    ordered = sorted(values)\n    return ordered[-2]")
+    fixed.press("Enter")
+    expect(current_step(page).locator(".sl-written-code .sl-code-body")).to_have_text(
+        "    ordered = sorted(values)\n    return ordered[-2]"
+    )
     screenshot(page, "kinds-code-critique-written", full_page=True)
     # The critique is in the draft: a reload brings it back.
     page.reload()
@@ -97,6 +106,7 @@ def test_code_solution_labeled_with_keyboard_and_critique(pages, screenshot, tmp
     assert (record["question"]["kind"], record["question"]["language"]) == ("code", "python")
     assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, 1, -1]
     assert record["label"]["steps"][2]["completions"][0]["critique"] == critique
+    assert record["label"]["steps"][2]["human_completion"]["text"] == "    ordered = sorted(values)\n    return ordered[-2]"
     assert "critique" not in record["label"]["steps"][0]["completions"][0]
     [row] = _export(project, "critique")
     assert row["verdicts"][-1] == {"index": 2, "rating": -1, "critique": critique, "lines": [4, 4]}

@@ -94,10 +94,18 @@ export function stepBody(step: TaskStep, display: StepDisplay, firstLine: number
   return setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(step.text));
 }
 
-/** The body and type badge of every step of a code or trace task (code lines numbered across steps). */
-export function stepParts(steps: readonly TaskStep[], display: StepDisplay): { body: HTMLElement; badge: HTMLElement | null }[] {
+/** The body and type badge of every step of a code or trace task (code lines numbered across
+ * steps), and for code how a corrected step or alternative is drawn: highlighted, as written. */
+export function stepParts(
+  steps: readonly TaskStep[],
+  display: StepDisplay,
+): { body: HTMLElement; badge: HTMLElement | null; written?: (text: string) => HTMLElement }[] {
   const lines = lineRanges(steps.map((st) => st.text));
-  return steps.map((st, i) => ({ body: stepBody(st, display, lines[i][0]), badge: typeBadge(st) }));
+  const written =
+    display.kind === "code"
+      ? (text: string) => h("div", { class: "sl-step-code sl-written-code" }, codeBlock(text, display.language))
+      : undefined;
+  return steps.map((st, i) => ({ body: stepBody(st, display, lines[i][0]), badge: typeBadge(st), written }));
 }
 
 /** The specification's examples of a code task. */

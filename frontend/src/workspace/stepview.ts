@@ -27,6 +27,9 @@ import { keyFor, RATE_ACTIONS } from "./keymap";
 export interface StepParts {
   body: HTMLElement;
   badge: HTMLElement | null;
+  /** How text the annotator writes (a corrected step, an alternative) is drawn, as the steps are:
+   * code as code, its lines and indentation kept. Absent: Markdown with math. */
+  written?: (text: string) => HTMLElement;
 }
 
 /** Applies a transition to the workspace's state (re-rendering, saving); returns the new state. */
@@ -138,6 +141,7 @@ export class StepView {
    * (it was reset to the saved critique, silently dropping what was written). */
   private critiqueUnsaved = false;
   private readonly rated: boolean;
+  private readonly written: ((text: string) => HTMLElement) | null;
 
   constructor(
     private readonly i: number,
@@ -146,6 +150,7 @@ export class StepView {
     parts?: StepParts,
   ) {
     const n = i + 1;
+    this.written = parts?.written ?? null;
     this.rated = step.rated !== false;
     this.rateButtons = RATING_BUTTONS.map((b) =>
       rateButton(b, () => act((s) => rate({ ...s, focus: { kind: "main" } }, b.rating))),
@@ -303,7 +308,7 @@ export class StepView {
     return h(
       "li",
       { class: "sl-alt", tabindex: -1, "aria-label": `Alternative ${j + 1}${offered ? "" : " (yours)"}` },
-      setRendered(h("div", { class: "sl-md sl-alt-text" }), renderStep(text)),
+      this.written ? h("div", { class: "sl-alt-text" }, this.written(text)) : setRendered(h("div", { class: "sl-md sl-alt-text" }), renderStep(text)),
       h("div", { class: "sl-rate-group", role: "group", "aria-label": `Rate alternative ${j + 1}` }, ...buttons, flag),
     );
   }
@@ -363,7 +368,7 @@ export class StepView {
     if (l.human !== null) {
       this.humanShown.append(
         h("strong", {}, s.mode === "phase1" ? "Your step: " : "Corrected step: "),
-        setRendered(h("span", { class: "sl-md" }), renderMarkdown(l.human, { inline: true })),
+        this.written ? this.written(l.human) : setRendered(h("span", { class: "sl-md" }), renderMarkdown(l.human, { inline: true })),
       );
     }
     this.writers.hidden = !(isCur && c.canWrite);
