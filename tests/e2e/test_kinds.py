@@ -106,7 +106,8 @@ def test_code_solution_labeled_with_keyboard_and_critique(pages, screenshot, tmp
     assert (record["question"]["kind"], record["question"]["language"]) == ("code", "python")
     assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, 1, -1]
     assert record["label"]["steps"][2]["completions"][0]["critique"] == critique
-    assert record["label"]["steps"][2]["human_completion"]["text"] == "    ordered = sorted(values)\n    return ordered[-2]"
+    fixed_text = record["label"]["steps"][2]["human_completion"]["text"]
+    assert fixed_text == "    ordered = sorted(values)\n    return ordered[-2]"
     assert "critique" not in record["label"]["steps"][0]["completions"][0]
     [row] = _export(project, "critique")
     assert row["verdicts"][-1] == {"index": 2, "rating": -1, "critique": critique, "lines": [4, 4]}
