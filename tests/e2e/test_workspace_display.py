@@ -3,6 +3,8 @@ rating button, the "Resumed" notice only for restored work, and the favicon."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -161,3 +163,20 @@ def test_a_refused_late_submit_is_shown_with_its_labels_until_dismissed(pages, s
     page.reload()
     wait_ready(page)
     expect(page.locator(".sl-refused-item")).to_have_count(0)
+
+
+def test_a_focused_step_is_described_by_its_text_and_rating_and_a_dead_key_says_why(pages):
+    """A screen reader heard only "Step 2" as focus moved on; a rating key on a rated phase-1 step
+    did nothing without a word."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    first = page.locator(".sl-step").nth(0)
+    expect(first).to_have_accessible_description(re.compile(r"^rate this step Substitute x ?= ?3"))
+    page.keyboard.press("3")
+    expect(first).to_have_accessible_description(re.compile(r"^Positive Substitute"))
+    page.keyboard.press("1")  # the current step is now step 2: rated on
+    page.keyboard.press("1")  # step 2 Negative ends the pass: a third key changes nothing
+    expect(page.locator(".sl-notice")).to_have_text("Step 2 is rated already: Backspace undoes that rating.")

@@ -33,7 +33,7 @@ import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { ConfirmDialog, keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
 import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, ratingOf } from "./keymap";
-import { EMPTY_TEXT, emptyQueueText, guidance } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance, unrateableWhy } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
@@ -433,7 +433,9 @@ export class Workspace {
   private perform(action: KeyAction): void {
     const rating = ratingOf(action);
     if (rating !== null) {
-      this.act((s) => rate(s, rating));
+      const before = this.state;
+      const why = before && this.act((s) => rate(s, rating)) === before ? unrateableWhy(before) : null;
+      if (why) this.say(why);
       return;
     }
     switch (action) {
@@ -570,3 +572,4 @@ function reopenTyped(s: LabelingState, typed: readonly string[]): LabelingState 
   }
   return s;
 }
+

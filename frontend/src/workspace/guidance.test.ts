@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
-import { EMPTY_TEXT, emptyQueueText, guidance, SCREENING_FAILED_TEXT, submittedMessage } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance, SCREENING_FAILED_TEXT, submittedMessage, unrateableWhy } from "./guidance";
 
 const STEPS: TaskStep[] = [
   { index: 0, text: "a" },
@@ -38,6 +38,16 @@ describe("guidance", () => {
     expect(guidance({ ...s, focus: { kind: "human" } }, false)).toBe(
       "Nothing here is Positive: type your own step in the box, then Enter to save it (Esc leaves the box; Backspace then undoes the rating).",
     );
+  });
+});
+
+describe("unrateableWhy", () => {
+  it("says why a rating key did nothing: the step is rated, Backspace first, or a step to write", () => {
+    expect(unrateableWhy(rate(createState("phase1", STEPS), 0))).toBe(
+      "Step 1 is rated already: Backspace undoes that rating, or write your own step (c) or another alternative (a).",
+    );
+    expect(unrateableWhy(rate(createState("phase2", STEPS), -1))).toBe("Step 1 is rated already: Backspace undoes that rating.");
+    expect(unrateableWhy(rate(rate(createState("phase2", STEPS), 1), 1))).toBe("Nothing is left to rate: press Enter to submit.");
   });
 });
 

@@ -83,3 +83,15 @@ export function emptyQueueText(screening: { required: number; submitted: number;
     "too few screening questions."
   );
 }
+
+/** Why a rating key changed nothing (it did so silently; a phase-1 step rated Neutral left the
+ * annotator guessing that Backspace comes first). */
+export function unrateableWhy(s: LabelingState): string | null {
+  const cur = currentIndex(s);
+  if (cur === null) return `Nothing is left to rate: press ${keyFor("submit")} to submit.`;
+  if (s.focus.kind !== "main") return null; // an alternative given the rating it has: nothing to say
+  const undoKey = keyFor("undo");
+  const what = `Step ${cur + 1} is rated already: ${undoKey} undoes that rating`;
+  if (needsHumanStep(s)) return `${what}, or write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")}).`;
+  return `${what}.`;
+}

@@ -262,11 +262,21 @@ export class StepView {
       this.flag,
     );
     this.rateGroup.hidden = !this.rated;
+    const body = parts?.body ?? setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(step.text));
+    body.id = `sl-step-body-${i}`;
+    this.status.id = `sl-step-status-${i}`;
     this.li = h(
       "li",
-      { class: "sl-step", tabindex: -1, "aria-label": `Step ${n}` },
+      // focus lands here as the steps advance: a screen reader reads the step's text and where its
+      // rating stands, not just "Step 2" (the status says the rating just given, or "rate this step")
+      {
+        class: "sl-step",
+        tabindex: -1,
+        "aria-label": `Step ${n}`,
+        "aria-describedby": `sl-step-status-${i} sl-step-body-${i}`,
+      },
       h("div", { class: "sl-step-head" }, h("span", { class: "sl-step-n" }, `Step ${n}`), parts?.badge, this.status),
-      parts?.body ?? setRendered(h("div", { class: "sl-md sl-step-text" }), renderStep(step.text)),
+      body,
       this.rateGroup,
       this.critiqueOpen,
       this.critiqueShown,
