@@ -19,3 +19,8 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
 keepalive = 5
 accesslog = "-"
+# gunicorn 25+ opens a control socket at ~/.gunicorn/gunicorn.ctl by default: every instance of
+# one user shared that path (two demos side by side, the tests' servers). Off unless a path is set.
+control_socket_disable = not os.environ.get("GUNICORN_CONTROL_SOCKET")
+if not control_socket_disable:
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
