@@ -288,7 +288,8 @@ class ExportForm(forms.Form):
         choices=STEP_FORMATS,
         help_text="PRM800K: one record per labeled solution, as OpenAI's PRM800K files (ratings -1/0/+1, "
         "anonymous labeler ids). TRL: stepwise supervision rows (prompt, completions, labels). Critiques: "
-        "prompt, steps and a verdict per step. Math-Shepherd: one line per solution, each step tagged + or -.",
+        "prompt, steps and a verdict per step. Math-Shepherd: one line per human label (per solution with "
+        "automatic labels), each step tagged + or -.",
     )
     since = forms.CharField(
         label="Since (cursor)",

@@ -202,4 +202,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
         return progress(job)
 
     def get_url(self, job: ImportJob) -> str:
-        return reverse("project-import-detail", kwargs={"slug": job.project.slug, "id": job.pk})
+        # absolute, as an export job's download_url: a script polls both the same way
+        request = self.context.get("request")
+        path = reverse("project-import-detail", kwargs={"slug": job.project.slug, "id": job.pk})
+        return request.build_absolute_uri(path) if request else path

@@ -191,7 +191,7 @@ class ImportView(APIView):
         body = ImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         job = imports.start_import(project=project, user=request.user, upload=body.validated_data["file"])
-        return Response(ImportJobSerializer(job).data, status=202)
+        return Response(ImportJobSerializer(job, context={"request": request}).data, status=202)
 
 
 class ImportJobDetail(APIView):
@@ -206,4 +206,4 @@ class ImportJobDetail(APIView):
         job = selectors.import_job(project=project, job_id=id)
         if job is None:
             raise Http404("No such import in this project.")
-        return Response(ImportJobSerializer(job).data)
+        return Response(ImportJobSerializer(job, context={"request": request}).data)

@@ -290,6 +290,9 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
     for field in [*step_only, *helps, page.get_by_label("Critique required on -1 steps")]:
         expect(field).to_be_hidden()
     expect(page.get_by_label("Rate observations (agent traces)")).to_be_hidden()
+    # one guidelines template for pairs: the per-kind links (which changed nothing) go too
+    links = page.locator("[data-guideline-links]")
+    expect(links).to_be_hidden()
     for field in ("Overlap", "QC rate", "Auto-retrain threshold"):
         expect(page.get_by_label(field)).to_be_visible()
     # the settings that mean something else for pairs say so
@@ -303,6 +306,7 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
         expect(field).to_be_visible()
     expect(retrain_help).to_have_text("Retrain the PRM after this many new step labels.")
     expect(page.get_by_label("Control share")).to_have_value("0.2")
+    expect(links).to_be_visible()
 
     # a compare project made from the form
     page.get_by_label("Task kind").select_option("compare")

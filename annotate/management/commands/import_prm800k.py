@@ -91,7 +91,10 @@ class Command(BaseCommand):
                             write_progress=writing.update,
                             pairs_per_problem=pairs_per_problem,
                         )
-                    self.stdout.write(f"Created project {project}.")
+                    self.stdout.write(
+                        f"Created project {project}. It has no members yet: add a lead with "
+                        f"manage.py add_member --project {project} --user NAME --role lead"
+                    )
                 else:
                     result = import_file(
                         project=project_obj,

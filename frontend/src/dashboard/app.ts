@@ -10,6 +10,7 @@ import {
   fmtPct,
   fmtScore,
   fmtSeconds,
+  fmtWhen,
   generationLabel,
   generationLines,
   GOLD_FIRST_ERROR_HELP,
@@ -78,10 +79,8 @@ function swatch(color: string): HTMLElement {
   return node;
 }
 
-/** Short local date and time: "Nov 30, 23:35". */
 function when(iso: string | null): string {
-  if (!iso) return "—";
-  return new Date(iso).toLocaleString("en-GB", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return fmtWhen(iso);
 }
 
 const GEN_COLORS = ["#afb8c1", "#1f6feb"] as const;

@@ -9,6 +9,7 @@ import {
   fmtPct,
   fmtScore,
   fmtSeconds,
+  fmtWhen,
   agreementNotes,
   curveNote,
   generationLabel,
@@ -245,6 +246,15 @@ describe("format", () => {
       "Latest point (run #3, 410 step labels): step accuracy 0.630, first-error F1 0.450 " +
         "(trained before held-out sizes and intervals were recorded).",
     );
+  });
+});
+
+describe("fmtWhen", () => {
+  it("gives the year only when it is not this one", () => {
+    const now = new Date(2026, 11, 7, 12, 0);
+    expect(fmtWhen(new Date(2026, 10, 30, 23, 35).toISOString(), now)).toBe("30 Nov, 23:35");
+    expect(fmtWhen(new Date(2022, 11, 24, 5, 1).toISOString(), now)).toBe("24 Dec 2022, 05:01");
+    expect(fmtWhen(null, now)).toBe("—");
   });
 });
 

@@ -3,6 +3,15 @@ import type { AnnotatorRow, CurvePoint, GenerationProgress, HeldOut, Pace, Progr
 
 export const DASH = "—";
 
+/** Short local date and time, "30 Nov, 23:35", with the year when it is not this one ("24 Dec 2022,
+ * 05:01": an imported PRM800K label's date read as later this month). */
+export function fmtWhen(iso: string | null, now: Date = new Date()): string {
+  if (!iso) return DASH;
+  const at = new Date(iso);
+  const year = at.getFullYear() === now.getFullYear() ? {} : { year: "numeric" as const };
+  return at.toLocaleString("en-GB", { month: "short", day: "numeric", ...year, hour: "2-digit", minute: "2-digit" });
+}
+
 export function fmtInt(n: number | null | undefined): string {
   return n === null || n === undefined ? DASH : Math.round(n).toLocaleString("en-US");
 }

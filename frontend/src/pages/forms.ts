@@ -85,9 +85,16 @@ export function startGuidelineTemplates(root: Document): void {
       put(taskKind?.value === "compare" ? "compare" : kind, true);
     });
   }
+  // A compare project has one template: the per-kind links changed nothing while Compare was chosen.
+  const linksLine = root.querySelector<HTMLElement>("[data-guideline-links]");
+  const showLinks = () => {
+    if (linksLine) linksLine.hidden = taskKind?.value === "compare";
+  };
+  showLinks();
   for (const select of [contentKind, taskKind]) {
     select?.addEventListener("change", () => {
       if (untouched()) put(kindNow(), false);
+      showLinks();
     });
   }
 }

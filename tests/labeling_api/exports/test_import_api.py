@@ -22,6 +22,8 @@ def _imported(client, name: str, content: bytes | None = None) -> dict:
     content = (FIXTURES / name).read_bytes() if content is None else content
     started = client.post("/api/v1/projects/exp/imports/", {"file": io.BytesIO(content)}, format="multipart")
     assert started.status_code == 202 and started.data["status"] == "created", started.data
+    # absolute, like an export's download_url
+    assert started.data["url"] == f"http://testserver/api/v1/projects/exp/imports/{started.data['id']}/"
     path = Path(ImportJob.objects.get(pk=started.data["id"]).file_path)
     assert path.exists()
     import_jobs.run_import_job(import_id=started.data["id"])
