@@ -141,10 +141,6 @@ ROUTES: dict[str, list[Call]] = {
                Call("POST",           row(302, 302, 302, 302, 302, 302, 302, 302))],
     "password_change": [Call("GET",   row(302, 200, 200, 200, 200, 200, 200, 200))],
     "password_change_done": [Call("GET", row(302, 200, 200, 200, 200, 200, 200, 200))],
-    "password_reset": [Call("GET",    row(200, 200, 200, 200, 200, 200, 200, 200))],
-    "password_reset_done": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
-    "password_reset_confirm": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
-    "password_reset_complete": [Call("GET", row(200, 200, 200, 200, 200, 200, 200, 200))],
 }
 # fmt: on
 

@@ -123,7 +123,6 @@ def _url(key: str, world: World, kind: str) -> str:
             kwargs={"content_type_id": ContentType.objects.get_for_model(project).pk, "object_id": project.pk},
         ),
         "invite-accept": reverse("invite-accept", kwargs={"secret": "no-such-invite"}),
-        "password_reset_confirm": reverse("password_reset_confirm", kwargs={"uidb64": "MQ", "token": "bad-token"}),
         "project-import-detail": reverse(
             "project-import-detail", kwargs={"slug": project.slug, "id": rows["annotate.importjob"].pk}
         ),
