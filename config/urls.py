@@ -20,9 +20,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
-    path(
-        "accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"
-    ),
+    path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/v1/", include("labeling_api.urls")),
     path("", include("annotate.urls")),
 ]
