@@ -196,7 +196,9 @@ def test_a_strength_is_chosen_never_preselected_and_a_tie_sends_none(pages, scre
     verdict = page.locator(".sl-compare-verdict")
     expect(strengths.locator("[aria-pressed=true]")).to_have_count(0)
 
-    page.get_by_role("button", name="Submit (Enter)").click()
+    submit = page.get_by_role("button", name="Submit (Enter)")
+    expect(submit).to_have_class(re.compile(r"\bsl-not-ready\b"))  # looks unready until a full choice
+    submit.click()
     expect(alert).to_have_text("Choose A, B or tie first (← / a, → / b, t).")
     page.keyboard.press("a")
     expect(alert).to_be_hidden()  # the stale prompt goes with the choice
@@ -208,6 +210,7 @@ def test_a_strength_is_chosen_never_preselected_and_a_tie_sends_none(pages, scre
     page.keyboard.press("2")
     expect(alert).to_be_hidden()
     expect(verdict).to_have_text("A is clearly better")
+    expect(submit).not_to_have_class(re.compile(r"\bsl-not-ready\b"))
     page.keyboard.press("Enter")
     expect(page.locator(".sl-save")).to_have_text("Submitted (1 this session)")
 

@@ -234,7 +234,13 @@ def test_give_up_with_a_reason(pages, screenshot):
     expect(reason).to_be_focused()
     page.keyboard.press("Enter")  # empty: refused, the dialog stays
     expect(dialog).to_be_visible()
-    page.keyboard.type("Step 2 uses a notation I do not know.")
+    page.keyboard.type("Step 2 uses a notation")
+    page.keyboard.press("Escape")  # closed mid-sentence: reopening brings the text back
+    expect(dialog).to_be_hidden()
+    page.keyboard.press("g")
+    expect(reason).to_have_value("Step 2 uses a notation")
+    page.keyboard.press("End")
+    page.keyboard.type(" I do not know.")
     screenshot(page, "workspace-give-up-dialog")
     page.keyboard.press("Enter")
     expect_empty_queue(page)

@@ -283,6 +283,7 @@ export class Workspace {
       return;
     }
     this.hideAlert();
+    this.reasonDialog.reset();
     const draft = this.session.begin(task);
     if (!task) {
       this.state = null;

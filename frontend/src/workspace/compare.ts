@@ -220,6 +220,8 @@ export class CompareWorkspace {
   }
 
   private render(): void {
+    // Not ready: looks it, but stays pressable, to say what is still missing
+    this.submitButton.classList.toggle("sl-not-ready", answerOf(this.choice) === null);
     const sides: Side[] = ["A", "B"];
     this.columns.replaceChildren(
       ...this.candidates().map((c, i) => {

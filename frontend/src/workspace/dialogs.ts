@@ -9,6 +9,9 @@ export class ReasonDialog {
   private readonly title = h("h2", { id: "sl-reason-title" });
   private readonly input: HTMLTextAreaElement;
   private kind: GiveUpReason = "give_up";
+  /** What was typed per kind and not confirmed: Esc (or Cancel) kept the dialog's text only until
+   * it opened again, empty. Forgotten when the task changes (`reset`). */
+  private typed: Partial<Record<GiveUpReason, string>> = {};
 
   constructor(private readonly onConfirm: (kind: GiveUpReason, note: string) => void) {
     this.input = h("textarea", { id: "sl-reason", rows: 3, required: true, maxlength: 2000 });
@@ -30,6 +33,7 @@ export class ReasonDialog {
       e.preventDefault();
       this.confirm();
     });
+    this.input.addEventListener("input", () => (this.typed[this.kind] = this.input.value));
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) {
         e.preventDefault();
@@ -46,7 +50,7 @@ export class ReasonDialog {
   open(kind: GiveUpReason): void {
     this.kind = kind;
     this.title.textContent = kind === "give_up" ? "Give up on this solution" : "Report a bad problem";
-    this.input.value = "";
+    this.input.value = this.typed[kind] ?? "";
     this.el.showModal();
     this.input.focus();
   }
@@ -59,8 +63,14 @@ export class ReasonDialog {
       return;
     }
     this.input.removeAttribute("aria-invalid");
+    delete this.typed[this.kind];
     this.el.close();
     this.onConfirm(this.kind, note);
+  }
+
+  /** A new task: reasons typed for the last one do not carry over. */
+  reset(): void {
+    this.typed = {};
   }
 }
 
@@ -72,8 +82,9 @@ export class ConfirmDialog {
   readonly el: HTMLDialogElement;
   private readonly title = h("h2", { id: "sl-confirm-title" });
   private readonly text = h("p", { id: "sl-confirm-text" });
-  private readonly yes = h("button", { type: "submit", class: "sl-btn sl-primary", value: "yes" });
-  private readonly keep = h("button", { type: "button", class: "sl-btn", onclick: () => this.el.close("") });
+  // what throws work away is red; keeping it, the default (focused), is the primary look
+  private readonly yes = h("button", { type: "submit", class: "sl-btn sl-danger", value: "yes" });
+  private readonly keep = h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => this.el.close("") });
   private answer: ((yes: boolean) => void) | null = null;
 
   constructor() {
