@@ -109,3 +109,25 @@ def test_the_current_step_stays_clear_of_the_sticky_bar(pages, screenshot, scree
     if screen.get("has_touch"):
         expect(page.locator(".sl-keys-hint")).to_be_hidden()  # no keys on a touch screen
         screenshot(page, "workspace-phone-current-step")
+
+
+def test_at_200_percent_zoom_the_bar_scrolls_away_and_the_critique_box_shows(pages, screenshot):
+    """A 1280 x 900 window at 200% zoom is 640 x 450 CSS pixels: the sticky bar, wrapped, covered a
+    quarter of it and the step whose critique was being typed."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, [f"Step {i}: " + "a long line of reasoning " * 12 for i in range(4)])
+    page = pages.page(pages.context(viewport={"width": 640, "height": 450}, device_scale_factor=2))
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    page.keyboard.press("1")
+    page.keyboard.press("e")
+    box = page.locator("#sl-critique-1")
+    expect(box).to_be_focused()
+    assert page.locator(".sl-bar").evaluate("el => getComputedStyle(el).position") == "static"
+    page.keyboard.type("The second step drops a sign.")
+    bar = page.locator(".sl-bar").bounding_box()
+    where = box.bounding_box()
+    assert bar is not None and where is not None
+    assert bar["y"] + bar["height"] <= where["y"] or bar["y"] >= where["y"] + where["height"], (bar, where)
+    screenshot(page, "workspace-zoom-200-critique")
