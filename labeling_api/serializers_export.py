@@ -105,9 +105,8 @@ class ExportJobRequestSerializer(ExportOptionsSerializer):
     def to_internal_value(self, data) -> dict:
         params = _params(data)
         exports.refuse_unknown(params, exports.OPTION_NAMES | {"gzip"})
-        gzip_value = params.pop("gzip", None)
-        gzip_value = gzip_value[-1] if isinstance(gzip_value, list) and gzip_value else gzip_value
-        gzip_output = exports.parse_flag(gzip_value, "gzip")
+        gzip_output = exports.parse_flag(exports.single_value(params, "gzip"), "gzip")
+        params.pop("gzip", None)
         return {**super().to_internal_value(params), "gzip": gzip_output}
 
 
@@ -126,9 +125,9 @@ class StreamRequestSerializer(ExportOptionsSerializer):
                 "gzip", "the stream is plain JSONL; gzip applies to export jobs (POST /api/v1/projects/{slug}/exports/)"
             )
         exports.refuse_unknown(params, exports.OPTION_NAMES | {"trailer"})
-        trailer = params.pop("trailer", None)
-        trailer = trailer[-1] if isinstance(trailer, list) and trailer else trailer
-        return {**super().to_internal_value(params), "trailer": exports.parse_flag(trailer, "trailer")}
+        trailer = exports.parse_flag(exports.single_value(params, "trailer"), "trailer")
+        params.pop("trailer", None)
+        return {**super().to_internal_value(params), "trailer": trailer}
 
 
 class ExportJobSerializer(serializers.ModelSerializer):

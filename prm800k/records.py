@@ -87,6 +87,9 @@ def build_record(parts: RecordParts) -> dict[str, Any]:
     return record
 
 
+HISTORY_KEY = "history"  # the last key of an export with include_history=true
+
+
 def shape_overrides(obj: dict[str, Any], parts: RecordParts) -> dict[str, Any] | None:
     """Record what the canonical rebuild from `parts` would not reproduce, so export gives `obj` back."""
     shape: dict[str, Any] = {}
@@ -99,9 +102,12 @@ def shape_overrides(obj: dict[str, Any], parts: RecordParts) -> dict[str, Any] |
         extra = {key: value for key, value in obj["label"].items() if key not in LABEL_KEYS}
         if extra:
             shape["label_extra"] = extra
-    if list(obj) != list(RECORD_KEYS):
-        shape["record_keys"] = list(obj)
-        extra = {key: value for key, value in obj.items() if key not in RECORD_KEYS}
+    # Steplabel's own `history` (include_history=true) tells of edits in the project it came from,
+    # by that project's pseudonyms: not part of the record, so a re-import leaves it out
+    keys = [key for key in obj if key != HISTORY_KEY]
+    if keys != list(RECORD_KEYS):
+        shape["record_keys"] = keys
+        extra = {key: obj[key] for key in keys if key not in RECORD_KEYS}
         if extra:
             shape["record_extra"] = extra
     return shape or None

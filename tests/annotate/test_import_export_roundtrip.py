@@ -6,6 +6,8 @@ the same order. Our exports are also byte-identical to PRM800K's own encoding, w
 
 import io
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -258,3 +260,25 @@ def test_empty_file_is_refused_as_empty(tmp_path: Path, content: str) -> None:
     with pytest.raises(CommandError, match=r"empty\.jsonl is empty: it has no JSON lines"):
         call_command("import_prm800k", str(empty), project="fresh", no_progress=True, stdout=io.StringIO())
     assert not Project.objects.filter(slug="fresh").exists()
+
+
+def test_project_slugs_on_the_command_line_are_lower_case(tmp_path: Path) -> None:
+    """Slugs are stored in lower case (the browser's form lowers them): `--project Edge` made a
+    project `Edge` whose API paths and later `--project edge` could not find it."""
+    call_command(
+        "import_prm800k", str(FIXTURES / "edge_cases.jsonl"), "--project", "Edge", "--no-progress", stdout=io.StringIO()
+    )
+    assert list(Project.objects.values_list("slug", flat=True)) == ["edge"]
+    out = tmp_path / "out.jsonl"
+    call_command("export_prm800k", "--project", "EDGE", "--out", str(out), "--no-progress", stderr=io.StringIO())
+    _assert_round_trip(FIXTURES / "edge_cases.jsonl", out)
+
+
+def test_an_export_to_a_closed_pipe_ends_quietly(monkeypatch) -> None:
+    """`export_prm800k ... | head`: the reader left; a BrokenPipeError traceback was printed."""
+    _import(FIXTURES / "edge_cases.jsonl", project="piped")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    with open(write_end, "w", encoding="utf-8") as pipe:
+        monkeypatch.setattr(sys, "stdout", pipe)
+        call_command("export_prm800k", project="piped")  # returns, no BrokenPipeError

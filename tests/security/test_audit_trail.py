@@ -279,3 +279,26 @@ def test_export_with_history_fetches_it_in_bulk(tmp_path):
         assert all(json.loads(line)["history"][0]["reason"] == "recheck" for line in lines)
         counts[n] = len(queries)
     assert counts[3] == counts[40] <= 6, counts
+
+
+def test_a_reimported_export_with_history_leaves_the_history_out(tmp_path):
+    """`history` tells of edits in the project the file came from, by its pseudonyms: an import
+    into another project keeps the record byte-exact without it, and that project's own
+    include_history export starts empty, never a copy of the other project's."""
+    from annotate.models import Project
+    from annotate.services.imports import import_file
+
+    source = _imported_annotations("first", 2, tmp_path)[0].project
+
+    def export(project, **params) -> list[str]:
+        options = exports.parse_options(project=project, params=params)
+        return list(exports.iter_lines(plan=exports.plan_export(project=project, options=options)))
+
+    with_history = export(source, include_history="true")
+    assert all(json.loads(line)["history"] for line in with_history)
+    copy_file = tmp_path / "with_history.jsonl"
+    copy_file.write_text("".join(with_history))
+    copy = Project.objects.create(slug="second")
+    import_file(project=copy, path=copy_file)
+    assert export(copy) == export(source)  # byte for byte, no history key
+    assert all(json.loads(line)["history"] == [] for line in export(copy, include_history="true"))

@@ -11,7 +11,7 @@ class Command(BaseCommand):
     help = "Add a user to a project with a role (annotator, lead, ml_engineer). Idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--project", type=str.lower, required=True, help="Project slug.")
         parser.add_argument("--user", required=True, help="Username.")
         # Checked by hand rather than with argparse `choices` so the error is a CommandError.
         parser.add_argument("--role", required=True, help=f"One of: {', '.join(Role.values)}.")

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help = "Export a project's annotations as PRM800K JSONL, streamed."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True)
+        parser.add_argument("--project", type=str.lower, required=True)
         parser.add_argument(
             "--format", default="prm800k", choices=["prm800k", "trl", "math_shepherd", "critique", "preference"]
         )
@@ -71,9 +71,15 @@ class Command(BaseCommand):
         counted = out and plan.options.labels != "auto" and plan.options.format != "trl"
         total = plan.queryset.count() if counted else None
         if out is None:
-            for line in iter_lines(plan=plan):
-                sys.stdout.write(line)
-            sys.stdout.flush()
+            try:
+                for line in iter_lines(plan=plan):
+                    sys.stdout.write(line)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                # `export_prm800k ... | head`: the reader has what it wanted; no traceback (and no
+                # second one when Python flushes stdout at exit: see the signal module's notes)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return
             if plan.cursor:
                 self.stderr.write(f"Next cursor (--since): {plan.cursor}")
             return

@@ -25,7 +25,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
-        parser.add_argument("--project", required=True, help="Project slug; created if missing.")
+        parser.add_argument("--project", type=str.lower, required=True, help="Project slug; created if missing.")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
         parser.add_argument(
             "--task",

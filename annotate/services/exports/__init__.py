@@ -24,6 +24,7 @@ from annotate.services.exports.options import (
     parse_flag,
     parse_options,
     refuse_unknown,
+    single_value,
 )
 from annotate.services.exports.sequence import lock_export_sequence, stamp_export_sequence
 from annotate.services.exports.stream import (
@@ -56,6 +57,7 @@ __all__ = [
     "iter_records",
     "lock_export_sequence",
     "parse_flag",
+    "single_value",
     "refuse_unknown",
     "OPTION_NAMES",
     "parse_options",

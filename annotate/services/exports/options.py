@@ -142,30 +142,44 @@ def refuse_unknown(params: dict[str, Any], known: frozenset[str]) -> None:
         raise ExportOptionError(*found)
 
 
+def single_value(params: dict[str, Any], name: str) -> Any:
+    """The value of a one-value option as given (None when absent).
+
+    `split=train&split=test` must not quietly mean test: a one-value option given two ways is
+    refused (generation and finish_reason take several; see parse_options.many)."""
+    value = params.get(name)
+    if isinstance(value, list):
+        if len({str(item) for item in value}) > 1:
+            shown = ", ".join(repr(str(item)) for item in value)
+            raise ExportOptionError(name, f"takes one value, got several ({shown})")
+        value = value[-1] if value else None
+    return value
+
+
+# `labeler=$L` with L unset filtered nothing, so the whole project came back (the export page
+# leaves its empty fields out; an option not wanted is left out too)
+EMPTY_VALUE = "is empty: give a value, or leave the option out for no filter"
+
+
 def parse_options(*, project: Project, params: dict[str, Any]) -> ExportOptions:
     """Validate export options from a query string or JSON body; raise ExportOptionError."""
     refuse_unknown(params, OPTION_NAMES)
 
     def one(name: str) -> str | None:
-        value = params.get(name)
-        if isinstance(value, list):
-            # `split=train&split=test` must not quietly mean test: a one-value option given two ways
-            # is refused (generation and finish_reason take several; see many)
-            if len({str(item) for item in value}) > 1:
-                shown = ", ".join(repr(str(item)) for item in value)
-                raise ExportOptionError(name, f"takes one value, got several ({shown})")
-            value = value[-1] if value else None
-        if value is None or value == "":
+        value = single_value(params, name)
+        if value is None:
             return None
+        if str(value).strip() == "":
+            raise ExportOptionError(name, EMPTY_VALUE)
         return str(value)
 
     def many(name: str) -> list[str]:
         value = params.get(name)
-        items = value if isinstance(value, list) else [value] if value not in (None, "") else []
+        items = value if isinstance(value, list) else [] if value is None else [value]
         parts = []
         for item in items:
-            if str(item) == "":
-                continue  # a form's empty field: no filter
+            if str(item).strip() == "":
+                raise ExportOptionError(name, EMPTY_VALUE)
             for part in str(item).split(","):
                 if not part.strip():  # ` ` or `1,,2` filtered nothing, so the whole project came back
                     given = repr(str(item))

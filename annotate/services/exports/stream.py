@@ -21,7 +21,7 @@ from prm800k import math_shepherd
 from prm800k.agreement import pairwise_agreement
 from prm800k.kinds import critique_row
 from prm800k.labels import main_line_ratings, walked_completion, walks_own_line
-from prm800k.records import RecordParts, build_record, dumps_record
+from prm800k.records import HISTORY_KEY, RecordParts, build_record, dumps_record
 from prm800k.schema import format_timestamp
 from prm800k.trl import trl_rows
 
@@ -146,7 +146,7 @@ def iter_records(
         for row in rows_out:
             record = build_record(_parts(row, steps.get(row["solution_id"], []), types.get(row["solution_id"])))
             if with_history:
-                record["history"] = history.get(row["id"], [])
+                record[HISTORY_KEY] = history.get(row["id"], [])
             yield record
         last_seq = rows[-1]["export_seq"]
 

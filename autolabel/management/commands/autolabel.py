@@ -24,7 +24,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--project", type=str.lower, required=True, help="Project slug.")
         parser.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8001/v1 (POST {url}/completions).")
         parser.add_argument("--model", required=True, help="The model name the server serves.")
         parser.add_argument("--rollouts", type=int, default=8, help="Completions per step prefix (N).")

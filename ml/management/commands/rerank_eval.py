@@ -40,8 +40,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--data", type=Path, required=True, help="Graded solutions: MR-Ben, ProcessBench or JSONL.")
-        parser.add_argument("--project", help="A steps project whose active PRM scores (prm_product, prm_min).")
-        parser.add_argument("--reward-project", help="A compare project whose active reward model scores (reward).")
+        parser.add_argument(
+            "--project", type=str.lower, help="A steps project whose active PRM scores (prm_product, prm_min)."
+        )
+        parser.add_argument(
+            "--reward-project", type=str.lower, help="A compare project whose active reward model scores (reward)."
+        )
         parser.add_argument("--prm-checkpoint", type=Path, help="A PRM checkpoint file instead of --project.")
         parser.add_argument("--reward-checkpoint", type=Path, help="A reward model file instead of --reward-project.")
         parser.add_argument("--sizes", default="1,2,4,8,16", help="Values of N, comma-separated.")

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--project", type=str.lower, required=True, help="Project slug.")
         parser.add_argument("--wait", action="store_true", help="Train in this process and print progress.")
         parser.add_argument("--config", default="", help="Training overrides as JSON, e.g. '{\"max_epochs\": 5}'.")
         parser.add_argument("--timeout", type=float, default=3600.0, help="With --wait: seconds to wait for a run.")

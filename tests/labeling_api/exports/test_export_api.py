@@ -236,6 +236,14 @@ def test_min_agreement_keeps_agreeing_solutions(project, clients):
         ("generation=%20", "generation"),  # blank: it filtered nothing and the whole project came back
         ("generation=1,,2", "generation"),
         ("finish_reason=found_error,", "finish_reason"),
+        # empty (`labeler=$L` with L unset): it filtered nothing and the whole project came back
+        ("labeler=", "labeler"),
+        ("split=", "split"),
+        ("generation=", "generation"),
+        ("finish_reason=", "finish_reason"),
+        ("format=", "format"),
+        ("since=", "since"),
+        ("trailer=true&trailer=false", "trailer"),  # a one-value option given two ways
         ("finish_reason=done", "finish_reason"),
         ("split=dev", "split"),
         ("since=garbage", "since"),
@@ -262,6 +270,18 @@ def test_a_labeler_typo_is_400_naming_the_value_not_an_empty_export(clients):
     assert response.json() == {"labeler": ["must be a labeler UUID, got 'not-a-uuid'"]}
     long = clients["ml"].get(f"/api/v1/projects/exp/export/?labeler={'x' * 500}")
     assert long.status_code == 400 and len(long.json()["labeler"][0]) < 120  # the value shown, cut short
+
+
+@pytest.mark.django_db
+def test_an_empty_filter_is_400_saying_to_leave_it_out_in_the_stream_jobs_and_the_command(clients):
+    message = ["is empty: give a value, or leave the option out for no filter"]
+    assert clients["ml"].get("/api/v1/projects/exp/export/?labeler=").json() == {"labeler": message}
+    jobs_before = Export.objects.count()
+    job = clients["ml"].post("/api/v1/projects/exp/exports/", {"split": ""}, format="json")
+    assert job.status_code == 400 and job.json() == {"split": message}
+    assert Export.objects.count() == jobs_before  # nothing started
+    with pytest.raises(CommandError, match="labeler: is empty"):
+        call_command("export_prm800k", "--project", "exp", "--labeler", "")
 
 
 @pytest.mark.django_db
