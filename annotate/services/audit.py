@@ -21,6 +21,7 @@ from django.db.models.functions import Greatest
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.members import labeler_uuid_for
+from core import jobs
 from prm800k.labels import label_counters
 from prm800k.schema import format_timestamp
 
@@ -84,9 +85,10 @@ def _write_revision(*, locked: Annotation, user: AbstractBaseUser | None, reason
 
 @transaction.atomic
 def revise_annotation(
-    *, annotation: Annotation, user: AbstractBaseUser | None, reason: str, **changes: Any
+    *, annotation: Annotation, user: AbstractBaseUser | None, reason: str, refresh_stats: bool = True, **changes: Any
 ) -> AnnotationRevision | None:
-    """Change a submitted annotation, keeping its previous state as a revision.
+    """Change a submitted annotation, keeping its previous state as a revision (refresh_stats:
+    rebuild the dashboard's snapshot after it; a caller revising many asks once per project).
 
     `changes` are field values (label_steps as JSON text, or a list that is serialized); counters
     are recomputed when label_steps changes. Returns the revision, or None when nothing changed.
@@ -116,7 +118,17 @@ def revise_annotation(
     locked.save(update_fields=update_fields)
     for name in update_fields:  # the caller's object shows the new state
         setattr(annotation, name, getattr(locked, name))
+    if refresh_stats:
+        _refresh_stats(locked.project_id)
     return revision
+
+
+def _refresh_stats(project_id: int) -> None:
+    """The dashboard's snapshot counted labels as they were (a gold key among them, a changed
+    rating): rebuild it once this commits, not when it next goes stale (5 minutes)."""
+    from annotate.tasks import refresh_stats_snapshot  # tasks import the services
+
+    jobs.enqueue_on_commit(refresh_stats_snapshot, project_id)
 
 
 @transaction.atomic
@@ -133,8 +145,11 @@ def mark_gold(*, annotations: QuerySet[Annotation], user: AbstractBaseUser | Non
     solution_ids = set()
     for annotation in annotations.order_by("pk"):
         solution_ids.add(annotation.solution_id)
-        count += revise_annotation(annotation=annotation, user=user, reason=reason, is_gold=True) is not None
+        changed = revise_annotation(annotation=annotation, user=user, reason=reason, is_gold=True, refresh_stats=False)
+        count += changed is not None
     Solution.objects.filter(pk__in=solution_ids).update(is_gold=True)
+    for project_id in Solution.objects.filter(pk__in=solution_ids).values_list("project_id", flat=True).distinct():
+        _refresh_stats(project_id)
     return count
 
 
@@ -152,6 +167,7 @@ def reopen_for_relabeling(*, solutions: QuerySet[Solution], user: AbstractBaseUs
         chosen.filter(project_id=project_id).update(
             is_open=True, extra_labels=Greatest(F("extra_labels"), beyond, Value(0))
         )
+        _refresh_stats(project_id)
     return len(ids)
 
 

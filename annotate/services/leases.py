@@ -49,8 +49,8 @@ class ConflictingReplay(Exception):
 
 CONFLICT_MESSAGE = (
     "This solution was already submitted from another tab or device with other ratings; that submit is the one "
-    "recorded. The ratings sent from here were not recorded; they are kept for you (listed in the workspace, and "
-    "under refused_submits in your progress)."
+    "recorded. The ratings sent from here were not recorded; they are kept for you, listed under Not recorded in the "
+    "workspace (for API clients: refused_submits in your progress, GET /api/v1/projects/<slug>/me/)."
 )
 
 

@@ -80,8 +80,8 @@ def submit(
         keep_refused(assignment=assignment, user=user, payload=submission.sent)
         raise LeaseConflict(
             "Your lease expired and another annotator took this solution, so this submit was not recorded. "
-            "Your ratings are kept: they are listed under refused_submits in your progress "
-            f"(GET /api/v1/projects/{project.slug}/me/) and in the workspace."
+            "Your ratings are kept for you, listed under Not recorded in the workspace "
+            f"(for API clients: refused_submits in your progress, GET /api/v1/projects/{project.slug}/me/)."
         ) from None
     except ConflictingReplay:
         keep_refused(assignment=assignment, user=user, payload=submission.sent, reason="conflict")

@@ -282,3 +282,16 @@ def test_an_export_to_a_closed_pipe_ends_quietly(monkeypatch) -> None:
     with open(write_end, "w", encoding="utf-8") as pipe:
         monkeypatch.setattr(sys, "stdout", pipe)
         call_command("export_prm800k", project="piped")  # returns, no BrokenPipeError
+
+
+def test_the_teams_rounds_follow_the_imported_ones() -> None:
+    """Was: a project labeling after importing OpenAI's round 6 labels reached its own round 6 after
+    six retrains, and the dashboard's round 6 and `generation=6` exports mixed the two."""
+    _import(FIXTURES / "edge_cases.jsonl", project="rounds")  # rounds 3, 4, 5, 9 (and -1, null)
+    project = Project.objects.get(slug="rounds")
+    assert project.current_generation == 10
+    project.current_generation = 12
+    project.save(update_fields=["current_generation"])
+    _import(FIXTURES / "code_steps.jsonl", project="rounds")  # no rounds: the team's stays
+    project.refresh_from_db()
+    assert project.current_generation == 12

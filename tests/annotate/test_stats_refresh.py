@@ -30,3 +30,34 @@ def test_stale_snapshot_is_served_then_rebuilt_by_a_worker():
         wait_for(lambda: cache.get(key)["at"] > snapshot["at"], timeout=60, message="snapshot rebuilt by the worker")
     assert stats.project_stats(project=project)["snapshot_at"] > stale_at.isoformat()
     cache.delete_many([key, f"{key}:refreshing"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_marking_gold_has_a_worker_rebuild_the_snapshot_at_once():
+    """Was: a label marked gold left the snapshot's label counts (and ratings, finish reasons) with
+    it until the snapshot went stale, 5 minutes, while the solution total dropped at once."""
+    import io
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    from annotate.models import Annotation
+    from annotate.services import audit
+
+    fixture = Path(__file__).parent / "fixtures" / "edge_cases.jsonl"
+    call_command("import_prm800k", str(fixture), project="goldsnap", no_progress=True, stdout=io.StringIO())
+    project = Project.objects.get(slug="goldsnap")
+    key = stats_snapshot._snapshot_key(project)
+    cache.delete_many([key, f"{key}:refreshing"])
+    labels = stats.project_stats(project=project)["progress"]["labels"]  # builds the snapshot
+    assert labels > 1
+    first = Annotation.objects.filter(project=project).order_by("pk")[:1]
+    purge_broker()
+    with celery_worker(queues="default"):
+        assert audit.mark_gold(annotations=Annotation.objects.filter(pk__in=first), user=None, reason="gold") == 1
+        wait_for(
+            lambda: stats.project_stats(project=project)["progress"]["labels"] == labels - 1,
+            timeout=60,
+            message="snapshot rebuilt after marking gold",
+        )
+    cache.delete_many([key, f"{key}:refreshing"])

@@ -387,3 +387,40 @@ def test_text_typed_in_a_box_survives_closing_the_tab_and_a_move_to_another_brow
     (step,) = label_steps(annotation_for(solution))
     assert step["completions"][0]["rating"] == -1
     assert step["completions"][0]["critique"] == "The sum is $2+2=4$, not 5 — ü (checked)"
+
+
+def test_a_submit_with_a_critique_or_step_left_unsaved_opens_it_instead_of_dropping_it(pages):
+    """Was: Esc out of a critique (or a corrected step) and Enter submitted without it, silently."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("1")  # step 1 Negative: the solution is done
+    page.keyboard.press("e")
+    page.locator("#sl-critique-0").type("Uses the wrong formula")
+    page.keyboard.press("Escape")
+    expect(page.locator(".sl-critique-open").first).to_contain_text("Finish critique (not saved)")
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-notice")).to_have_text(
+        "Not ready to submit: the critique of step 1 is written but not saved: "
+        "Enter in its box saves it, or empty the box."
+    )
+    expect(page.locator("#sl-critique-0")).to_be_focused()
+    assert not Annotation.objects.filter(solution=solution).exists()
+
+    page.keyboard.press("Enter")  # in the box: saves the critique
+    page.keyboard.press("c")
+    page.locator("#sl-human-0").type("Use $a^2+b^2=c^2$ instead")
+    page.keyboard.press("Escape")
+    expect(page.locator(".sl-write-human").first).to_have_text("Finish corrected step (not saved) (c)")
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-notice")).to_contain_text("your corrected step 1 is written but not saved")
+    expect(page.locator("#sl-human-0")).to_be_focused()
+    page.keyboard.press("Enter")  # saves the step
+    page.keyboard.press("Enter")  # submits
+    expect_empty_queue(page)
+    annotation = annotation_for(solution)
+    (step,) = label_steps(annotation)
+    assert step["completions"][0]["critique"] == "Uses the wrong formula"
+    assert step["human_completion"] is not None and "a^2+b^2" in step["human_completion"]["text"]

@@ -88,7 +88,8 @@ def submit_preference(
         keep_refused(assignment=assignment, user=user, payload=clean.sent)
         raise LeaseConflict(
             "Your lease expired and another annotator took this pair, so this submit was not recorded. "
-            "Your answer is kept under refused_submits in your progress."
+            "Your answer is kept for you, listed under Not recorded in the workspace (for API clients: refused_submits "
+            f"in your progress, GET /api/v1/projects/{assignment.project.slug}/me/)."
         ) from None
     except ConflictingReplay:
         keep_refused(assignment=assignment, user=user, payload=clean.sent, reason="conflict")

@@ -343,6 +343,12 @@ def _create_annotations(
     result.annotations_created += len(new)
     step_labels = sum(row["n_label_steps"] + row["n_alternatives"] for row in new)
     Project.objects.filter(pk=project.pk).update(step_labels_since_run=F("step_labels_since_run") + step_labels)
+    # The team's rounds go on after the file's (as PRM800K's own rounds follow one another): a
+    # project at round 0 importing OpenAI's round 6 labels next in round 7, so neither the
+    # dashboard's rounds nor a `generation=6` export mixes our labels with theirs.
+    top = max((row["generation"] for row in new if row["generation"] is not None), default=-1)
+    if top >= 0:
+        Project.objects.filter(pk=project.pk, current_generation__lte=top).update(current_generation=top + 1)
     if added:
         _add_annotation_counts(project=project, added=added)
 

@@ -504,6 +504,16 @@ export class Workspace {
   private async submit(giveUp?: { reason: GiveUpReason; note: string }): Promise<void> {
     const s = this.state;
     if (!s || this.session.submitting) return;
+    // A critique or step typed and left with Esc is not in the labels: a submit would drop it.
+    // (Text left in a box of a step since rated past is moot: that box no longer opens.)
+    const typed = this.steps.flatMap((v) => Object.keys(v.typing())).filter((id) => reopens(s, id));
+    if (typed.length > 0) {
+      this.say(`${NOT_READY} ${unsavedText(typed[0]!)} is written but not saved: Enter in its box saves it, or empty the box.`);
+      this.state = reopenTyped(s, typed);
+      this.render();
+      this.focusCurrent();
+      return;
+    }
     try {
       const payload = buildPayload(s, {
         idempotencyKey: this.session.idempotencyKey,
@@ -563,14 +573,32 @@ export class Workspace {
 
 /** Reopen the box whose unsaved text a draft brought back (the first one, where its key acts):
  * `restore` opens none, and text in a closed box went unseen. */
+/** A writer box's kind and step from its id (stepview.ts: sl-critique-2 is step 3's critique). */
+function writerBox(id: string): { kind: string; step: number } {
+  const [, kind = "", index] = /^sl-(human|newalt|critique)-(\d+)$/.exec(id) ?? [];
+  return { kind, step: Number(index) };
+}
+
+/** Whether the box `id` can open in state `s`: a critique on a rated step, a step of your own at the current one. */
+function reopens(s: LabelingState, id: string): boolean {
+  const { kind, step } = writerBox(id);
+  if (kind === "critique") return s.labels[step]?.rating != null;
+  return (kind === "human" || kind === "newalt") && step === currentIndex(s);
+}
+
+/** "the critique of step 2" for a writer box's id. */
+export function unsavedText(id: string): string {
+  const { kind, step } = writerBox(id);
+  if (kind === "critique") return `the critique of step ${step + 1}`;
+  if (kind === "human") return `your corrected step ${step + 1}`;
+  return `the new alternative at step ${step + 1}`;
+}
+
+/** The state with the first box of `typed` that can open, open (focused). */
 function reopenTyped(s: LabelingState, typed: readonly string[]): LabelingState {
-  const cur = currentIndex(s);
-  for (const id of typed) {
-    const [, kind, index] = /^sl-(human|newalt|critique)-(\d+)$/.exec(id) ?? [];
-    const step = Number(index);
-    if (kind === "critique" && s.labels[step]?.rating != null) return { ...s, focus: { kind: "critique", step } };
-    if ((kind === "human" || kind === "newalt") && step === cur) return focusWriter(s, kind);
-  }
-  return s;
+  const id = typed.find((box) => reopens(s, box));
+  if (id === undefined) return s;
+  const { kind, step } = writerBox(id);
+  return kind === "critique" ? { ...s, focus: { kind: "critique", step } } : focusWriter(s, kind as "human" | "newalt");
 }
 

@@ -124,6 +124,7 @@ export class StepView {
   private altSig = "";
   private readonly writers: HTMLElement;
   private readonly writeHuman: HTMLButtonElement;
+  private readonly writeAlt: HTMLButtonElement;
   private readonly humanShown = h("div", { class: "sl-human-shown" });
   private readonly humanForm: HTMLFormElement;
   private readonly humanInput: HTMLTextAreaElement;
@@ -234,22 +235,23 @@ export class StepView {
       },
       `Write corrected step (${humanKey})`,
     );
+    this.writeAlt = h(
+      "button",
+      {
+        type: "button",
+        class: "sl-btn sl-small",
+        "aria-keyshortcuts": altKey,
+        onclick: () => act((s) => focusWriter(s, "newalt"), false),
+      },
+      `Write alternative (${altKey})`,
+    );
     this.writers = h(
       "div",
       { class: "sl-writers" },
       h(
         "div",
         { class: "sl-writer-open" },
-        h(
-          "button",
-          {
-            type: "button",
-            class: "sl-btn sl-small",
-            "aria-keyshortcuts": altKey,
-            onclick: () => act((s) => focusWriter(s, "newalt"), false),
-          },
-          `Write alternative (${altKey})`,
-        ),
+        this.writeAlt,
         this.writeHuman,
       ),
       this.newAltForm,
@@ -383,10 +385,18 @@ export class StepView {
     }
     this.writers.hidden = !(isCur && c.canWrite);
     this.humanLabel.textContent = s.mode === "phase1" ? "Your own step (none here is Positive)" : "Corrected step";
-    const humanKey = keyFor("write-human");
-    this.writeHuman.textContent =
-      s.mode === "phase1" ? `Write your own step (${humanKey})` : `Write corrected step (${humanKey})`;
     this.humanForm.hidden = !(isCur && s.focus.kind === "human");
+    this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
+    // Text left in a closed box (Esc) is not in the labels yet: its button says so, as the critique's does
+    const humanKey = keyFor("write-human");
+    const ownStep = s.mode === "phase1" ? "your own step" : "corrected step";
+    this.writeHuman.textContent = this.keptIn(this.humanInput, this.humanForm)
+      ? `Finish ${ownStep} (not saved) (${humanKey})`
+      : `Write ${ownStep} (${humanKey})`;
+    const altKey = keyFor("write-alternative");
+    this.writeAlt.textContent = this.keptIn(this.newAltInput, this.newAltForm)
+      ? `Finish alternative (not saved) (${altKey})`
+      : `Write alternative (${altKey})`;
 
     const critique = l.critique ?? null;
     const editing = s.focus.kind === "critique" && s.focus.step === i;
@@ -420,7 +430,11 @@ export class StepView {
           ]
         : [h("em", {}, `This project needs a critique of every Negative step: press ${keyFor("write-critique")}.`)]),
     );
-    this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
+  }
+
+  /** A closed box still holding typed text. */
+  private keptIn(input: HTMLTextAreaElement, form: HTMLFormElement): boolean {
+    return form.hidden && input.value.trim() !== "";
   }
 
   /** Text written in this step's boxes and not saved into the labels yet, by box id: kept in the
