@@ -170,6 +170,7 @@ class AgreementSerializer(serializers.Serializer):
 
 class QualitySerializer(serializers.Serializer):
     threshold = F()
+    flag_min_gold = I(help_text="Gold answers an annotator gives before gold accuracy alone flags the row.")
     screening_required = I(help_text="Screening answers an annotator gives before regular work (0: none).")
     screening_questions = I(
         help_text="The project's screening solutions (counted only when screening is required); fewer than "

@@ -11,6 +11,7 @@ from django.core.cache import cache
 
 from annotate.models import AnnotatorStatus
 from annotate.selectors.stats import project_stats
+from annotate.selectors.stats import quality as stats_quality
 from tests.annotate.stats_campaign import NOW, new_label, new_solution
 
 pytestmark = pytest.mark.django_db
@@ -50,9 +51,10 @@ def test_label_distribution(campaign):
     }
 
 
-def test_quality_table_and_agreement(campaign):
+def test_quality_table_and_agreement(campaign, monkeypatch):
+    monkeypatch.setattr(stats_quality, "MIN_GOLD_FOR_FLAG", 1)  # one gold answer each here
     quality = project_stats(project=campaign["project"], now=NOW)["quality"]
-    assert quality["threshold"] == 0.8
+    assert quality["threshold"] == 0.8 and quality["flag_min_gold"] == 1
     rows = {r["annotator"]: r for r in quality["annotators"]}
     assert [r["annotator"] for r in quality["annotators"]] == ["ann", "bob", "cy"]
     ann, bob, cy = rows["ann"], rows["bob"], rows["cy"]
@@ -113,3 +115,16 @@ def test_screening_column_says_not_required_without_screening(campaign):
     project.screening_required = 2
     project.save(update_fields=["screening_required"])
     assert statuses() == {"ann": "passed", "bob": "pending", "cy": "failed"}
+
+
+def test_gold_accuracy_alone_turns_a_row_red_only_over_a_few_gold_answers(campaign):
+    """Was: 1 of 2 gold steps wrong on a single gold question made bob's row red, a verdict on one answer."""
+    quality = project_stats(project=campaign["project"], now=NOW)["quality"]
+    rows = {r["annotator"]: r for r in quality["annotators"]}
+    assert quality["flag_min_gold"] == stats_quality.MIN_GOLD_FOR_FLAG == 5
+    assert (rows["bob"]["gold_accuracy"], rows["bob"]["gold_solutions"], rows["bob"]["below_threshold"]) == (
+        0.5,
+        1,
+        False,
+    )
+    assert rows["cy"]["below_threshold"]  # failed screening still is

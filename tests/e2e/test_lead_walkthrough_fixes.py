@@ -202,7 +202,10 @@ def test_the_annotators_table_shows_the_gold_first_errors_an_always_positive_ann
     # the flag rule is unchanged (gold accuracy or failed screening), and the note says it leaves this out
     expect(table.locator("tr.sl-below")).to_have_count(0)
     note = page.locator('[data-slot="quality-note"]')
-    expect(note).to_contain_text("Rows in red: gold accuracy below the screening threshold (60%) or failed screening")
+    expect(note).to_contain_text(
+        "Rows in red: gold accuracy below the screening threshold (60%) over at least 5 gold answers, "
+        "or failed screening"
+    )
     expect(note).to_contain_text("the flag does not look at Gold first error")
     expect(note).to_contain_text("rating every step +1 keeps gold accuracy high")
     page.locator("#quality").scroll_into_view_if_needed()

@@ -21,6 +21,9 @@ from annotate.selectors.stats.common import AGREEMENT_SAMPLE_SOLUTIONS, GOLD_SAM
 from prm800k.agreement import compare_with_gold, krippendorff_alpha_ordinal, summarize
 from prm800k.labels import main_line_ratings
 
+# Gold answers an annotator has given before gold accuracy alone turns the row red.
+MIN_GOLD_FOR_FLAG = 5
+
 
 def _gold_accuracy(*, project: Project) -> dict[int, dict]:
     """Per annotator, agreement with gold over their most recent gold-question answers (batched)."""
@@ -132,7 +135,9 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
             # Without screening nobody waits for it: "pending" would never resolve. A decided
             # outcome (screening was required once) stays.
             screening = NOT_REQUIRED
-        below = (accuracy is not None and accuracy < threshold) or screening == ScreeningStatus.FAILED
+        # 1 of 2 gold answers wrong is no verdict on an annotator: the red row waits for a few
+        judged = accuracy is not None and acc.get("solutions", 0) >= MIN_GOLD_FOR_FLAG
+        below = (judged and accuracy < threshold) or screening == ScreeningStatus.FAILED
         rows.append(
             {
                 "annotator": names(uid),
@@ -161,6 +166,7 @@ def _annotator_table(*, project: Project, per_annotator: dict[int | None, dict],
 def _quality(*, project: Project, labels, per_annotator: dict[int | None, dict], names: _Names) -> dict:
     return {
         "threshold": project.screening_threshold,
+        "flag_min_gold": MIN_GOLD_FOR_FLAG,
         # fewer screening questions than required: annotators who have not passed get nothing to label
         "screening_required": project.screening_required,
         "screening_questions": (

@@ -193,10 +193,11 @@ def _label_aggregates(*, project: Project, labels, windows: _Windows, use_snapsh
     older than SNAPSHOT_SECONDS is still served while a worker rebuilds it, so requests do not pay
     for the rebuild; only a missing one (or one past SNAPSHOT_MAX_AGE) is built in the request.
     New labels show immediately; a change to an older label shows once the snapshot is rebuilt
-    (a lead's edit, gold marking or reopening asks a worker for that at once; a deletion waits), as does a label whose transaction committed after the snapshot under
-    a lower id. Median times are those of the snapshot (`snapshot_at` in the answer), and so are
-    the solution counts (progress by generation, queue composition) of a project with more than
-    FRESH_SOLUTIONS_MAX solutions (`solutions_at`)."""
+    (a lead's edit, gold marking or reopening asks a worker for that at once; a deletion waits),
+    as does a label whose transaction committed after the snapshot under a lower id. Median times
+    are those of the snapshot (`snapshot_at` in the answer), and so are the solution counts
+    (progress by generation, queue composition) of a project with more than FRESH_SOLUTIONS_MAX
+    solutions (`solutions_at`)."""
     if not use_snapshot:
         return {
             **_scan(project=project, labels=labels, windows=windows),

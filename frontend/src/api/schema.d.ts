@@ -918,6 +918,8 @@ export interface components {
     Quality: {
       /** Format: double */
       threshold: number;
+      /** @description Gold answers an annotator gives before gold accuracy alone flags the row. */
+      flag_min_gold: number;
       /** @description Screening answers an annotator gives before regular work (0: none). */
       screening_required: number;
       /** @description The project's screening solutions (counted only when screening is required); fewer than screening_required leaves annotators who have not passed with nothing to label. */

@@ -200,7 +200,11 @@ describe("savingsText", () => {
   it("says when the queue can never give enough control labelings", () => {
     expect(savingsText({ ...base, n_control: 2, control_capacity: 8 })).toBe(
       "Labels saved vs random: no estimate possible in this queue: at its 10% control share it can give about " +
-        "8 control labelings in all, and the estimate needs 20. Raise the control share or import more solutions.",
+        "8 control labelings in all (those done and its share of the labels still to go), and the estimate needs 20. " +
+        "Raise the control share or import more solutions.",
+    );
+    expect(savingsText({ ...base, control_share: 0.5, n_control: 7, control_capacity: 9 })).toContain(
+      "needs 20. Import more solutions (the share is at its most).",
     );
     expect(savingsText({ ...base, n_control: 0, control_capacity: 1 })).toContain("about 1 control labeling in all");
   });

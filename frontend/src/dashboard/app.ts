@@ -357,7 +357,8 @@ export class Dashboard {
     const shortage = screeningShortage(q);
     this.slot("quality-note").textContent =
       (shortage ? `${shortage} ` : "") +
-      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening` +
+      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ` +
+      `${q.flag_min_gold} gold answers, or failed screening` +
       (this.isCompare
         ? ". "
         : "; the flag does not look at Gold first error. Gold first error: the share of an annotator's gold answers " +
@@ -386,7 +387,7 @@ export class Dashboard {
       ["Screening"],
       ["Last label"],
     ];
-    const flag = `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) or failed screening`;
+    const flag = `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ${q.flag_min_gold} gold answers, or failed screening`;
     const table = this.slot("annotators");
     table.replaceChildren(
       el(
@@ -617,6 +618,9 @@ const COMPARE_STEP_COUNTS =
   "In a compare project these count step labels (imported ones and the first-wrong-step marks), not " +
   "preferences: the preferences are counted under Pairs and the reward model, above.";
 
+/** The highest control share a project takes (annotate/models/projects.py). */
+const MAX_CONTROL_SHARE = 0.5;
+
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
 export function savingsText(v: Savings | undefined, strategy?: string): string {
   if (!v) return "";
@@ -630,8 +634,11 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
     if (v.control_capacity < v.min_control) {
       return (
         `Labels saved vs random: no estimate possible in this queue: at its ${share} it can give about ` +
-        `${plural(v.control_capacity, "control labeling")} in all, and the estimate needs ${v.min_control}. ` +
-        `Raise the control share or import more solutions.${other}`
+        `${plural(v.control_capacity, "control labeling")} in all (those done and its share of the labels still ` +
+        `to go), and the estimate needs ${v.min_control}. ` +
+        (v.control_share >= MAX_CONTROL_SHARE
+          ? `Import more solutions (the share is at its most).${other}`
+          : `Raise the control share or import more solutions.${other}`)
       );
     }
     // Name only the group that is short: "24 of 20 strategy labelings" read as still missing.
