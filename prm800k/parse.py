@@ -181,6 +181,14 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
     `tests`; a trace's steps are `{"type", "text"}` objects. Code and traces may omit the ground truth.
     """
     kind = kinds.check_kind(obj.get("kind") if isinstance(obj, dict) else None, "kind")
+    if isinstance(obj, dict) and "problem" in obj and "steps" not in obj:
+        # a problems file (MATH-500's problem, solution, answer): "ground_truth_answer: missing"
+        # sent people renaming fields into the next error, not to what is missing
+        raise RecordError(
+            "steps",
+            "missing: this line is a problem with no model solution to label (a problems file such as MATH-500?); "
+            "give each solution as steps, a list of its step texts, with the problem's ground_truth_answer",
+        )
     required = ("problem", "ground_truth_answer", "steps") if kind == kinds.DEFAULT_KIND else ("problem", "steps")
     require_keys(obj, "", required, PLAIN_KEYS)
     check_str(obj["problem"], "problem", non_empty=True)

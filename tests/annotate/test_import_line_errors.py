@@ -37,7 +37,7 @@ def _bad_file(tmp_path: Path, line_4: dict, name: str = "bad.jsonl") -> Path:
     ("line", "field", "message"),
     [
         (PLAIN_WITHOUT_PROBLEM, "problem", "missing"),
-        ({"problem": "What is 1 + 1?", "ground_truth_answer": "2"}, "steps", "missing"),
+        ({"problem": "What is 1 + 1?", "steps": ["1 + 1 = 2."]}, "ground_truth_answer", "missing"),
         ({"subject": "Algebra", "steps": ["x"]}, "problem", "missing"),  # optional plain keys count too
         ({"input": "What is 1 + 1? Step 1: 2 ки", "task": "GSM8K"}, "label", "missing"),  # Math-Shepherd
         ({"label": "What is 1 + 1? Step 1: 2 +", "task": "GSM8K"}, "input", "missing"),
@@ -48,6 +48,23 @@ def test_a_line_missing_a_key_of_its_format_names_that_field(tmp_path, line, fie
     with pytest.raises(ImportValidationError) as raised:
         validate_file(path=_bad_file(tmp_path, line))
     assert [e.as_dict() for e in raised.value.errors] == [{"line": 4, "field": field, "message": message}]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"problem": "What is 1 + 1?", "ground_truth_answer": "2"},
+        {"problem": "What is 1 + 1?", "solution": "1 + 1 = 2.", "answer": "2", "unique_id": "x"},  # MATH-500's
+    ],
+)
+def test_a_problem_without_steps_says_it_has_no_solution_to_label(tmp_path, line):
+    """Was: a MATH-500 problems file gave "ground_truth_answer: missing" on every line, and a lead
+    who renamed `answer` met the next error instead of what the file lacks."""
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=_bad_file(tmp_path, line))
+    (error,) = raised.value.errors
+    assert (error.line, error.field) == (4, "steps")
+    assert error.message.startswith("missing: this line is a problem with no model solution to label")
 
 
 @pytest.mark.parametrize("generation", [-5, 2**31])

@@ -95,9 +95,10 @@ export function curveChart(el: HTMLElement, x: number[], lines: Line[], xLabel: 
       height: 240,
       // a little headroom above 1 so markers at 1.0 are drawn whole, not cut by the plot's edge
       scales: { x: { time: false }, y: { range: [0, 1.05] } },
-      axes: [{ label: xLabel }, { size: 48 }],
+      // step labels are counts: whole-number ticks (uPlot's own steps gave "265.5")
+      axes: [{ label: xLabel, incrs: COUNT_INCRS }, { size: 48 }],
       series: [
-        { label: xLabel },
+        { label: xLabel, value: (_u: uPlot, v: number | null) => (v == null ? "--" : String(Math.round(v))) },
         ...lines.map((line, i) => ({
           label: line.label,
           stroke: line.color ?? PALETTE[i % PALETTE.length],
