@@ -22,9 +22,12 @@ describe("the learning curve's markers", () => {
 describe("bar labels", () => {
   it("are cut to the room under their bar, so neighbours do not run together", () => {
     expect(fitLabel("positive (+1)", 200)).toBe("positive (+1)");
-    expect(fitLabel("positive (+1)", 60)).toBe("positiv…"); // 8 characters in 60 px
+    expect(fitLabel("positive (+1)", 60)).toBe("positive"); // 8 characters in 60 px: the note in brackets goes first
+    expect(fitLabel("positive (+1)", 50)).toBe("positi…");
     expect(fitLabel("queued without a model", 70)).toBe("queued wi…");
-    expect(fitLabel("gen 0", 5)).toBe("ge…");
+    expect(fitLabel("gen 0", 5)).toBe("0"); // a round keeps its number
+    expect(fitLabel("gen 6 (imported)", 90)).toBe("6 (imported)");
+    expect(fitLabel("gen 12 (imported)", 40)).toBe("12");
   });
 });
 

@@ -129,7 +129,11 @@ export interface Bars {
  * bar chart keeps the full names. */
 export function fitLabel(label: string, roomPx: number): string {
   const max = Math.max(3, Math.floor(roomPx / 7));
-  return label.length <= max ? label : `${label.slice(0, max - 1).trimEnd()}…`;
+  // A round's bar keeps its number on a phone ("gen 6 (imported)" -> "6 (imported)" -> "6"),
+  // where cutting the end left every bar "gen…"
+  const bare = label.replace(/^gen /, "");
+  for (const form of [label, bare, bare.replace(/ \(.*\)$/, "")]) if (form.length <= max) return form;
+  return `${label.slice(0, max - 1).trimEnd()}…`;
 }
 
 /** Whole-number tick steps (1, 2, 5, 10, 20, 25, 50, ...): every bar chart counts things, and

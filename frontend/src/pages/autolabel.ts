@@ -66,10 +66,16 @@ export function autolabelOutcome(job: AutolabelJob): { ok: boolean; text: string
         `Job ${job.id} stopped after ${solutions} of ${job.solutions_total} (${job.completions_used} completions). ` +
         "Its labels stay; Start labeling resumes where it stopped.",
     };
+  // A solution whose own final answer is right labels every step + without a rollout: a job of
+  // only those never calls the server, so a mistyped address would pass unnoticed
+  const untried =
+    job.completions_used === 0 && job.steps_labeled > 0
+      ? " The model server was not called: every solution's own answer was right, which makes each of its steps +."
+      : "";
   return {
     ok: true,
     text:
-      `Job ${job.id} labeled ${solutions} (${job.steps_labeled} steps, ${job.completions_used} completions). ` +
+      `Job ${job.id} labeled ${solutions} (${job.steps_labeled} steps, ${job.completions_used} completions).${untried} ` +
       "The dashboard compares them with people's labels.",
   };
 }

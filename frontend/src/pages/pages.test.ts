@@ -202,5 +202,11 @@ describe("autolabelBody", () => {
     );
     expect(autolabelOutcome({ ...job, status: "failed", error: "HTTP 404" })).toEqual({ ok: false, text: "Job 3 failed: HTTP 404." });
     expect(autolabelOutcome({ ...job, status: "succeeded", solutions_done: 10 }).text).toMatch(/^Job 3 labeled 10 solutions \(4 steps/);
+    expect(autolabelOutcome({ ...job, status: "succeeded", solutions_done: 10 }).text).not.toContain("not called");
+    // every answer right: no rollout was needed, so nothing has tried the server's address yet
+    expect(autolabelOutcome({ ...job, status: "succeeded", solutions_done: 4, completions_used: 0 }).text).toBe(
+      "Job 3 labeled 4 solutions (4 steps, 0 completions). The model server was not called: every solution's own " +
+        "answer was right, which makes each of its steps +. The dashboard compares them with people's labels.",
+    );
   });
 });
