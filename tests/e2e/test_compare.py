@@ -153,6 +153,8 @@ def test_a_pair_is_compared_by_tapping_alone_on_a_phone(pages, screenshot, tmp_p
     page = pages.page(ctx)
     open_workspace(page, "ann", slug="tapduel")
     expect(page.locator(".sl-candidate")).to_have_count(2)
+    expect(page.get_by_role("button", name="Undo")).to_be_disabled()  # nothing to undo yet
+    expect(page.locator(".sl-keys-hint")).to_be_hidden()  # no keys on a touch screen
 
     page.get_by_role("button", name="Submit (Enter)").tap()
     alert = page.locator(".sl-alert")
@@ -163,6 +165,10 @@ def test_a_pair_is_compared_by_tapping_alone_on_a_phone(pages, screenshot, tmp_p
     expect(page.get_by_role("button", name="Clearly")).to_have_attribute("aria-pressed", "true")
     page.get_by_role("button", name="A: step 1 is the first wrong step").tap()
     expect(page.locator('[data-side="A"] .sl-first-wrong')).to_have_count(1)
+    undo = page.get_by_role("button", name="Undo")  # no Backspace on a phone
+    undo.tap()
+    expect(page.locator('[data-side="A"] .sl-first-wrong')).to_have_count(0)
+    page.get_by_role("button", name="A: step 1 is the first wrong step").tap()
     expect(page.locator(".sl-compare-verdict")).to_have_text("B is clearly better")
     screenshot(page, "compare-phone-tapped", full_page=True)
     page.get_by_role("button", name="Submit (Enter)").tap()

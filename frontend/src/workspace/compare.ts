@@ -87,6 +87,12 @@ export class CompareWorkspace {
   private task: TaskOut | null = null;
   private choice: CompareChoice = fresh();
   private history: CompareChoice[] = [];
+  // a phone or a mouse has no Backspace: the step screen has the same button
+  private readonly undoButton = h(
+    "button",
+    { type: "button", class: "sl-btn", "aria-keyshortcuts": "Backspace", onclick: () => this.undo() },
+    "Undo",
+  );
   private readonly sync: DraftSync<CompareFields>;
   private submitting = false;
   private submitted = 0;
@@ -147,6 +153,7 @@ export class CompareWorkspace {
         "div",
         { class: "sl-compare-actions" },
         this.submitButton,
+        this.undoButton,
         h("button", { type: "button", class: "sl-btn", onclick: () => void this.skip() }, "Skip this pair"),
       ),
     );
@@ -173,7 +180,8 @@ export class CompareWorkspace {
               : "<p>No guidelines yet.</p>",
           ),
         ),
-        h("section", {}, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
+        // sl-keys-hint: hidden on a phone, as on the step screen
+        h("section", { class: "sl-keys-hint" }, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
       ),
       this.shortcuts.el,
       this.confirmSkip.el,
@@ -220,6 +228,7 @@ export class CompareWorkspace {
   }
 
   private render(): void {
+    this.undoButton.disabled = this.history.length === 0;
     // Not ready: looks it, but stays pressable, to say what is still missing
     this.submitButton.classList.toggle("sl-not-ready", answerOf(this.choice) === null);
     const sides: Side[] = ["A", "B"];
@@ -346,21 +355,24 @@ export class CompareWorkspace {
         return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0]) } }));
       case "mark-wrong-b":
         return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1]) } }));
-      case "undo": {
-        const previous = this.history.pop();
-        if (previous) {
-          this.alert.hidden = true; // as for a change: the alert described the choice undone
-          this.choice = previous;
-          this.render();
-          this.sync.persist(true);
-        }
-        return;
-      }
+      case "undo":
+        return this.undo();
       case "submit":
         return void this.submit(true);
       default:
         return;
     }
+  }
+
+  /** Back to the choice before the last change (Backspace, or the Undo button on a phone). */
+  private undo(): void {
+    if (this.submitting) return;
+    const previous = this.history.pop();
+    if (!previous) return;
+    this.alert.hidden = true; // as for a change: the alert described the choice undone
+    this.choice = previous;
+    this.render();
+    this.sync.persist(true);
   }
 
   /** `byKey`: sent by Enter, which may be the last submit's key again (a click or a tap is meant). */
