@@ -326,7 +326,8 @@ def test_the_newer_draft_wins_by_revision_local_or_server(pages, tmp_path: Path)
     page = pages.page(ctx)  # the same browser: its localStorage
     page.goto("/annotate/newest/")
     expect(page.locator(".sl-compare-verdict")).to_have_text("Tie")
-    expect(page.locator(STATUS)).to_have_text("Saved")  # the newer local draft went to the server
+    # the newer local draft went to the server (after the save's debounce: room for a loaded machine)
+    expect(page.locator(STATUS)).to_have_text("Saved", timeout=15_000)
     sent = _server_draft(user, lambda d: _choice(d, "tie", None))
     assert _choice(sent, "tie", None) and sent["rev"] > server["rev"], (sent, server)
 

@@ -424,3 +424,24 @@ def test_a_submit_with_a_critique_or_step_left_unsaved_opens_it_instead_of_dropp
     (step,) = label_steps(annotation)
     assert step["completions"][0]["critique"] == "Uses the wrong formula"
     assert step["human_completion"] is not None and "a^2+b^2" in step["human_completion"]["text"]
+
+
+def test_a_tab_brought_back_shows_the_progress_another_tab_made(pages):
+    """Was: the "Your progress today" panel of a background tab kept its numbers after another
+    tab submitted, until that tab submitted itself."""
+    project = make_project()
+    make_user("ann", project)
+    for problem in ("Alpha", "Beta"):
+        make_solution(project, STEPS, problem=problem)
+    ctx = pages.context()
+    back = pages.page(ctx)
+    open_workspace(back, "ann")
+    expect(back.locator(".sl-progress")).to_contain_text("Solutions today0")
+    front = open_second_tab(pages, ctx)
+    for _ in STEPS:
+        front.keyboard.press("3")
+    front.keyboard.press("Enter")
+    expect(front.locator(".sl-progress")).to_contain_text("Solutions today1")
+    # the first tab comes back to the front (headless Chromium sends no event of its own here)
+    back.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    expect(back.locator(".sl-progress")).to_contain_text("Solutions today1")

@@ -486,7 +486,12 @@ export class Dashboard {
 
   private queue(s: Stats): void {
     this.slot("savings").textContent = savingsText(s.queue.savings, s.queue.selection_strategy);
-    this.slot("strategy-caveat").textContent = strategyCaveat(s.queue.selection_strategy);
+    // folded under a line of its own (a long paragraph of statistics under the chart); open when it cautions
+    const caveat = strategyCaveat(s.queue.selection_strategy);
+    const box = this.slot("strategy-caveat-box") as HTMLDetailsElement;
+    this.slot("strategy-caveat").textContent = caveat;
+    box.hidden = caveat === "";
+    if (caveat.startsWith("Caution")) box.open = true;
     const rows = s.queue.open_by_strategy;
     const strategiesEl = this.chart("strategies");
     if (!rows.length) {

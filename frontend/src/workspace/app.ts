@@ -243,6 +243,10 @@ export class Workspace {
     window.setInterval(() => this.tick(), 1_000);
     window.setInterval(() => void this.session.heartbeat(), this.config.heartbeat_ms ?? HEARTBEAT_MS);
     void this.refreshProgress();
+    // another tab (or device) may have submitted while this one was in the background
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") void this.refreshProgress();
+    });
     void this.loadNext();
   }
 
