@@ -21,6 +21,7 @@ from django.db.models.functions import Greatest
 from annotate.models import Annotation, AnnotationRevision, LabelerProfile, Solution
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.members import labeler_uuid_for
+from annotate.tasks import refresh_stats_snapshot
 from core import jobs
 from prm800k.labels import label_counters
 from prm800k.schema import format_timestamp
@@ -126,8 +127,6 @@ def revise_annotation(
 def _refresh_stats(project_id: int) -> None:
     """The dashboard's snapshot counted labels as they were (a gold key among them, a changed
     rating): rebuild it once this commits, not when it next goes stale (5 minutes)."""
-    from annotate.tasks import refresh_stats_snapshot  # tasks import the services
-
     jobs.enqueue_on_commit(refresh_stats_snapshot, project_id)
 
 
