@@ -575,8 +575,6 @@ export class Workspace {
   }
 }
 
-/** Reopen the box whose unsaved text a draft brought back (the first one, where its key acts):
- * `restore` opens none, and text in a closed box went unseen. */
 /** A writer box's kind and step from its id (stepview.ts: sl-critique-2 is step 3's critique). */
 function writerBox(id: string): { kind: string; step: number } {
   const [, kind = "", index] = /^sl-(human|newalt|critique)-(\d+)$/.exec(id) ?? [];
@@ -591,14 +589,16 @@ function reopens(s: LabelingState, id: string): boolean {
 }
 
 /** "the critique of step 2" for a writer box's id. */
-export function unsavedText(id: string): string {
+function unsavedText(id: string): string {
   const { kind, step } = writerBox(id);
   if (kind === "critique") return `the critique of step ${step + 1}`;
   if (kind === "human") return `your corrected step ${step + 1}`;
   return `the new alternative at step ${step + 1}`;
 }
 
-/** The state with the first box of `typed` that can open, open (focused). */
+/** The state with the first box of `typed` that can open, open and focused: the box whose unsaved
+ * text a draft brought back (`restore` opens none, and text in a closed box went unseen), or the
+ * one a submit would have dropped. */
 function reopenTyped(s: LabelingState, typed: readonly string[]): LabelingState {
   const id = typed.find((box) => reopens(s, box));
   if (id === undefined) return s;
