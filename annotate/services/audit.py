@@ -142,12 +142,14 @@ def mark_gold(*, annotations: QuerySet[Annotation], user: AbstractBaseUser | Non
     """Mark annotations (and their solutions) as gold, each with a revision; returns how many changed."""
     count = 0
     solution_ids = set()
+    project_ids = set()
     for annotation in annotations.order_by("pk"):
         solution_ids.add(annotation.solution_id)
+        project_ids.add(annotation.project_id)
         changed = revise_annotation(annotation=annotation, user=user, reason=reason, is_gold=True, refresh_stats=False)
         count += changed is not None
     Solution.objects.filter(pk__in=solution_ids).update(is_gold=True)
-    for project_id in Solution.objects.filter(pk__in=solution_ids).values_list("project_id", flat=True).distinct():
+    for project_id in project_ids:  # one rebuild per project, not per label
         _refresh_stats(project_id)
     return count
 
