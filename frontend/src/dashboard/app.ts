@@ -357,8 +357,7 @@ export class Dashboard {
     const shortage = screeningShortage(q);
     this.slot("quality-note").textContent =
       (shortage ? `${shortage} ` : "") +
-      `Rows in red: gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ` +
-      `${q.flag_min_gold} gold answers, or failed screening` +
+      `Rows in red: ${flagRule(q).toLowerCase()}` +
       (this.isCompare
         ? ". "
         : "; the flag does not look at Gold first error. Gold first error: the share of an annotator's gold answers " +
@@ -387,7 +386,7 @@ export class Dashboard {
       ["Screening"],
       ["Last label"],
     ];
-    const flag = `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ${q.flag_min_gold} gold answers, or failed screening`;
+    const flag = flagRule(q);
     const table = this.slot("annotators");
     table.replaceChildren(
       el(
@@ -622,6 +621,14 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
 const COMPARE_STEP_COUNTS =
   "In a compare project these count step labels (imported ones and the first-wrong-step marks), not " +
   "preferences: the preferences are counted under Pairs and the reward model, above.";
+
+/** When an annotator's row turns red (the quality note and the rows' title say the same). */
+function flagRule(q: Stats["quality"]): string {
+  return (
+    `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ` +
+    `${q.flag_min_gold} gold answers, or failed screening`
+  );
+}
 
 /** The highest control share a project takes (annotate/models/projects.py). */
 const MAX_CONTROL_SHARE = 0.5;
