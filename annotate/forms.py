@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
-from annotate.models import Project, Role, TaskKind
+from annotate.models import MAX_CONTROL_SHARE, Project, Role, TaskKind
 from annotate.services.exports.options import STEP_ONLY, ExportOptions
 from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
@@ -51,7 +51,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "raising it puts solutions that already have their labels back in the queue, for annotators who "
             "have not labeled them; lowering it takes out those that now have enough. Tasks in progress are kept.",
             "qc_rate": "Share of served tasks that are gold questions, from 0 to 1 (0.05 = one in twenty).",
-            "control_share": "Share of the queue served at random as a control, from 0 to 0.5 (0.1 = one in ten), "
+            "control_share": "Share of the queue served at random as a control, "
+            f"from 0 to {MAX_CONTROL_SHARE} (0.1 = one in ten), "
             "so the dashboard can estimate the labels the strategy saves; not used by the random strategy. "
             "A change reorders the open queue at once (a worker, within a minute).",
             "selection_strategy": "The queue's order; the default gives graded-wrong answers half the labels. "
@@ -75,7 +76,7 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["overlap"].widget.attrs.update(min=1, max=10)
         _bounded(self.fields["qc_rate"], 0.0, 1.0)
         self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
-        self.fields["control_share"].widget.attrs.update(min=0, max=0.5, step=0.01)
+        self.fields["control_share"].widget.attrs.update(min=0, max=MAX_CONTROL_SHARE, step=0.01)
         self.fields["control_share"].required = False  # a form from before the field keeps the current share
         _bounded(self.fields["retrain_every"], 1, 10_000_000)
         self.fields["retrain_every"].widget.attrs.update(min=1)

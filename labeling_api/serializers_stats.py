@@ -262,6 +262,7 @@ class SavingsSerializer(serializers.Serializer):
     measure = S()
     strategy = S(help_text="The project's current strategy: only labels it served count as the strategy's.")
     control_share = F()
+    max_control_share = F(help_text="The highest control share a project takes: at it, only more solutions help.")
     n_control = I()
     n_strategy = I()
     n_other = I(

@@ -25,10 +25,11 @@ from annotate.models.compare import Comparison, PairReason, Preference, Preferen
 from annotate.models.jobs import Export, ImportJob
 from annotate.models.labels import Annotation, Assignment
 from annotate.models.problems import Problem, Solution, Step
-from annotate.models.projects import AnnotatorStatus, Invite, LabelerProfile, Membership, Project
+from annotate.models.projects import MAX_CONTROL_SHARE, AnnotatorStatus, Invite, LabelerProfile, Membership, Project
 from annotate.models.tokens import ApiToken
 
 __all__ = [
+    "MAX_CONTROL_SHARE",
     "Annotation",
     "AnnotationRevision",
     "AnnotationSource",

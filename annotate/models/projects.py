@@ -8,6 +8,9 @@ from django.db import models
 
 from annotate.models.choices import LabelingMode, Role, ScreeningStatus, Strategy, TaskKind
 
+# Above half the queue a "control" is most of the labeling: the strategy would barely be used.
+MAX_CONTROL_SHARE = 0.5
+
 
 class Project(models.Model):
     slug = models.SlugField(unique=True)
@@ -20,7 +23,7 @@ class Project(models.Model):
     selection_strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.ANSWER_STRATIFIED)
     control_share = models.FloatField(
         default=0.1,
-        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        validators=[MinValueValidator(0.0), MaxValueValidator(MAX_CONTROL_SHARE)],
         help_text="Share of the queue drawn at random as a control, to estimate the labels the strategy saves.",
     )
     retrain_every = models.PositiveIntegerField(default=500, help_text="Retrain after this many new step labels.")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotate.models import Annotation, AnnotationSource, Project, QueueOrigin
+from annotate.models import MAX_CONTROL_SHARE, Annotation, AnnotationSource, Project, QueueOrigin
 
 MIN_CONTROL = 20
 MIN_STRATEGY = 20
@@ -61,6 +61,7 @@ def label_savings(*, project: Project, labels_remaining: int, seed: int = 0) -> 
         "measure": "first errors found per step label",
         "strategy": strategy,
         "control_share": project.control_share,
+        "max_control_share": MAX_CONTROL_SHARE,
         "n_control": len(control),
         "n_strategy": len(chosen),
         "n_other": len(rows) - len(control) - len(chosen),

@@ -5,6 +5,7 @@ composition (the campaign of tests/annotate/stats_campaign.py).
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from annotate.selectors.stats import project_stats
 from ml.models import TrainingRun
@@ -39,6 +40,13 @@ def test_model_learning_curve_and_queue(campaign):
     }
     # no control labelings in this campaign: the savings estimate says so instead of guessing
     assert savings["status"] == "not_enough_data" and savings["n_control"] == 0 and savings["labels_saved"] is None
+    # the dashboard's "the share is at its most" reads the bound the project's validator enforces
+    project = campaign["project"]
+    project.control_share = savings["max_control_share"]
+    project.full_clean()
+    project.control_share = savings["max_control_share"] + 0.01
+    with pytest.raises(ValidationError, match="control_share"):
+        project.full_clean()
 
 
 def test_learning_curve_shows_heldout_size_intervals_and_when_it_is_too_small(campaign):

@@ -990,6 +990,11 @@ export interface components {
       strategy: string;
       /** Format: double */
       control_share: number;
+      /**
+       * Format: double
+       * @description The highest control share a project takes: at it, only more solutions help.
+       */
+      max_control_share: number;
       n_control: number;
       n_strategy: number;
       /** @description Labelings served by an earlier strategy or a model-driven strategy's cold start: not counted. */

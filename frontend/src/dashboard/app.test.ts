@@ -124,6 +124,7 @@ describe("savingsText", () => {
     measure: "first errors found per step label",
     strategy: "value",
     control_share: 0.1,
+    max_control_share: 0.5,
     n_control: 4,
     n_strategy: 24,
     n_other: 0,

@@ -630,9 +630,6 @@ function flagRule(q: Stats["quality"]): string {
   );
 }
 
-/** The highest control share a project takes (annotate/models/projects.py). */
-const MAX_CONTROL_SHARE = 0.5;
-
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
 export function savingsText(v: Savings | undefined, strategy?: string): string {
   if (!v) return "";
@@ -648,7 +645,7 @@ export function savingsText(v: Savings | undefined, strategy?: string): string {
         `Labels saved vs random: no estimate possible in this queue: at its ${share} it can give about ` +
         `${plural(v.control_capacity, "control labeling")} in all (those done and its share of the labels still ` +
         `to go), and the estimate needs ${v.min_control}. ` +
-        (v.control_share >= MAX_CONTROL_SHARE
+        (v.control_share >= v.max_control_share
           ? `Import more solutions (the share is at its most).${other}`
           : `Raise the control share or import more solutions.${other}`)
       );
