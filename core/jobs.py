@@ -9,7 +9,9 @@
    sweeper named in settings.JOB_SWEEPERS: each re-sends its rows still `created` (lost
    messages) and deals with rows stuck in `running` past their deadline (a killed worker):
    `requeue_stale` puts them back to `created` and sends them again; training runs are failed
-   and requested afresh (ml.services.runs).
+   and requested afresh (ml.services.runs). A job given `max_restarts` is failed instead once
+   its worker has been lost that many times: an input that kills its worker (out of memory, say)
+   would otherwise take one worker down every deadline, for ever.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Model, Q
+from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.models import JobStatus
 
 logger = logging.getLogger(__name__)
+
+# Restarts after a lost worker before a job is failed (so it runs at most three times).
+MAX_RESTARTS = 2
 
 
 def send_task(task, pk: int) -> bool:
@@ -62,15 +67,40 @@ def requeue_stale(
     running_after: timedelta,
     started_field: str = "started_at",
     on_reset: Callable[[Model], None] | None = None,
+    max_restarts: int | None = None,
+    failed_fields: Callable[[str], dict[str, Any]] = lambda message: {"error": message},
+    on_give_up: Callable[[Model], None] | None = None,
 ) -> int:
-    """Re-send jobs still `created` after `created_after`; reset `running` ones older than `running_after`."""
+    """Re-send jobs still `created` after `created_after`; reset `running` ones older than `running_after`.
+
+    With `max_restarts` (the model then has a `restarts` field), a stale job already restarted that
+    many times is failed instead, with `failed_fields(message)` and then `on_give_up(row)`.
+    """
     now = timezone.now()
     stale_running = model.objects.filter(status=JobStatus.RUNNING).filter(
         Q(**{f"{started_field}__lt": now - running_after}) | Q(**{f"{started_field}__isnull": True})
     )
     reset: list[int] = []
+    failed = 0
     for row in stale_running:
-        if model.objects.filter(pk=row.pk, status=JobStatus.RUNNING).update(status=JobStatus.CREATED):
+        still_running = model.objects.filter(pk=row.pk, status=JobStatus.RUNNING)
+        if max_restarts is None:
+            counted = {}
+        elif row.restarts >= max_restarts:
+            tries = row.restarts + 1
+            message = (
+                f"the job stopped: its worker was lost {tries} times while running it (killed, or out of "
+                "memory?), so it is not tried again; a smaller file or a worker with more memory may do"
+            )
+            if still_running.update(status=JobStatus.FAILED, finished_at=now, **failed_fields(message)):
+                failed += 1
+                logger.warning("%s %s failed after %s lost workers", model.__name__, row.pk, tries)
+                if on_give_up:
+                    on_give_up(row)
+            continue
+        else:
+            counted = {"restarts": F("restarts") + 1}
+        if still_running.update(status=JobStatus.CREATED, **counted):
             reset.append(row.pk)
             if on_reset:
                 on_reset(row)
@@ -79,7 +109,7 @@ def requeue_stale(
     )
     # Reset jobs are sent now too (their created_at may be recent), each job once.
     sent = sum(send_task(task, pk) for pk in dict.fromkeys([*reset, *waiting]))
-    return len(reset) + sent
+    return len(reset) + sent + failed
 
 
 def sweep_all(*, stale_after: timedelta | None = None) -> dict[str, int]:

@@ -22,6 +22,8 @@ class ImportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Times the sweep put it back after its worker was lost (core.jobs.requeue_stale caps them).
+    restarts = models.PositiveSmallIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"import {self.pk} ({self.status})"
@@ -40,6 +42,7 @@ class Export(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    restarts = models.PositiveSmallIntegerField(default=0)  # as ImportJob.restarts
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.status})"

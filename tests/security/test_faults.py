@@ -170,3 +170,30 @@ def test_stale_running_and_never_sent_jobs_are_swept():
         )
     # A job still inside its deadline is left to its worker.
     assert Export.objects.get(pk=fresh.pk).status == JobStatus.RUNNING
+
+
+def test_an_export_whose_workers_keep_dying_is_failed_after_its_restarts():
+    world = build_world()
+    purge_broker()
+    export = Export.objects.create(project=world.project, requested_by=world.users["lead"], status=JobStatus.RUNNING)
+    left = exports.export_dir() / f"export-{export.pk}-{world.project.slug}-prm800k-abc.jsonl.partial"
+    left.write_bytes(b'{"half": ')  # what a SIGKILLed run leaves
+    long_ago = "2000-01-01T00:00:00Z"
+    for restart in range(jobs.MAX_RESTARTS):
+        Export.objects.filter(pk=export.pk).update(status=JobStatus.RUNNING, started_at=long_ago)
+        exports.sweep_stale_exports()
+        export.refresh_from_db()
+        assert (export.status, export.restarts) == (JobStatus.CREATED, restart + 1)
+    Export.objects.filter(pk=export.pk).update(status=JobStatus.RUNNING, started_at=long_ago)
+    assert exports.sweep_stale_exports() == 1
+    export.refresh_from_db()
+    assert export.status == JobStatus.FAILED and export.finished_at is not None
+    assert export.error.startswith("the job stopped: its worker was lost 3 times while running it")
+    assert _export_files(export.pk) == []
+    response = world.api_client("lead").get(f"/api/v1/exports/{export.pk}/")
+    assert response.json()["status"] == "failed" and "worker was lost 3 times" in response.json()["error"]
+    # A late message (the restarts sent some) finds a failed job: nothing to claim, nothing written.
+    run_export(export.pk)
+    export.refresh_from_db()
+    assert export.status == JobStatus.FAILED and _export_files(export.pk) == []
+    purge_broker()

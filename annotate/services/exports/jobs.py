@@ -30,7 +30,15 @@ def sweep_stale_exports(*, stale_after: timedelta | None = None) -> int:
         task=run_export,
         created_after=timedelta(minutes=1),
         running_after=EXPORT_RUNNING_DEADLINE if stale_after is None else stale_after,
+        max_restarts=jobs.MAX_RESTARTS,
+        on_give_up=_remove_partials,
     )
+
+
+def _remove_partials(export: Export) -> None:
+    """The half files of a job whose workers were lost (each run writes its own)."""
+    for path in export_dir().glob(f"export-{export.pk}-*.partial"):
+        path.unlink(missing_ok=True)
 
 
 def export_dir() -> Path:

@@ -122,7 +122,7 @@ def run_import_job(*, import_id: int) -> None:
     else:
         fields = {"status": JobStatus.SUCCEEDED, "counters": result.as_dict()}
     ImportJob.objects.filter(pk=import_id).update(finished_at=timezone.now(), **fields)
-    Path(job.file_path).unlink(missing_ok=True)
+    _delete_upload(job)
     try:
         cache.delete(tick.key)
     except Exception:
@@ -136,4 +136,12 @@ def sweep_stale_imports(*, stale_after: timedelta | None = None) -> int:
         task=run_import,
         created_after=timedelta(minutes=1),
         running_after=IMPORT_RUNNING_DEADLINE if stale_after is None else stale_after,
+        max_restarts=jobs.MAX_RESTARTS,
+        failed_fields=lambda message: {"errors": [{"line": 0, "field": "(file)", "message": message}]},
+        on_give_up=_delete_upload,
     )
+
+
+def _delete_upload(job: ImportJob) -> None:
+    """A finished or abandoned job's upload is not kept."""
+    Path(job.file_path).unlink(missing_ok=True)

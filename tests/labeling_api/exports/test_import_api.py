@@ -79,6 +79,40 @@ def test_lost_or_orphaned_import_job_runs_again_after_the_sweep(clients, project
 
 
 @pytest.mark.django_db
+def test_an_import_that_keeps_losing_its_worker_is_failed_not_retried_for_ever(clients, project):
+    from annotate.services.imports import jobs as import_jobs
+    from core import jobs
+
+    before = Solution.objects.filter(project=project).count()
+    upload = {"file": io.BytesIO((FIXTURES / "plain.jsonl").read_bytes())}
+    job = clients["lead"].post("/api/v1/projects/exp/imports/", upload, format="multipart").data
+    path = Path(ImportJob.objects.get(pk=job["id"]).file_path)
+    for restart in range(jobs.MAX_RESTARTS + 1):
+        # a worker claims it and dies (out of memory, say); the sweep finds it past its deadline
+        assert jobs.claim(ImportJob, job["id"], started_at=timezone.now() - timedelta(hours=7))
+        import_jobs.sweep_stale_imports()
+        row = ImportJob.objects.get(pk=job["id"])
+        if restart < jobs.MAX_RESTARTS:
+            assert (row.status, row.restarts) == ("created", restart + 1)
+            assert path.exists()
+    polled = clients["lead"].get(job["url"]).data
+    assert polled["status"] == "failed" and polled["finished_at"]
+    assert polled["errors"] == [
+        {
+            "line": 0,
+            "field": "(file)",
+            "message": "the job stopped: its worker was lost 3 times while running it (killed, or out of memory?), "
+            "so it is not tried again; a smaller file or a worker with more memory may do",
+        }
+    ]
+    assert not path.exists()  # the upload is not kept for a job that will not run again
+    import_jobs.sweep_stale_imports()
+    import_jobs.run_import_job(import_id=job["id"])  # a late message finds nothing to claim
+    assert ImportJob.objects.get(pk=job["id"]).status == "failed"
+    assert Solution.objects.filter(project=project).count() == before
+
+
+@pytest.mark.django_db
 def test_import_api_too_large_is_413(clients):
     with override_settings(IMPORT_MAX_BYTES=100):
         response = clients["lead"].post(
