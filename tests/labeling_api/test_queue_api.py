@@ -230,6 +230,28 @@ def test_anonymous_is_refused(project):
     assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"  # as the permission matrix says
 
 
+def test_a_token_is_read_after_token_or_bearer_and_a_bad_header_says_what_is_wrong(project):
+    user = make_user(project=project, role=Role.ANNOTATOR)
+    key = Token.objects.create(user=user).key
+    for scheme in ("Token", "Bearer", "bearer"):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"{scheme} {key}")
+        assert next_task(client).status_code == 200, scheme
+    refused = {
+        f"Bearer {key[:-1]}x": "Invalid token.",
+        "Bearer": "Invalid token header: give `Token <key>`, a key with no spaces.",
+        f"Token {key} extra": "Invalid token header: give `Token <key>`, a key with no spaces.",
+    }
+    for header, detail in refused.items():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=header)
+        response = next_task(client)
+        assert response.status_code == 401 and response.json() == {"detail": detail}, header
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Basic {key}")  # another scheme: not ours to read
+    assert next_task(client).status_code == 401
+
+
 def test_only_annotators_and_leads_may_claim(project):
     assert next_task(client_for(make_user(project=project, role=Role.LEAD))).status_code == 200
     ml = next_task(client_for(make_user(project=project, role=Role.ML_ENGINEER)))
