@@ -165,7 +165,14 @@ class ExportJobSerializer(serializers.ModelSerializer):
 
 
 class ImportRequestSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="PRM800K JSONL (phase 1 or 2) or plain JSONL lines.")
+    file = serializers.FileField(help_text="PRM800K JSONL (phase 1 or 2) or plain JSONL lines; one file per import.")
+
+    def validate(self, attrs: dict) -> dict:
+        # A form with two `file` parts would otherwise import the last one and drop the other unsaid.
+        sent = len(self.initial_data.getlist("file")) if hasattr(self.initial_data, "getlist") else 1
+        if sent > 1:
+            raise serializers.ValidationError({"file": [f"one file per import: {sent} were sent; send each alone"]})
+        return attrs
 
 
 class LineErrorSerializer(serializers.Serializer):

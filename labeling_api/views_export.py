@@ -174,7 +174,7 @@ class ImportView(APIView):
         request={"multipart/form-data": ImportRequestSerializer},
         responses={
             202: ImportJobSerializer,
-            400: OpenApiResponse(description="No file."),
+            400: OpenApiResponse(description="No file, or more than one."),
             413: OpenApiResponse(description="The file is larger than IMPORT_MAX_BYTES."),
             **DENIED,
         },

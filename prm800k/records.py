@@ -88,6 +88,7 @@ def build_record(parts: RecordParts) -> dict[str, Any]:
 
 
 HISTORY_KEY = "history"  # the last key of an export with include_history=true
+EXPORT_END_KEY = "steplabel_export_end"  # the key of an export's last line with trailer=true
 
 
 def shape_overrides(obj: dict[str, Any], parts: RecordParts) -> dict[str, Any] | None:

@@ -168,6 +168,84 @@ def test_a_processbench_file_is_named_with_the_commands_that_read_it(client, tmp
     assert "The file is a JSON array of ProcessBench solutions" in html
 
 
+def test_a_pretty_printed_json_object_is_one_error_and_mr_ben_is_named(tmp_path):
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(json.dumps({str(i): json.loads(line) for i, line in enumerate(GOOD)}, indent=2))
+    mrben = tmp_path / "math.json"
+    record = {"Question_UUID": "q1", "Question": "x", "Model_Solution_Steps": []}
+    mrben.write_text(json.dumps({"q1": [record]}, indent=2))
+    for path, start in [
+        (keyed, "the file is one JSON object written over many lines, not JSON lines"),
+        (mrben, "the file is an MR-Ben file (one JSON object of solutions keyed by question), not JSON lines"),
+    ]:
+        with pytest.raises(CommandError) as refused:
+            call_command("import_prm800k", str(path), project="x", no_progress=True, stderr=io.StringIO())
+        assert str(refused.value).startswith(f"{path}: {start}"), refused.value
+        assert str(refused.value).endswith("; nothing was imported")
+    assert not Project.objects.filter(slug="x").exists()
+
+
+def test_an_exports_end_line_is_named_as_such(tmp_path):
+    path = tmp_path / "with_trailer.jsonl"
+    end = {"steplabel_export_end": {"lines": 3, "format": "prm800k", "cursor": "abc"}}
+    path.write_text("\n".join([*GOOD, json.dumps(end)]) + "\n")
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=path)
+    assert [e.as_dict() for e in raised.value.errors] == [
+        {
+            "line": 4,
+            "field": "(line)",
+            "message": "is the end line of a Steplabel export (trailer=true), not a record: leave it out (head -n -1)",
+        }
+    ]
+
+
+@pytest.mark.parametrize("damage", ["cut", "corrupt"])
+def test_a_damaged_gzip_file_is_one_error_through_the_command_and_the_api(client, tmp_path, damage):
+    packed = bytearray(gzip.compress(("\n".join(GOOD * 50) + "\n").encode()))
+    if damage == "cut":
+        packed = packed[: len(packed) // 2]
+    else:
+        packed[len(packed) // 2 : len(packed) // 2 + 8] = b"\xff" * 8
+    path = tmp_path / "damaged.jsonl.gz"
+    path.write_bytes(bytes(packed))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_prm800k", str(path), project="x", no_progress=True, stderr=io.StringIO())
+    message = str(refused.value)
+    assert message.startswith(f"{path}: the gzip file is damaged or cut short (") and "gzip -t" in message
+    assert message.endswith("; nothing was imported") and "Traceback" not in message
+    assert not Project.objects.filter(slug="x").exists()
+
+    lead = get_user_model().objects.create_user("lead")
+    project = Project.objects.create(slug="algebra", name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    with path.open("rb") as upload:
+        started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
+    import_jobs.run_import_job(import_id=started.json()["id"])
+    job = client.get(started.json()["url"]).json()
+    assert job["status"] == "failed"
+    ((error),) = job["errors"]
+    assert (error["line"], error["field"]) == (0, "(file)")
+    assert error["message"].startswith("the gzip file is damaged or cut short")
+    assert not Solution.objects.exists()
+
+
+def test_two_files_in_one_upload_are_refused_not_one_dropped(client, tmp_path):
+    lead = get_user_model().objects.create_user("lead")
+    project = Project.objects.create(slug="algebra", name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text(GOOD[0] + "\n")
+    two.write_text(GOOD[1] + "\n")
+    with one.open("rb") as a, two.open("rb") as b:
+        response = client.post("/api/v1/projects/algebra/imports/", {"file": [a, b]})
+    assert response.status_code == 400
+    assert response.json() == {"file": ["one file per import: 2 were sent; send each alone"]}
+    assert not ImportJob.objects.exists()
+
+
 # --- sizes: a gzip file that unpacks to a huge line, or to far more than was uploaded ---------------
 
 

@@ -71,11 +71,11 @@ class Command(BaseCommand):
                 f"Project {project} is a {project_obj.task_kind} project; --task {task} cannot change that "
                 "(import into a new project instead)."
             )
-        with (
-            tqdm(total=size, unit="B", unit_scale=True, desc="validating", disable=not show) as validating,
-            tqdm(total=size, unit="B", unit_scale=True, desc="importing", disable=not show) as writing,
-        ):
-            try:
+        # The bars close before an error is printed (else it lands inside a bar's line), and the
+        # writing bar opens when writing starts, not beside the validating one.
+        bar = _Bars(size=size, show=show)
+        try:
+            with bar:
                 if project_obj is None:
                     # Creating the project belongs to the same all-or-nothing import.
                     from django.db import transaction
@@ -87,8 +87,8 @@ class Command(BaseCommand):
                         result = import_file(
                             project=project_obj,
                             path=path,
-                            validate_progress=validating.update,
-                            write_progress=writing.update,
+                            validate_progress=bar.validating,
+                            write_progress=bar.writing,
                             pairs_per_problem=pairs_per_problem,
                         )
                     self.stdout.write(
@@ -99,20 +99,20 @@ class Command(BaseCommand):
                     result = import_file(
                         project=project_obj,
                         path=path,
-                        validate_progress=validating.update,
-                        write_progress=writing.update,
+                        validate_progress=bar.validating,
+                        write_progress=bar.writing,
                         pairs_per_problem=pairs_per_problem,
                     )
-            except EmptyFileError:
-                raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
-            except WholeFileError as exc:  # a whole-file error, not "1 bad line"
-                raise CommandError(f"{path}: {exc.errors[0].message}; nothing was imported") from None
-            except ImportValidationError as exc:
-                for error in exc.errors:
-                    self.stderr.write(f"{path}:{error}")
-                if exc.bad_lines > MAX_REPORTED_ERRORS:
-                    self.stderr.write(f"... and {exc.bad_lines - MAX_REPORTED_ERRORS} more bad line(s)")
-                raise CommandError(f"{path}: {exc}") from None
+        except EmptyFileError:
+            raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
+        except WholeFileError as exc:  # a whole-file error, not "1 bad line"
+            raise CommandError(f"{path}: {exc.errors[0].message}; nothing was imported") from None
+        except ImportValidationError as exc:
+            for error in exc.errors:
+                self.stderr.write(f"{path}:{error}")
+            if exc.bad_lines > MAX_REPORTED_ERRORS:
+                self.stderr.write(f"... and {exc.bad_lines - MAX_REPORTED_ERRORS} more bad line(s)")
+            raise CommandError(f"{path}: {exc}") from None
         if result.pairs_created is not None:
             total = Comparison.objects.filter(project=project_obj).count()
             self.stdout.write(
@@ -129,3 +129,28 @@ class Command(BaseCommand):
             return
         summary = ", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in counts.items())
         self.stdout.write(self.style.SUCCESS(f"Imported {path} into {project}: {summary}."))
+
+
+class _Bars:
+    """A "validating" bar, then an "importing" one, each shown only while its pass runs."""
+
+    def __init__(self, *, size: int, show: bool) -> None:
+        self.size, self.show = size, show
+        self.bar = tqdm(total=size, unit="B", unit_scale=True, desc="validating", disable=not show)
+        self.phase = "validating"
+
+    def validating(self, n: int) -> None:
+        self.bar.update(n)
+
+    def writing(self, n: int) -> None:
+        if self.phase == "validating":
+            self.bar.close()
+            self.bar = tqdm(total=self.size, unit="B", unit_scale=True, desc="importing", disable=not self.show)
+            self.phase = "importing"
+        self.bar.update(n)
+
+    def __enter__(self) -> "_Bars":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()

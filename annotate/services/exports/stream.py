@@ -21,6 +21,7 @@ from prm800k import math_shepherd
 from prm800k.agreement import pairwise_agreement
 from prm800k.kinds import critique_row
 from prm800k.labels import main_line_ratings, walked_completion, walks_own_line
+from prm800k.records import EXPORT_END_KEY as END_KEY
 from prm800k.records import HISTORY_KEY, RecordParts, build_record, dumps_record
 from prm800k.schema import format_timestamp
 from prm800k.trl import trl_rows
@@ -217,9 +218,6 @@ def iter_chunks(*, plan: ExportPlan, chunk_bytes: int = 1 << 16) -> Iterator[byt
             buffer, size = [], 0
     if buffer:
         yield "".join(buffer).encode()
-
-
-END_KEY = "steplabel_export_end"
 
 
 def with_end_line(chunks: Iterator[bytes], *, plan: ExportPlan) -> Iterator[bytes]:

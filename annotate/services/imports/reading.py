@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from prm800k.parse import (
     parse_math_shepherd_line,
     validate_line,
 )
+from prm800k.records import EXPORT_END_KEY
 from prm800k.schema import RecordError
 
 MAX_REPORTED_ERRORS = 20
@@ -73,25 +75,50 @@ class WholeFileError(ImportValidationError):
 
 
 class NotJsonLinesError(WholeFileError):
-    """The file is one JSON array (pretty-printed or on one line), not JSON lines; nothing was written.
-    One error says so: read line by line, every line of the array was bad and none said why."""
+    """The file is one JSON array (pretty-printed or on one line) or a pretty-printed object, not JSON
+    lines; nothing was written. One error says so (json_array_problem)."""
 
 
 class UnpacksTooLargeError(WholeFileError):
     """A gzip file unpacking past IMPORT_MAX_UNPACKED_BYTES; reading stops there, nothing was written."""
 
 
+class DamagedGzipError(WholeFileError):
+    """A gzip file cut short or corrupt inside; nothing was written."""
+
+    def __init__(self, exc: Exception) -> None:
+        super().__init__(
+            f"the gzip file is damaged or cut short ({exc}): nothing was imported; upload it again, "
+            "or check it with gzip -t"
+        )
+
+
+GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)  # what reading a damaged gzip stream raises
+
 ARRAY_PEEK_BYTES = 1 << 20  # holds the first element of a ProcessBench file, to name what the file is
 PROCESSBENCH_KEYS = {"problem", "steps", "label"}
 
 
 def json_array_problem(path: Path | str) -> str | None:
-    """What is wrong with a file whose first non-blank character is `[`, else None."""
+    """What is wrong with a file that is one JSON document, not JSON lines (a JSON array, or an
+    object pretty-printed over many lines), else None. Read line by line, every line of such a file
+    is bad and none says why."""
     with open_jsonl(path) as probe:
         head = probe.read(ARRAY_PEEK_BYTES).lstrip()
+    reads = f"the importer reads one JSON object per line (JSONL, optionally gzip-compressed): {IMPORT_FORMATS}"
+    if head.split(b"\n", 1)[0].strip() == b"{":  # a JSON lines record never ends its line at its opening brace
+        if b'"Question_UUID"' in head:
+            return (
+                "the file is an MR-Ben file (one JSON object of solutions keyed by question), not JSON lines: "
+                "MR-Ben is read by manage.py simulate_active_learning and rerank_eval and by the benches (bench/), "
+                f"not imported as a project; {reads}"
+            )
+        return (
+            f"the file is one JSON object written over many lines, not JSON lines: {reads}; put each record "
+            "on a line of its own (jq -c '.[]' file.json > file.jsonl for an object of records keyed by id)"
+        )
     if not head.startswith(b"["):
         return None
-    reads = f"the importer reads one JSON object per line (JSONL, optionally gzip-compressed): {IMPORT_FORMATS}"
     try:
         first, _ = json.JSONDecoder().raw_decode(head[1:].decode("utf-8", "ignore").lstrip())
     except ValueError:  # an empty array, or a first element longer than the peek
@@ -130,6 +157,10 @@ def _iter_parsed(
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             yield number, LineError(number, "(json)", _json_problem(raw, exc))
+            continue
+        if isinstance(obj, dict) and EXPORT_END_KEY in obj:
+            why = "is the end line of a Steplabel export (trailer=true), not a record: leave it out (head -n -1)"
+            yield number, LineError(number, "(line)", why)
             continue
         if b"\\u0000" in raw and (where := nul_path(obj)) is not None:
             yield number, LineError(number, where, "contains a NUL character (\\u0000), which cannot be stored")
@@ -237,20 +268,23 @@ def validate_file(*, path: Path, progress: ProgressCallback | None = None) -> Va
     bad_lines = records = 0
     verdicts: dict[AnswerPair, bool | None] = {}
     deadline = time.monotonic() + IMPORT_GRADING_BUDGET_S
-    if (problem := json_array_problem(path)) is not None:
-        raise NotJsonLinesError(problem)
-    with open_jsonl(path) as stream:
-        for _, item in _iter_parsed(stream, progress, validate_only=True):
-            if isinstance(item, LineError):
-                bad_lines += 1
-                if len(errors) < MAX_REPORTED_ERRORS:
-                    errors.append(item)
-                if bad_lines == 1 and not records and item.message.startswith(NOT_TEXT):
-                    break  # a binary file from its first line: one error says it, not 20 of the same
-                continue
-            records += 1
-            if not bad_lines and item not in verdicts:  # a refused file is not worth grading
-                verdicts[item] = grading.grade_answer(*item, symbolic=time.monotonic() < deadline)
+    try:
+        if (problem := json_array_problem(path)) is not None:
+            raise NotJsonLinesError(problem)
+        with open_jsonl(path) as stream:
+            for _, item in _iter_parsed(stream, progress, validate_only=True):
+                if isinstance(item, LineError):
+                    bad_lines += 1
+                    if len(errors) < MAX_REPORTED_ERRORS:
+                        errors.append(item)
+                    if bad_lines == 1 and not records and item.message.startswith(NOT_TEXT):
+                        break  # a binary file from its first line: one error says it, not 20 of the same
+                    continue
+                records += 1
+                if not bad_lines and item not in verdicts:  # a refused file is not worth grading
+                    verdicts[item] = grading.grade_answer(*item, symbolic=time.monotonic() < deadline)
+    except GZIP_ERRORS as exc:
+        raise DamagedGzipError(exc) from exc
     if bad_lines:
         raise ImportValidationError(errors, bad_lines)
     if not records:

@@ -671,7 +671,7 @@ export interface components {
     ImportRequest: {
       /**
        * Format: uri
-       * @description PRM800K JSONL (phase 1 or 2) or plain JSONL lines.
+       * @description PRM800K JSONL (phase 1 or 2) or plain JSONL lines; one file per import.
        */
       file: string;
     };
@@ -2047,7 +2047,7 @@ export interface operations {
           "application/json": components["schemas"]["ImportJob"];
         };
       };
-      /** @description No file. */
+      /** @description No file, or more than one. */
       400: {
         content: never;
       };
