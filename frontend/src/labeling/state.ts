@@ -215,6 +215,31 @@ export function ratedCount(s: LabelingState): number {
   return s.labels.filter((l) => l.rating !== null).length;
 }
 
+/** What Backspace would undo, in words ("your corrected step 1"); null when there is nothing to undo. */
+export function lastChange(s: LabelingState): string | null {
+  const prev = s.past[s.past.length - 1];
+  if (!prev) return null;
+  for (let i = 0; i < s.labels.length; i++) {
+    const what = stepChange(prev.labels[i], s.labels[i], i + 1, s.mode);
+    if (what !== null) return what;
+  }
+  return "your last change";
+}
+
+function stepChange(was: StepLabel, now: StepLabel, n: number, mode: Mode): string | null {
+  if (was.rating !== now.rating) return `your rating of step ${n}`;
+  if (was.alternatives.length !== now.alternatives.length) return `the alternative you wrote at step ${n}`;
+  const alt = now.alternatives.findIndex((a, j) => a.rating !== was.alternatives[j].rating);
+  if (alt !== -1) return `your rating of alternative ${alt + 1} at step ${n}`;
+  const altFlag = now.alternatives.findIndex((a, j) => a.flagged !== was.alternatives[j].flagged);
+  if (altFlag !== -1) return `the flag on alternative ${altFlag + 1} at step ${n}`;
+  if (was.human !== now.human) return mode === "phase1" ? `your own step at step ${n}` : `your corrected step ${n}`;
+  if ((was.critique ?? null) !== (now.critique ?? null)) return `your critique of step ${n}`;
+  if (was.flagged !== now.flagged) return `the flag on step ${n}`;
+  if (was.done !== now.done) return `moving on from step ${n}`;
+  return null;
+}
+
 /** Whether anything was labeled (a rating, a flag, a written step or alternative): a draft worth resuming. */
 export function hasWork(s: LabelingState): boolean {
   return s.labels.some(

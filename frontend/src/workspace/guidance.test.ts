@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { addAlternative, createState, rate, type TaskStep } from "../labeling/state";
+import { addAlternative, createState, lastChange, rate, setHumanStep, type TaskStep, undo } from "../labeling/state";
 import { EMPTY_TEXT, emptyQueueText, guidance, SCREENING_FAILED_TEXT, submittedMessage, unrateableWhy } from "./guidance";
 
 const STEPS: TaskStep[] = [
@@ -48,6 +48,22 @@ describe("unrateableWhy", () => {
     );
     expect(unrateableWhy(rate(createState("phase2", STEPS), -1))).toBe("Step 1 is rated already: Backspace undoes that rating.");
     expect(unrateableWhy(rate(rate(createState("phase2", STEPS), 1), 1))).toBe("Nothing is left to rate: press Enter to submit.");
+  });
+
+  it("names what Backspace would undo, and an alternative waiting for its rating", () => {
+    const negative = rate(createState("phase2", STEPS), -1);
+    // the walkthrough: Negative, an alternative written, a corrected step written, then 3
+    const corrected = setHumanStep(addAlternative(negative, "alt"), "fixed");
+    expect(unrateableWhy(corrected)).toBe(
+      "Step 1 is rated already; alternative 1 waits for a rating: move to it with ↓ / j, then rate it.",
+    );
+    // with the alternative rated, Backspace would take the corrected step, not the rating
+    const altRated = setHumanStep(rate(addAlternative(negative, "alt"), 1), "fixed");
+    expect(unrateableWhy(altRated)).toBe(
+      "Step 1 is rated already. Backspace undoes your last change first (your corrected step 1), not the rating.",
+    );
+    expect(lastChange(undo(altRated))).toBe("your rating of alternative 1 at step 1");
+    expect(lastChange(createState("phase2", STEPS))).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@ import {
   finishReason,
   flagTarget,
   type LabelingState,
+  lastChange,
   missingCritique,
   needsHumanStep,
 } from "../labeling/state";
@@ -85,13 +86,25 @@ export function emptyQueueText(screening: { required: number; submitted: number;
 }
 
 /** Why a rating key changed nothing (it did so silently; a phase-1 step rated Neutral left the
- * annotator guessing that Backspace comes first). */
+ * annotator guessing that Backspace comes first). Backspace is named with what it would really
+ * undo: "undoes that rating" after a corrected step was written took the step, not the rating. */
 export function unrateableWhy(s: LabelingState): string | null {
   const cur = currentIndex(s);
   if (cur === null) return `Nothing is left to rate: press ${keyFor("submit")} to submit.`;
   if (s.focus.kind !== "main") return null; // an alternative given the rating it has: nothing to say
+  const waiting = s.labels[cur].alternatives.findIndex((a) => a.rating === null);
+  if (waiting !== -1) {
+    return `Step ${cur + 1} is rated already; alternative ${waiting + 1} waits for a rating: move to it with ${keyFor("focus-next")}, then rate it.`;
+  }
   const undoKey = keyFor("undo");
-  const what = `Step ${cur + 1} is rated already: ${undoKey} undoes that rating`;
+  const change = lastChange(s);
+  const rated = `Step ${cur + 1} is rated already`;
+  const what =
+    change === null
+      ? rated // a resumed draft keeps only so much undo
+      : change === `your rating of step ${cur + 1}`
+        ? `${rated}: ${undoKey} undoes that rating`
+        : `${rated}. ${undoKey} undoes your last change first (${change}), not the rating`;
   if (needsHumanStep(s)) return `${what}, or write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")}).`;
   return `${what}.`;
 }

@@ -1,0 +1,60 @@
+"""The workspace's notes say what the keys would really do, in real Chromium: what Backspace would
+undo, a saved step's button, one message for a refused submit, counts on a trace, notes that go
+once the annotator acts, phase 1 explained, and ratings lost to an expired claim named."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.helpers import (
+    STEPS,
+    annotation_for,
+    expect_empty_queue,
+    label_steps,
+    make_project,
+    make_solution,
+    make_user,
+    open_workspace,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_rated_step_says_what_backspace_would_undo(pages, screenshot):
+    """Backspace undoes the last change: after a corrected step that is the step, not the rating
+    the note named, so "undoes that rating" led the annotator to lose the corrected step."""
+    project = make_project()
+    make_user("ann", project)
+    solution = make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    note = page.locator(".sl-notice")
+
+    page.keyboard.press("1")
+    page.keyboard.press("a")
+    page.keyboard.type("So $x^2 = 9$.")
+    page.keyboard.press("Enter")
+    page.keyboard.press("c")
+    page.keyboard.type("Since $3^2 = 9$, $x^2 = 9$.")
+    page.keyboard.press("Enter")
+    page.keyboard.press("3")
+    # the alternative waits for its rating: the note says how to reach it, not Backspace
+    expect(note).to_have_text(
+        "Step 1 is rated already; alternative 1 waits for a rating: move to it with ↓ / j, then rate it."
+    )
+    screenshot(page, "workspace-note-alternative-waits")
+    page.keyboard.press("j")
+    page.keyboard.press("3")
+    page.keyboard.press("k")
+    page.keyboard.press("3")
+    expect(note).to_have_text(
+        "Step 1 is rated already. Backspace undoes your last change first "
+        "(your rating of alternative 1 at step 1), not the rating."
+    )
+    screenshot(page, "workspace-note-backspace-undoes")
+    page.keyboard.press("Enter")
+    expect_empty_queue(page)
+    steps = label_steps(annotation_for(solution))
+    assert steps[0]["human_completion"]["text"] == "Since $3^2 = 9$, $x^2 = 9$."
+    assert steps[0]["completions"][1] == {"text": "So $x^2 = 9$.", "rating": 1, "flagged": False}
