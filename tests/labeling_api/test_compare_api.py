@@ -381,6 +381,7 @@ def test_first_wrong_marks_become_step_labels_in_the_prm800k_export(
     record = records[0]
     served = [step["text"] for step in task["candidates"][1]["steps"]]
     assert record["label"]["finish_reason"] == "found_error"
+    assert record["label"]["total_time"] == 5  # the pair's time: a PRM800K reader expects a number
     assert [s["completions"][0]["text"] for s in record["label"]["steps"]] == served[:2]
     assert [s["completions"][0]["rating"] for s in record["label"]["steps"]] == [1, -1]
     assert [s["chosen_completion"] for s in record["label"]["steps"]] == [0, None]
@@ -449,6 +450,7 @@ def test_a_cursor_is_used_only_with_its_own_sequence_and_two_marks_get_two_keys(
     )
     records = _lines(lead.get("/api/v1/projects/duel/export/?format=prm800k"))
     assert len(records) == 2 and len({(r["labeler"], r["timestamp"]) for r in records}) == 2
+    assert sorted(r["label"]["total_time"] for r in records) == [2, 3]  # the pair's 5 ms, split between its marks
     steps_cursor = lead.get("/api/v1/projects/duel/export/?format=prm800k")["X-Export-Cursor"]
     prefs_cursor = lead.get("/api/v1/projects/duel/export/?format=preference&ties=include")["X-Export-Cursor"]
     crossed = lead.get(f"/api/v1/projects/duel/export/?format=preference&since={steps_cursor}")

@@ -3,7 +3,8 @@ step labels").
 
 A mark on a side says where that solution first goes wrong, so it reads as a PRM800K phase-2 label
 that stopped at the first error: the steps before the mark +1, the marked step -1, nothing after
-it, `finish_reason` found_error. Each marked side becomes one Annotation of that solution, by the
+it, `finish_reason` found_error, and `total_time` the pair's time split between its marks (a
+PRM800K reader expects a number there). Each marked side becomes one Annotation of that solution, by the
 same annotator, stored in the same transaction as the preference; the project's PRM800K export
 (`format=prm800k`) and its step statistics include it like any other label. A side without a mark
 yields nothing: an unmarked solution was compared, not checked step by step. The label carries the
@@ -77,6 +78,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     # the round the pair was served in
     generation = preference.assignment.generation if preference.assignment is not None else None
     created = []
+    times = _split(preference.total_time_ms, len(marks))
     for order, (side, (solution_id, index)) in enumerate(marks.items()):
         label_steps = marked_label_steps(texts[solution_id], index)
         created.append(
@@ -92,6 +94,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 generation=generation,
                 is_gold=False,
                 finish_reason=FinishReason.FOUND_ERROR,
+                total_time_ms=times[order],
                 label_steps=dumps_label_steps(label_steps),
                 idempotency_key=f"{MARK_KEY_PREFIX}{preference.pk}:{side}",
                 **label_counters(label_steps),
@@ -101,3 +104,9 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     # "solutions labeled" and wrong-answer share read this count); pairs are queued by their own
     Solution.objects.filter(pk__in=[s for s, _ in marks.values()]).update(annotation_count=F("annotation_count") + 1)
     return created
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """`total` in `parts` whole shares that add up to it (the first ones a unit larger)."""
+    share, rest = divmod(total, parts) if parts else (0, 0)
+    return [share + (i < rest) for i in range(parts)]
