@@ -58,3 +58,37 @@ def test_a_rated_step_says_what_backspace_would_undo(pages, screenshot):
     steps = label_steps(annotation_for(solution))
     assert steps[0]["human_completion"]["text"] == "Since $3^2 = 9$, $x^2 = 9$."
     assert steps[0]["completions"][1] == {"text": "So $x^2 = 9$.", "rating": 1, "flagged": False}
+
+
+def test_a_saved_step_s_button_does_not_say_not_saved(pages, screenshot):
+    """Enter saves the box's text: its button reads "Write …" at once, and the draft keeps no copy
+    of the text as still being typed (a reload reopened the box with it)."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    write_alt = page.locator(".sl-current .sl-writer-open button").nth(0)
+    write_human = page.locator(".sl-current .sl-writer-open button").nth(1)
+
+    page.keyboard.press("1")
+    page.keyboard.press("a")
+    page.keyboard.type("So $x^2 = 9$.")
+    page.keyboard.press("Enter")
+    expect(write_alt).to_have_text("Write alternative (a)")
+    page.keyboard.press("c")
+    page.keyboard.type("Since $3^2 = 9$, $x^2 = 9$.")
+    page.keyboard.press("Enter")
+    expect(write_human).to_have_text("Write corrected step (c)")
+    expect(write_alt).to_have_text("Write alternative (a)")
+    screenshot(page, "workspace-saved-step-buttons")
+    typing = page.evaluate(
+        "() => Object.keys(localStorage).filter((k) => k.startsWith('steplabel:draft:'))"
+        ".map((k) => JSON.parse(localStorage.getItem(k)).typing)"
+    )
+    assert typing == [{}]
+    # Esc with text in the box still keeps it, and the button says so
+    page.keyboard.press("a")
+    page.keyboard.type("unfinished")
+    page.keyboard.press("Escape")
+    expect(write_alt).to_have_text("Finish alternative (not saved) (a)")

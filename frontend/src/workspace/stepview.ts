@@ -297,16 +297,27 @@ export class StepView {
 
   private commitHuman(): void {
     const i = this.i;
-    const next = this.act((s) => (currentIndex(s) === i ? setHumanStep(s, this.humanInput.value) : s));
-    if (next && next.focus.kind !== "human") this.humanInput.value = "";
+    this.commitText(this.humanInput, (s, text) => (currentIndex(s) === i ? setHumanStep(s, text) : s));
   }
 
   private commitNewAlt(): void {
     const i = this.i;
-    const text = this.newAltInput.value;
-    if (text.trim() === "") return;
-    this.act((s) => (currentIndex(s) === i ? addAlternative(s, text) : s));
-    this.newAltInput.value = "";
+    if (this.newAltInput.value.trim() === "") return;
+    this.commitText(this.newAltInput, (s, text) => (currentIndex(s) === i ? addAlternative(s, text) : s));
+  }
+
+  /** Save a writer box's text into the labels. The box is emptied first: the redraw and the draft
+   * the change makes read it, and text still there showed "(not saved)" on the button just saved. */
+  private commitText(input: HTMLTextAreaElement, save: (s: LabelingState, text: string) => LabelingState): void {
+    const text = input.value;
+    input.value = "";
+    let saved = false;
+    this.act((s) => {
+      const next = save(s, text);
+      saved = next !== s;
+      return next;
+    });
+    if (!saved) input.value = text; // not this step's turn (or a submit in flight): the text stays
   }
 
   private buildAlt(j: number, text: string, offered: boolean): HTMLLIElement {
