@@ -1,6 +1,7 @@
 """Serializers of the export and import endpoints (documentation of their shapes in OpenAPI)."""
 
 from collections.abc import Mapping
+from typing import Any
 
 from django.urls import reverse
 from rest_framework import serializers
@@ -134,6 +135,9 @@ class ExportJobSerializer(serializers.ModelSerializer):
     download_url = serializers.SerializerMethodField(help_text="Set when the export succeeded; only for you.")
     cursor = serializers.SerializerMethodField(help_text="Pass as `since` to get only what is newer next time.")
     project = serializers.CharField(source="project.slug")
+    filters = serializers.SerializerMethodField(
+        help_text="The options the job was asked with; `since` is the cursor given, or null for everything."
+    )
 
     class Meta:
         model = Export
@@ -161,7 +165,18 @@ class ExportJobSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request else path
 
     def get_cursor(self, export: Export) -> str | None:
-        return export.filters.get("cursor")
+        return export.filters.get("cursor") or None  # a job that reads no sequence (labels=auto) has none
+
+    def get_filters(self, export: Export) -> dict[str, Any]:
+        # Stored are the decoded position and the job's resulting cursor (shown as `cursor`): give
+        # back the cursor as it was asked for, as the position means nothing outside the server.
+        shown = {key: value for key, value in export.filters.items() if key != "cursor"}
+        if shown.get("since"):
+            preferences = shown.get("format") == "preference"
+            shown["since"] = exports.encode_cursor(project=export.project, seq=shown["since"], preferences=preferences)
+        elif "since" in shown:
+            shown["since"] = None
+        return shown
 
 
 class ImportRequestSerializer(serializers.Serializer):

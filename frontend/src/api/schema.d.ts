@@ -449,7 +449,10 @@ export interface components {
       project: string;
       status?: components["schemas"]["JobStatusEnum"];
       format?: string;
-      filters?: unknown;
+      /** @description The options the job was asked with; `since` is the cursor given, or null for everything. */
+      filters: {
+        [key: string]: unknown;
+      };
       record_count?: number;
       /** Format: int64 */
       byte_size?: number;

@@ -383,6 +383,25 @@ def test_export_job_runs_in_a_worker_and_downloads(project, clients, tmp_path):
     assert not list(Path(tmp_path).rglob("*.partial"))
 
 
+@pytest.mark.django_db
+def test_an_export_jobs_filters_show_the_cursor_it_was_asked_with_not_the_servers_position(project, clients, tmp_path):
+    from annotate.services.exports import jobs as export_jobs
+
+    cursor = clients["ml"].get("/api/v1/projects/exp/export/")["X-Export-Cursor"]
+    with override_settings(MEDIA_ROOT=tmp_path):
+        newer = clients["ml"].post("/api/v1/projects/exp/exports/", {"since": cursor}, format="json").data
+        everything = clients["ml"].post("/api/v1/projects/exp/exports/", {}, format="json").data
+        for job in (newer, everything):
+            export_jobs.run_export_job(export_id=job["id"])
+    newer = clients["ml"].get(f"/api/v1/exports/{newer['id']}/").data
+    everything = clients["ml"].get(f"/api/v1/exports/{everything['id']}/").data
+    assert newer["status"] == everything["status"] == "succeeded"
+    assert newer["filters"]["since"] == cursor and newer["record_count"] == 0
+    assert everything["filters"]["since"] is None and everything["record_count"] == 7
+    assert newer["cursor"] == everything["cursor"] == cursor  # given once, as `cursor`, not in the filters too
+    assert "cursor" not in newer["filters"] and "cursor" not in everything["filters"]
+
+
 def _gzip_header_name(data: bytes) -> str:
     """The file name a gzip header stores (what `gunzip -N` restores): RFC 1952, FNAME after FEXTRA."""
     assert data[:2] == b"\x1f\x8b" and data[3] & 0x08, "no name in the header"
