@@ -83,7 +83,10 @@ ROUTES: dict[str, list[Call]] = {
     # An export job is its requester's (the lead's) alone.
     "export-detail": [Call("GET",     row(401, 404, 404, 404, 404, 200, 200, 404))],
     "export-download": [Call("GET",   row(401, 404, 404, 404, 404, 409, 409, 404))],
-    "project-imports": [Call("POST",  row(401, 404, 404, 404, 403, 400, 400, 403), body={}, multipart=True)],
+    "project-imports": [
+        Call("GET",                   row(401, 404, 404, 404, 403, 200, 200, 403)),
+        Call("POST",                  row(401, 404, 404, 404, 403, 400, 400, 403), body={}, multipart=True),
+    ],
     # An import job: whoever may import into the project follows it (the data page polls it).
     "project-import-detail": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
     # Dashboard numbers: leads only (per-annotator quality is personal data).

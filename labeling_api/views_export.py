@@ -193,6 +193,17 @@ class ImportView(APIView):
         job = imports.start_import(project=project, user=request.user, upload=body.validated_data["file"])
         return Response(ImportJobSerializer(job, context={"request": request}).data, status=202)
 
+    @extend_schema(
+        operation_id="projects_imports_list",
+        summary="The project's import jobs, newest first (the last 100)",
+        parameters=[SLUG],
+        responses={200: ImportJobSerializer(many=True), **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "import")
+        jobs = selectors.imports_of(project=project)
+        return Response(ImportJobSerializer(jobs, many=True, context={"request": request}).data)
+
 
 class ImportJobDetail(APIView):
     @extend_schema(

@@ -66,6 +66,11 @@ def waiting_exports(*, project_ids) -> int:
     return Export.objects.filter(project__in=project_ids, status=JobStatus.CREATED).count()
 
 
+def imports_of(*, project: Project, limit: int = 100) -> QuerySet:
+    """The project's import jobs, newest first (every lead's: they share the project's data)."""
+    return ImportJob.objects.select_related("project").filter(project=project).order_by("-id")[:limit]
+
+
 def import_job(*, project: Project, job_id: int) -> ImportJob | None:
     """One import job of the project (the data page and scripts poll it)."""
     return ImportJob.objects.select_related("project").filter(project=project, pk=job_id).first()

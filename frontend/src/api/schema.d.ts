@@ -103,6 +103,8 @@ export interface paths {
     post: operations["projects_exports_create"];
   };
   "/api/v1/projects/{slug}/imports/": {
+    /** The project's import jobs, newest first (the last 100) */
+    get: operations["projects_imports_list"];
     /**
      * Import a JSONL file (a worker job)
      * @description Stores the upload and answers 202 with the job; a worker validates the whole file first: a file with any bad line ends `failed` with the first 20 errors (line, field, message) and changes nothing. Poll the job's `url`. Importing the same file again creates nothing. gzip files are read as such.
@@ -2024,6 +2026,34 @@ export interface operations {
       };
       /** @description Over the rate limit of the `export` scope (per user, over all their tokens; THROTTLE_EXPORT); `Retry-After` says when to try again. */
       429: {
+        content: never;
+      };
+    };
+  };
+  /** The project's import jobs, newest first (the last 100) */
+  projects_imports_list: {
+    parameters: {
+      path: {
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ImportJob"][];
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead or ml_engineer role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project, or not a member. */
+      404: {
         content: never;
       };
     };

@@ -53,6 +53,14 @@ def test_import_job_is_seen_only_by_those_who_may_import(clients, project):
     upload = {"file": io.BytesIO((FIXTURES / "plain.jsonl").read_bytes())}
     job = clients["lead"].post("/api/v1/projects/exp/imports/", upload, format="multipart").data
     assert clients["lead"].get(job["url"]).status_code == 200
+    # and listed, newest first, to those who may import, as each job reads when polled
+    upload = {"file": io.BytesIO((FIXTURES / "plain.jsonl").read_bytes())}
+    later = clients["lead"].post("/api/v1/projects/exp/imports/", upload, format="multipart").data
+    listed = clients["lead"].get("/api/v1/projects/exp/imports/")
+    assert listed.status_code == 200 and [j["id"] for j in listed.data] == [later["id"], job["id"]]
+    assert listed.data[1] == clients["lead"].get(job["url"]).data
+    for who, refused in (("annotator", 403), ("ml", 403), ("outsider", 404), ("none", 401)):
+        assert clients[who].get("/api/v1/projects/exp/imports/").status_code == refused, who
     assert clients["annotator"].get(job["url"]).status_code == 403
     assert clients["ml"].get(job["url"]).status_code == 403
     assert clients["outsider"].get(job["url"]).status_code == 404
