@@ -147,7 +147,10 @@ def test_a_refused_late_submit_is_shown_with_its_labels_until_dismissed(pages, s
     assert queue.claim_next(project=project, user=bob).solution_id == mine.solution_id
 
     page.keyboard.press("Enter")
-    expect(page.locator(".sl-alert")).to_contain_text("Not submitted")
+    # one message: the Not recorded box, with a word beside it, not the API's text in an alert too
+    expect(page.locator(".sl-notice")).to_have_text("Not submitted: your ratings are shown under Not recorded above.")
+    expect(page.get_by_role("region", name="Submits that were not recorded")).to_contain_text("Step 3 Negative")
+    expect(page.locator(".sl-alert")).to_be_hidden()
     assert not Annotation.objects.exists()
     page.reload()
     wait_ready(page)

@@ -313,9 +313,16 @@ def test_two_tabs_on_one_solution_are_told_and_the_later_different_submit_is_ref
     expect(first.locator(".sl-alert")).to_contain_text("Another tab submitted or skipped this solution")
 
     # The first tab submits other ratings anyway: refused, and said so; the first submit stands.
+    # One message says it: the Not recorded box, not also a red alert in the API's words for its
+    # clients ("refused_submits in your progress, GET /api/v1/...") right above it.
     first.keyboard.press("1")  # step 2 Negative: a found error
     first.keyboard.press("Enter")
-    expect(first.locator(".sl-alert")).to_contain_text("already submitted from another tab or device")
+    refused = first.get_by_role("region", name="Submits that were not recorded")
+    expect(refused).to_contain_text("submitted first from another tab or device")
+    expect(refused).to_contain_text("Your labels: Step 1 Positive · Step 2 Negative")
+    expect(first.locator(".sl-notice")).to_have_text("Not submitted: your ratings are shown under Not recorded above.")
+    expect(first.locator(".sl-alert")).to_be_hidden()
+    expect(first.locator("body")).not_to_contain_text("refused_submits")
     screenshot(first, "workspace-second-tab-refused")
     assert main_ratings(annotation_for(solution)) == [1, 1, 1]
     assert Annotation.objects.filter(solution=solution).count() == 1

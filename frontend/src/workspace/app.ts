@@ -28,6 +28,7 @@ import {
   undo,
   visibleCount,
 } from "../labeling/state";
+import type { MyProgress } from "../api/types";
 import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
@@ -121,6 +122,7 @@ export class Workspace {
       showNext: (task) => this.show(task),
       loadNext: () => this.loadNext(),
       progressChanged: () => void this.refreshProgress(),
+      refusedListed: async (id) => (await this.refreshProgress())?.refused_submits?.some((r) => r.assignment_id === id) ?? false,
     });
     this.reasonDialog = new ReasonDialog((kind, note) => void this.submit({ reason: kind, note }));
     // Dismissing a refused submit clears the expired assignment's draft, where the server kept it.
@@ -541,7 +543,8 @@ export class Workspace {
     }
   }
 
-  private async refreshProgress(): Promise<void> {
+  /** The progress panel and the Not recorded box brought up to date; the answer, or null. */
+  private async refreshProgress(): Promise<MyProgress | null> {
     try {
       const me = await this.api.me(this.config.project.slug);
       if (me) {
@@ -552,8 +555,9 @@ export class Workspace {
         this.checkAgain.hidden = failed;
         this.refused.show(me.refused_submits ?? []);
       }
+      return me;
     } catch {
-      /* the panel keeps its last numbers */
+      return null; // the panel keeps its last numbers
     }
   }
 

@@ -29,6 +29,8 @@ export interface SessionHost {
   showNext(task: Task | null): void;
   loadNext(): Promise<void>;
   progressChanged(): void;
+  /** Refresh the progress; whether its Not recorded box now lists this assignment's refused submit. */
+  refusedListed(assignmentId: number): Promise<boolean>;
 }
 
 type StepFields = Pick<Draft, "labels" | "pending" | "typing">;
@@ -163,8 +165,13 @@ export class Session {
         // Submitted or skipped already (another tab; an old copy of the page after Back /
         // Forward), taken once the lease ran out, or not ours: nothing here can be recorded (a
         // refused submit is kept on the server and listed), so the next solution comes instead.
-        this.host.progressChanged();
-        await this.sync.moveOn(`Not submitted: ${outcome.message}`, true);
+        // Listed, the Not recorded box says why with the ratings: the API's words for its clients
+        // ("refused_submits … GET …/me/") in a red alert above it said the same thing twice.
+        if (await this.host.refusedListed(task.assignmentId)) {
+          await this.sync.moveOn("Not submitted: your ratings are shown under Not recorded above.");
+        } else {
+          await this.sync.moveOn(`Not submitted: ${outcome.message}`, true);
+        }
         return;
       }
       this.refused = true;
