@@ -4,9 +4,12 @@ once the annotator acts, phase 1 explained, and ratings lost to an expired claim
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 
+from annotate.services.imports import import_file
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
@@ -92,3 +95,36 @@ def test_a_saved_step_s_button_does_not_say_not_saved(pages, screenshot):
     page.keyboard.type("unfinished")
     page.keyboard.press("Escape")
     expect(write_alt).to_have_text("Finish alternative (not saved) (a)")
+
+
+TRACE = {
+    "kind": "trace",
+    "problem": "How many days are there between 2024-02-27 and 2024-03-02?",
+    "steps": [
+        {"type": "thought", "text": "I will count with the calendar tool."},
+        {"type": "tool_call", "text": 'days_between({"start": "2024-02-27", "end": "2024-03-02"})'},
+        {"type": "observation", "text": '{"days": 4}'},
+        {"type": "thought", "text": "The tool says 4."},
+        {"type": "answer", "text": "There are **4** days between them."},
+    ],
+}
+
+
+def test_a_trace_counts_only_the_steps_it_rates(pages, screenshot, tmp_path):
+    """Was: "All 5 steps rated" after 4 ratings, the observation (shown, not rated) counted too."""
+    project = make_project("agents", name="Agent traces")
+    make_user("ann", project)
+    line = tmp_path / "trace.jsonl"
+    line.write_text(json.dumps(TRACE) + "\n")
+    import_file(project=project, path=line)
+    page = pages.page()
+    open_workspace(page, "ann", slug="agents")
+    position = page.locator(".sl-position")
+
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+    expect(position).to_have_text("Step 4 of 5 · 2 of 4 rated")
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+    expect(position).to_have_text("All 4 steps to rate are rated")
+    screenshot(page, "workspace-trace-all-rated")

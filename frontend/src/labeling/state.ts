@@ -211,6 +211,11 @@ export function critiqueTarget(s: LabelingState): number | null {
   return step;
 }
 
+/** How many steps the annotator rates (a trace's observations are only shown). */
+export function rateableCount(s: LabelingState): number {
+  return s.steps.filter(isRatedStep).length;
+}
+
 export function ratedCount(s: LabelingState): number {
   return s.labels.filter((l) => l.rating !== null).length;
 }

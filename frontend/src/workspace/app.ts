@@ -34,7 +34,7 @@ import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { ConfirmDialog, keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
 import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, ratingOf } from "./keymap";
-import { EMPTY_TEXT, emptyQueueText, guidance, unrateableWhy } from "./guidance";
+import { EMPTY_TEXT, emptyQueueText, guidance, positionText, unrateableWhy } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
@@ -354,9 +354,7 @@ export class Workspace {
     for (const v of this.steps) v.render(s, context);
 
     this.tick();
-    const total = s.steps.length;
-    this.position.textContent =
-      cur === null ? `All ${total} steps rated` : `Step ${cur + 1} of ${total} · ${ratedCount(s)} rated`;
+    this.position.textContent = positionText(s);
     const reason = finishReason(s);
     const submitting = this.session.submitting;
     this.submitButton.disabled = submitting || reason === null;

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 
 import { addAlternative, createState, lastChange, rate, setHumanStep, type TaskStep, undo } from "../labeling/state";
-import { EMPTY_TEXT, emptyQueueText, guidance, SCREENING_FAILED_TEXT, submittedMessage, unrateableWhy } from "./guidance";
+import {
+  EMPTY_TEXT,
+  emptyQueueText,
+  guidance,
+  positionText,
+  SCREENING_FAILED_TEXT,
+  submittedMessage,
+  unrateableWhy,
+} from "./guidance";
 
 const STEPS: TaskStep[] = [
   { index: 0, text: "a" },
@@ -64,6 +72,21 @@ describe("unrateableWhy", () => {
     );
     expect(lastChange(undo(altRated))).toBe("your rating of alternative 1 at step 1");
     expect(lastChange(createState("phase2", STEPS))).toBeNull();
+  });
+});
+
+describe("positionText", () => {
+  it("counts only the steps that are rated: a trace's observation is shown, not rated", () => {
+    const trace: TaskStep[] = ["thought", "tool_call", "observation", "thought", "answer"].map((type, index) => ({
+      index,
+      text: type,
+      rated: type !== "observation",
+    }));
+    const two = rate(rate(createState("phase2", trace), 1), 1);
+    expect(positionText(two)).toBe("Step 4 of 5 · 2 of 4 rated");
+    expect(positionText(rate(rate(two, 1), 1))).toBe("All 4 steps to rate are rated");
+    expect(positionText(rate(createState("phase2", STEPS), 1))).toBe("Step 2 of 2 · 1 rated");
+    expect(positionText(rate(rate(createState("phase2", STEPS), 1), 1))).toBe("All 2 steps rated");
   });
 });
 

@@ -7,6 +7,8 @@ import {
   lastChange,
   missingCritique,
   needsHumanStep,
+  rateableCount,
+  ratedCount,
 } from "../labeling/state";
 import { keyFor } from "./keymap";
 
@@ -55,6 +57,17 @@ export function guidance(s: LabelingState, submitting: boolean): string {
   const where = last === null ? "" : `step ${last.step + 1}${last.alt === null ? "" : `, alternative ${last.alt + 1}`}`;
   const unsure = last === null ? "" : ` ${k.flag} flags your last rating (${where}).`;
   return `Rate the highlighted step: ${k.neg} Negative · ${k.neu} Neutral · ${k.pos} Positive.${unsure}`;
+}
+
+/** The bar's position ("Step 2 of 3 · 1 rated"). Steps only shown (a trace's observations) are
+ * not counted as rated or to rate: "All 5 steps rated" came after 4 ratings. */
+export function positionText(s: LabelingState): string {
+  const cur = currentIndex(s);
+  const total = s.steps.length;
+  const toRate = rateableCount(s);
+  if (cur === null) return toRate === total ? `All ${total} steps rated` : `All ${toRate} steps to rate are rated`;
+  const rated = toRate === total ? `${ratedCount(s)} rated` : `${ratedCount(s)} of ${toRate} rated`;
+  return `Step ${cur + 1} of ${total} · ${rated}`;
 }
 
 const DONE: Record<string, string> = {
