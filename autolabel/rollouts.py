@@ -19,7 +19,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_BOXED = re.compile(r"\\boxed\s*\{")
+from prm800k.labels import boxed_answer
+
 _ANSWER_HEADING = re.compile(r"#\s*Answer\s*\n+\s*(.+?)\s*(?:\n|$)")
 _ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is:?\s*\$?(.+?)\$?\s*(?:\.\s*)?(?:\n|$)")
 
@@ -29,25 +30,13 @@ def build_prompt(problem: str, steps: list[str]) -> str:
     return problem.rstrip() + "\n\n" + "\n".join(step.rstrip() for step in steps) + "\n"
 
 
-def _boxed(text: str) -> str | None:
-    last = None
-    for match in _BOXED.finditer(text):
-        depth, start = 1, match.end()
-        for i in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                last = text[start:i]
-                break
-    return last
-
-
 def extract_answer(text: str) -> str | None:
     """The final answer of a completion: PRM800K's '# Answer', a \\boxed{}, or 'The answer is: X'."""
     for pattern in (_ANSWER_HEADING, _ANSWER_IS):
         found = pattern.findall(text)
         if found:
             return found[-1].strip() or None
-    return _boxed(text)
+    return boxed_answer(text)
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):

@@ -8,6 +8,7 @@ the model's examples) uses these helpers.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -129,6 +130,30 @@ def trajectory_steps(label_steps: list[dict[str, Any]]) -> list[str]:
     """The solution a phase-1 labeler walked: the chosen completion, else the human step."""
     walked = (walked_completion(step) for step in label_steps)
     return [completion["text"] for completion in walked if completion is not None]
+
+
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+def boxed_answer(text: str) -> str | None:
+    """The content of the last \\boxed{...} (braces inside it balanced), else None."""
+    last = None
+    for match in _BOXED.finditer(text):
+        depth, start = 1, match.end()
+        for i in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                last = text[start:i]
+                break
+    return last
+
+
+def stated_answer(text: str | None) -> str | None:
+    """The answer a plain solution's last step states: PRM800K's '# Answer', else its last \\boxed{}
+    (ProcessBench's and most math models' way)."""
+    if not text:
+        return None
+    return final_answer_from_text(text) or (boxed_answer(text) or "").strip() or None
 
 
 def final_answer_from_text(text: str | None) -> str | None:

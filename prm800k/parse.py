@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from prm800k import kinds, math_shepherd
-from prm800k.labels import final_answer_from_text, label_counters, trajectory_steps
+from prm800k.labels import final_answer_from_text, label_counters, stated_answer, trajectory_steps
 from prm800k.records import RecordParts, sha256_json, shape_overrides
 from prm800k.schema import (
     RECORD_KEYS,
@@ -217,7 +217,7 @@ def parse_plain_record(obj: Any) -> ParsedSolution:
         if kind == "trace":
             answer = kinds.trace_answer(steps, step_types or [])
         elif kind == kinds.DEFAULT_KIND:
-            answer = final_answer_from_text(steps[-1])
+            answer = stated_answer(steps[-1])
     return ParsedSolution(
         problem_text=obj["problem"],
         ground_truth_answer=obj.get("ground_truth_answer"),

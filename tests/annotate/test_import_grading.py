@@ -138,3 +138,23 @@ def test_empty_upload_is_refused_as_empty(tmp_path):
     assert job["status"] == "failed"
     assert job["errors"] == [{"line": 0, "field": "(file)", "message": "the file is empty: it has no JSON lines"}]
     assert ImportJob.objects.get(project=project).status == JobStatus.FAILED
+
+
+@pytest.mark.django_db
+def test_a_plain_solution_ending_in_a_boxed_answer_is_graded(tmp_path):
+    """Found by the lead walkthrough: ProcessBench's solutions, turned into plain lines, end in
+    `\\boxed{}` with no `# Answer`, and all of them were left ungraded (so the default order, which
+    stratifies by the grade, and the PRM's graded-answer input had nothing)."""
+    project = Project.objects.create(slug="boxed")
+    lines = [
+        {"problem": "p1", "ground_truth_answer": "\\frac{1}{2}", "steps": ["a", "So it is $\\boxed{\\frac{1}{2}}$."]},
+        {"problem": "p2", "ground_truth_answer": "3", "steps": ["$\\boxed{2}$ at first", "No: $x = \\boxed{4}$."]},
+        {"problem": "p3", "ground_truth_answer": "3", "steps": ["$\\boxed{3}$", "so we stop here."]},
+        {"problem": "p4", "ground_truth_answer": "3", "steps": ["a", "Not $\\boxed{9}$.\n# Answer\n\n3"]},
+    ]
+    import_file(project=project, path=_write(tmp_path, *map(json.dumps, lines)))
+    graded = dict(Solution.objects.filter(project=project).values_list("problem__text", "answer_correct"))
+    # the last step's last box; a box in an earlier step is not the answer; `# Answer` comes first
+    assert graded == {"p1": True, "p2": False, "p3": None, "p4": True}
+    finals = dict(Solution.objects.filter(project=project).values_list("problem__text", "final_answer"))
+    assert finals == {"p1": "\\frac{1}{2}", "p2": "4", "p3": None, "p4": "3"}
