@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { Dashboard, repeatedClick, runEndedNote, savingsText } from "./app";
+import { Dashboard, repeatedClick, runEndedNote, savingsText, wrongAnswerFigure } from "./app";
 import type { DashboardConfig } from "./types";
 
 /** The few elements retrain() touches: the button, its message and the statistics' meta line. */
@@ -115,6 +115,21 @@ describe("repeatedClick", () => {
     expect(repeatedClick({ detail: 0 })).toBe(false); // Enter or Space on the button
     expect(repeatedClick({ detail: 2 })).toBe(true);
     expect(repeatedClick({ detail: 3 })).toBe(true);
+  });
+});
+
+describe("wrongAnswerFigure", () => {
+  it("gives the share among graded solutions and says how many were not graded", () => {
+    const all = { labeled_solutions: 61, wrong: 4, correct: 0, ungraded: 57, share: 4 / 61 };
+    expect(wrongAnswerFigure(all)).toEqual([
+      "100.0%",
+      "4 of 4 graded labeled solutions; 57 of 61 not graded (no final answer or ground truth read)",
+    ]);
+    expect(wrongAnswerFigure({ ...all, wrong: 3, correct: 9, ungraded: 0, labeled_solutions: 12 })).toEqual([
+      "25.0%",
+      "3 of 12 graded labeled solutions",
+    ]);
+    expect(wrongAnswerFigure({ ...all, wrong: 0, ungraded: 61 })[0]).toBe("—");
   });
 });
 

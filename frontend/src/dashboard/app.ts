@@ -333,11 +333,7 @@ export class Dashboard {
     this.slot("labels-figures").replaceChildren(
       figure("steps rated", fmtInt(l.steps)),
       figure("flag rate", fmtPct(l.flag_rate), `${fmtInt(l.flagged)} flagged steps`),
-      figure(
-        "wrong final answer",
-        fmtPct(l.wrong_answer.share),
-        `${fmtInt(l.wrong_answer.wrong)} of ${fmtInt(l.wrong_answer.labeled_solutions)} labeled solutions`,
-      ),
+      figure("wrong final answer", ...wrongAnswerFigure(l.wrong_answer)),
       figure("alternatives rated", fmtInt(l.alternatives)), // imported labels' alternatives count too
     );
     const ratingNames = ["positive (+1)", "neutral (0)", "negative (−1)", "unrated"];
@@ -628,6 +624,17 @@ function flagRule(q: Stats["quality"]): string {
     `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ` +
     `${q.flag_min_gold} gold answers, or failed screening`
   );
+}
+
+/** The wrong-answer share among graded labeled solutions, and the caption that says how many were
+ * not graded (a solution whose final answer could not be read, or with no ground truth): counted as
+ * right, 4 wrong of 61 read as 7% when 57 were never graded. */
+export function wrongAnswerFigure(w: Stats["labels"]["wrong_answer"]): [string, string] {
+  const graded = w.wrong + w.correct;
+  const value = graded ? fmtPct(w.wrong / graded) : "—";
+  const caption = `${fmtInt(w.wrong)} of ${fmtInt(graded)} graded labeled solutions`;
+  if (!w.ungraded) return [value, caption];
+  return [value, `${caption}; ${fmtInt(w.ungraded)} of ${fmtInt(w.labeled_solutions)} not graded (no final answer or ground truth read)`];
 }
 
 /** One line: labels saved against the random control with its interval, or why there is no estimate yet. */
