@@ -83,6 +83,12 @@ class ProjectAdmin(ProjectScopedAdmin):
         # as the New project page does: a lead's admin rights cover the projects they lead.
         return can_create_projects(user=request.user) and super().has_add_permission(request)
 
+    def save_model(self, request, obj: Project, form, change) -> None:
+        # Browsers send a textarea's lines with CRLF; guidelines are stored with LF, as the settings
+        # page stores them, or its next save reports (and audits) a guidelines change nobody made.
+        obj.guidelines = obj.guidelines.replace("\r\n", "\n")
+        super().save_model(request, obj, form, change)
+
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
         # A lead sees only the projects they lead: one they add here would vanish from their own

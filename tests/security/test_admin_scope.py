@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import Assignment, Role, Solution
+from annotate.models import Assignment, AuditEvent, Membership, Project, Role, Solution
 from annotate.services.members import add_member
 from config.permissions_matrix import ADMIN_MODELS
 from tests.api_clients import member_client
@@ -150,7 +150,6 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
     only a superuser could reach it again. The lead who adds it becomes its lead."""
     from django.contrib.auth.models import Group
 
-    from annotate.models import Membership, Project
     from annotate.services.projects import PROJECT_CREATORS
 
     world = build_world()
@@ -169,7 +168,7 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
         "qc_rate": 0,
         "control_share": 0.1,
         "retrain_every": 500,
-        "guidelines": "",
+        "guidelines": "Rate each step.\r\nStop at the first error.",  # a browser's textarea sends CRLF
         "lease_minutes": 30,
         "screening_required": 0,
         "screening_threshold": 0.75,
@@ -183,6 +182,16 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
     project = Project.objects.get(slug="added-in-admin")
     assert Membership.objects.filter(project=project, user=world.users["lead"], role=Role.LEAD).exists()
     assert b"added-in-admin" in lead.get("/admin/annotate/project/").content
+    # stored with LF, as the settings page stores it: saving settings next reports no guidelines change
+    assert project.guidelines == "Rate each step.\nStop at the first error."
+    fields = ("name", "task_kind", "selection_strategy", "overlap", "qc_rate", "control_share", "retrain_every")
+    settings_form = {k: form[k] for k in fields}
+    saved = lead.post(
+        "/projects/added-in-admin/settings/", {**settings_form, "overlap": 2, "guidelines": form["guidelines"]}
+    )
+    assert saved.status_code == 302, saved.context["form"].errors
+    event = AuditEvent.objects.filter(project=project).latest("pk")
+    assert set(event.details["changes"]) == {"overlap"}
 
 
 def test_a_lead_adds_members_in_the_admin_from_a_list_of_the_people_in_their_projects():
