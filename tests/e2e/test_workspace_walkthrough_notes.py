@@ -128,3 +128,32 @@ def test_a_trace_counts_only_the_steps_it_rates(pages, screenshot, tmp_path):
     page.keyboard.press("3")
     expect(position).to_have_text("All 4 steps to rate are rated")
     screenshot(page, "workspace-trace-all-rated")
+
+
+def test_a_status_note_goes_once_the_annotator_acts_on_the_next_solution(pages, screenshot):
+    """Was: "Submitted. Here is the next solution." stayed on screen through the next ratings."""
+    project = make_project()
+    make_user("ann", project)
+    for _ in range(3):
+        make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    note = page.locator(".sl-notice")
+
+    for key in ("3", "3", "3", "Enter"):
+        page.keyboard.press(key)
+    expect(note).to_have_text("Submitted. Here is the next solution.")
+    page.keyboard.press("3")
+    expect(note).to_have_text("")
+    page.keyboard.press("g")
+    page.keyboard.type("I cannot follow it.")
+    page.keyboard.press("Enter")
+    expect(note).to_have_text("Given up: recorded with your reason. Here is the next solution.")
+    page.keyboard.press("2")
+    expect(note).to_have_text("")
+    for key in ("3", "3", "3"):
+        page.keyboard.press(key)
+    expect(note).to_have_text("Nothing is left to rate: press Enter to submit.")
+    page.keyboard.press("Backspace")  # an undo is acting too
+    expect(note).to_have_text("")
+    screenshot(page, "workspace-note-cleared")

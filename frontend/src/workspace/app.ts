@@ -398,8 +398,10 @@ export class Workspace {
     const labelsChanged = next.labels !== this.state.labels;
     this.state = next;
     if (labelsChanged && save) this.session.persist(true);
-    // "Not ready to submit: …" described the labels before this change: the footer says what is left now
-    if (labelsChanged && this.notice.textContent?.startsWith(NOT_READY)) this.say("");
+    // Every note is about the moment it was said ("Submitted. Here is the next solution.", "Not
+    // ready to submit: …", "Step 1 is rated already"): kept through later ratings it read as news
+    // about them. The footer says what is left now.
+    if (labelsChanged) this.say("");
     this.render();
     this.focusCurrent();
     return next;
