@@ -9,16 +9,19 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from annotate.models import Membership, Role
 from annotate.services.imports import import_file
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
     expect_empty_queue,
     label_steps,
+    login,
     make_project,
     make_solution,
     make_user,
     open_workspace,
+    store_label,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -157,3 +160,20 @@ def test_a_status_note_goes_once_the_annotator_acts_on_the_next_solution(pages, 
     page.keyboard.press("Backspace")  # an undo is acting too
     expect(note).to_have_text("")
     screenshot(page, "workspace-note-cleared")
+
+
+def test_the_home_page_on_a_phone_names_one_label_in_the_singular(pages, screenshot):
+    """Was: "1 labels" (a CSS " labels" after every count, the column heads hidden on a phone)."""
+    project = make_project()
+    ann = make_user("ann", project)
+    steps = [{"completions": [{"text": t, "rating": 1, "flagged": False}], "human_completion": None} for t in STEPS]
+    store_label(make_solution(project, STEPS), ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-00000000000a")
+    Membership.objects.create(project=make_project("geometry", name="Geometry"), user=ann, role=Role.ANNOTATOR)
+    page = pages.page()
+    page.set_viewport_size({"width": 420, "height": 860})
+    login(page, "ann", "/")
+    expect(page.locator("tr[data-project=algebra] td.sl-num")).to_have_text("1 label")
+    expect(page.locator("tr[data-project=geometry] td.sl-num")).to_have_text("0 labels")
+    screenshot(page, "home-narrow-one-label")
+    page.set_viewport_size({"width": 1440, "height": 900})  # the column head names the unit there
+    expect(page.locator("tr[data-project=algebra] td.sl-num")).to_have_text("1", use_inner_text=True)
