@@ -93,7 +93,8 @@ class TrainingRunRequestedSerializer(TrainingRunSerializer):
         help_text=(
             "True when the request joined a run that was already waiting (it trains on every label so far, with "
             "the settings this request asked for, if any), or the running run when no label has arrived since it "
-            "started and no other settings were asked for."
+            "started and no other settings were asked for, or the active model's run (status succeeded) when "
+            "no run waits or runs, none was asked for with settings, and no label has arrived since it started."
         ),
     )
 

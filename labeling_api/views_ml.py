@@ -43,7 +43,9 @@ class TrainingRunListView(APIView):
             "so does a request while one is running when no "
             "label has arrived since that run started and the request asks for the same settings (the answer is "
             "the running run); otherwise a request while one is running creates the next run, which starts when "
-            "the running one ends. When it succeeds the new model is activated, the "
+            "the running one ends. A request without settings when no run waits or runs and no label has arrived "
+            "since the active model's run started answers that run (`merged: true`, `succeeded`): there is nothing "
+            "new to train on. When it succeeds the new model is activated, the "
             "generation advances and the queue is reordered by the project's selection strategy."
         ),
         parameters=[SLUG],
@@ -61,7 +63,11 @@ class TrainingRunListView(APIView):
         body.is_valid(raise_exception=True)
         try:
             run = services.request_retrain(
-                project=project, user=request.user, config=body.validated_data["config"], trigger="api"
+                project=project,
+                user=request.user,
+                config=body.validated_data["config"],
+                trigger="api",
+                skip_if_current=True,
             )
         except ConfigError as exc:  # a setting that this project's kind of model does not take
             raise ValidationError({"config": {exc.field: [exc.message]}}) from None

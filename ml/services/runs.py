@@ -77,6 +77,7 @@ def request_retrain(
     config: dict[str, Any] | None = None,
     trigger: str = "request",
     enqueue: bool = True,
+    skip_if_current: bool = False,
 ) -> TrainingRun:
     """A training run for the project's labels so far; never two at once.
 
@@ -86,7 +87,11 @@ def request_retrain(
     the same labels. Else a new run, which waits for a running one: that run enqueues it when it
     finishes. `config` overrides training settings for a new run, and for a waiting one it joins
     (a request without settings keeps the waiting run's). The task is enqueued after commit unless
-    `enqueue` is False (`retrain --wait`).
+    `enqueue` is False (`retrain --wait`). With `skip_if_current` (the API, so the dashboard's
+    "Retrain now"), a request without settings when nothing is waiting or running and no label has
+    arrived since the active run started returns that run (`merged`, succeeded): training again on
+    the same labels would add a copy of the last point to the learning curve, advance the round and
+    redraw the control, and teach nothing.
     """
     if config:
         validate_run_config(project=project, config=config, user=user)  # before anything is written
@@ -101,6 +106,11 @@ def request_retrain(
     if running is not None and _trains_the_same(running=running, config=config):
         running.merged = True
         return running
+    if skip_if_current and running is None and not config:
+        active = TrainingRun.objects.filter(project=project, is_active=True, status=JobStatus.SUCCEEDED).first()
+        if active is not None and _no_label_since(active):
+            active.merged = True
+            return active
     # Who asked is kept on the row for leads, never in the config that ML engineers list.
     run = TrainingRun.objects.create(
         project=project,
@@ -123,6 +133,20 @@ def _take_settings(*, waiting: TrainingRun, config: dict[str, Any] | None) -> No
         return
     waiting.config = {**config, "extra": waiting.config.get("extra", {})}
     waiting.save(update_fields=["config"])
+
+
+def _no_label_since(run: TrainingRun) -> bool:
+    """No annotation (nor, in a compare project, preference) is newer than the watermarks the run
+    trained up to; False when the run has not stored the ones its project's kind needs."""
+    metrics = run.metrics or {}
+    annotations, preferences = metrics.get("annotation_watermark"), metrics.get("preference_watermark")
+    compare = run.project.task_kind == TaskKind.COMPARE
+    if annotations is None or (compare and preferences is None):
+        return False
+    newer = Annotation.objects.filter(project_id=run.project_id, id__gt=annotations).exists()
+    if compare:
+        newer = newer or Preference.objects.filter(project_id=run.project_id, id__gt=preferences).exists()
+    return not newer
 
 
 def _trains_the_same(*, running: TrainingRun, config: dict[str, Any] | None) -> bool:

@@ -113,6 +113,35 @@ def test_a_request_while_a_run_trains_on_the_same_labels_joins_it(clients, proje
 
 
 @pytest.mark.django_db
+def test_retrain_now_with_no_label_since_the_active_run_answers_that_run(
+    clients, project, django_capture_on_commit_callbacks
+):
+    """Found by the lead walkthrough: Retrain now with nothing new trained again, adding a copy of
+    the last point to the learning curve, advancing the round and redrawing the control."""
+    url = "/api/v1/projects/api/training-runs/"
+    active = _train(project)
+    project.refresh_from_db()
+    generation = project.current_generation
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        same = clients["lead"].post(url, {}, format="json")
+    assert same.status_code == 202
+    assert (same.data["id"], same.data["merged"], same.data["status"]) == (active.pk, True, "succeeded")
+    assert not callbacks and TrainingRun.objects.filter(project=project).count() == 1
+    project.refresh_from_db()
+    assert project.current_generation == generation
+    # other settings on the same labels are a new run; so is a plain request once a label arrives
+    tuned = clients["ml"].post(url, {"config": {"max_epochs": 3}}, format="json").data
+    assert tuned["merged"] is False and tuned["status"] == "created"
+    TrainingRun.objects.filter(pk=tuned["id"]).delete()
+    add_label(project)
+    fresh = clients["lead"].post(url, {}, format="json").data
+    assert fresh["id"] != active.pk and fresh["merged"] is False and fresh["status"] == "created"
+    # the command line still trains when told to (an explicit `retrain` is a person's decision)
+    TrainingRun.objects.filter(pk=fresh["id"]).delete()
+    assert not services.request_retrain(project=project, enqueue=False).merged
+
+
+@pytest.mark.django_db
 def test_a_request_while_a_run_trains_waits_when_labels_arrived_or_settings_differ(clients, project):
     url = "/api/v1/projects/api/training-runs/"
     first = clients["ml"].post(url, {"config": {"max_epochs": 3}}, format="json").data

@@ -152,7 +152,7 @@ export interface paths {
     get: operations["projects_training_runs_list"];
     /**
      * Retrain the project's PRM
-     * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`; settings it asks for replace the waiting run's); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
+     * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`; settings it asks for replace the waiting run's); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. A request without settings when no run waits or runs and no label has arrived since the active model's run started answers that run (`merged: true`, `succeeded`): there is nothing new to train on. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
      */
     post: operations["projects_training_runs_create"];
   };
@@ -1353,7 +1353,7 @@ export interface components {
       finished_at: string | null;
       /** Format: date-time */
       activated_at: string | null;
-      /** @description True when the request joined a run that was already waiting (it trains on every label so far, with the settings this request asked for, if any), or the running run when no label has arrived since it started and no other settings were asked for. */
+      /** @description True when the request joined a run that was already waiting (it trains on every label so far, with the settings this request asked for, if any), or the running run when no label has arrived since it started and no other settings were asked for, or the active model's run (status succeeded) when no run waits or runs, none was asked for with settings, and no label has arrived since it started. */
       merged: boolean;
     };
     WrongAnswer: {
@@ -2314,7 +2314,7 @@ export interface operations {
   };
   /**
    * Retrain the project's PRM
-   * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`; settings it asks for replace the waiting run's); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
+   * @description Queues a training run on every label so far (lead or ml_engineer). One run per project at a time: a request while a run waits joins it (`merged: true`; settings it asks for replace the waiting run's); so does a request while one is running when no label has arrived since that run started and the request asks for the same settings (the answer is the running run); otherwise a request while one is running creates the next run, which starts when the running one ends. A request without settings when no run waits or runs and no label has arrived since the active model's run started answers that run (`merged: true`, `succeeded`): there is nothing new to train on. When it succeeds the new model is activated, the generation advances and the queue is reordered by the project's selection strategy.
    */
   projects_training_runs_create: {
     parameters: {

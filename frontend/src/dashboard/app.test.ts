@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { Dashboard, repeatedClick, runEndedNote, savingsText, wrongAnswerFigure } from "./app";
+import { Dashboard, repeatedClick, retrainNote, runEndedNote, savingsText, wrongAnswerFigure } from "./app";
 import type { DashboardConfig } from "./types";
 
 /** The few elements retrain() touches: the button, its message and the statistics' meta line. */
@@ -223,6 +223,16 @@ describe("savingsText", () => {
       "needs 20. Import more solutions (the share is at its most).",
     );
     expect(savingsText({ ...base, n_control: 0, control_capacity: 1 })).toContain("about 1 control labeling in all");
+  });
+});
+
+describe("retrainNote", () => {
+  it("says when there was nothing new to train on, a joined run, or a new one", () => {
+    expect(retrainNote({ id: 7, status: "succeeded", merged: true })).toBe(
+      "No new labels since training run #7, the active model: nothing new to train on, so no run.",
+    );
+    expect(retrainNote({ id: 8, status: "running", merged: true })).toContain("Joined training run #8 (running)");
+    expect(retrainNote({ id: 9, status: "created", merged: false })).toBe("Training run #9 created.");
   });
 });
 

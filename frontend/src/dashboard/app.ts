@@ -576,12 +576,8 @@ export class Dashboard {
     message.textContent = "Starting a training run…";
     try {
       const run = await this.http.json<TrainingRunRequested>("POST", this.config.urls.training_runs, {});
-      message.textContent = !run.id
-        ? "Retrain requested."
-        : run.merged // joined the run that waits for, or already trains on, these labels
-          ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
-          : `Training run #${run.id} ${run.status ?? "queued"}.`;
-      this.followedRun = run.id ?? null;
+      message.textContent = retrainNote(run);
+      this.followedRun = run.id && run.status !== "succeeded" ? run.id : null;
       await this.load();
     } catch (error) {
       message.textContent = `Retrain failed: ${describe(error)}`;
@@ -591,6 +587,17 @@ export class Dashboard {
       button.removeAttribute("aria-busy");
     }
   }
+}
+
+/** The note under "Retrain now" when the request is answered. */
+export function retrainNote(run: Pick<TrainingRunRequested, "id" | "status" | "merged">): string {
+  if (!run.id) return "Retrain requested.";
+  if (run.merged && run.status === "succeeded") {
+    return `No new labels since training run #${run.id}, the active model: nothing new to train on, so no run.`;
+  }
+  return run.merged // joined the run that waits for, or already trains on, these labels
+    ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
+    : `Training run #${run.id} ${run.status ?? "queued"}.`;
 }
 
 /** How the note under "Retrain now" reads once the run it followed has ended. */
