@@ -56,9 +56,11 @@ class JobLost(Exception):
 
 
 def candidates(*, project: Project) -> Any:
-    """Open solutions with a ground-truth answer whose steps are not all rollout-labeled yet."""
+    """Open solutions with a ground-truth answer whose steps are not all rollout-labeled yet. Gold
+    and screening questions are left out: their labels are known, and rolling them out spent the
+    budget on them (the dashboard's open count leaves them out too)."""
     return (
-        Solution.objects.filter(project=project, is_open=True, n_steps__gt=0)
+        Solution.objects.filter(project=project, is_open=True, n_steps__gt=0, is_gold=False, is_screening=False)
         .exclude(Q(problem__ground_truth_answer__isnull=True) | Q(problem__ground_truth_answer=""))
         .annotate(n_rollout=Count("auto_labels", filter=Q(auto_labels__source=AutoSource.ROLLOUT)))
         .filter(n_rollout__lt=F("n_steps"))

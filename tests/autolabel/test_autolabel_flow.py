@@ -183,6 +183,17 @@ def test_retries_with_backoff_get_past_a_warming_server_and_bad_models_fail_at_o
         assert AutolabelJob.objects.order_by("-id").first().retries == 0
 
 
+def test_gold_and_screening_questions_are_not_rolled_out(tmp_path: Path) -> None:
+    """Found by the lead walkthrough: a job rolled out the 5 gold questions too, spending its budget
+    on solutions whose labels are known, and counted 46 solutions where the dashboard said 41 open."""
+    project = _project(tmp_path)
+    every = list(services.candidates(project=project).values_list("id", flat=True))
+    gold, screening = every[:2]
+    Solution.objects.filter(pk=gold).update(is_gold=True)
+    Solution.objects.filter(pk=screening).update(is_screening=True)
+    assert list(services.candidates(project=project).values_list("id", flat=True)) == every[2:]
+
+
 def test_the_budget_stops_a_job_and_keeps_its_partial_results(tmp_path: Path) -> None:
     _project(tmp_path)
     with stand_in_server(_behaviour()) as url:
