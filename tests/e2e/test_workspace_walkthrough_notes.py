@@ -9,7 +9,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Membership, Role
+from annotate.models import LabelingMode, Membership, Role
 from annotate.services.imports import import_file
 from tests.e2e.helpers import (
     STEPS,
@@ -177,3 +177,45 @@ def test_the_home_page_on_a_phone_names_one_label_in_the_singular(pages, screens
     screenshot(page, "home-narrow-one-label")
     page.set_viewport_size({"width": 1440, "height": 900})  # the column head names the unit there
     expect(page.locator("tr[data-project=algebra] td.sl-num")).to_have_text("1", use_inner_text=True)
+
+
+def test_phase_1_is_explained_with_its_keys_and_n_says_why_it_waits(pages, screenshot):
+    """Was: nothing said the project is in phase 1, the Keys panel listed neither n, c nor a, and n
+    on a Neutral step did nothing but repeat the footer's hint."""
+    project = make_project(labeling_mode=LabelingMode.PHASE1)
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-mode-note")).to_have_text(
+        "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the "
+        "step yourself (c) or another alternative (a) and rate it; n goes on to the next step once something here "
+        "is Positive."
+    )
+    keys = page.locator(".sl-keys-hint")
+    for hint in ("a Alternative", "c Your own step", "n Next step"):
+        expect(keys).to_contain_text(hint)
+    page.keyboard.press("2")
+    page.keyboard.press("n")
+    expect(page.locator(".sl-notice")).to_have_text(
+        "Nothing at step 1 is Positive, so n cannot move on yet: write your own step (c) or another alternative (a)."
+    )
+    screenshot(page, "workspace-phase1-explained")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_contain_text("Write your own step where nothing is Positive")
+    screenshot(page, "workspace-phase1-shortcuts")
+
+
+def test_phase_2_lists_no_phase_1_key(pages):
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    expect(page.locator(".sl-mode-note")).to_be_hidden()
+    expect(page.locator(".sl-keys-hint")).not_to_contain_text("Next step")
+    page.keyboard.press("n")
+    expect(page.locator(".sl-notice")).to_have_text(
+        "n is a phase 1 key: in this project rating a step moves on by itself."
+    )

@@ -33,8 +33,8 @@ import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { ConfirmDialog, keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
-import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, ratingOf } from "./keymap";
-import { EMPTY_TEXT, emptyQueueText, guidance, positionText, unrateableWhy } from "./guidance";
+import { actionFor, focusTakesKey, ignoredRepeat, type KeyAction, listedFor, ratingOf } from "./keymap";
+import { EMPTY_TEXT, emptyQueueText, guidance, modeNote, nextStepWhy, positionText, unrateableWhy } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
@@ -92,6 +92,8 @@ export class Workspace {
   private readonly groundTruth = h("p", { class: "sl-gt" });
   private readonly tests = h("div", { class: "sl-tests" });
   private readonly stepList = h("ol", { class: "sl-steps", "aria-label": "Solution steps" });
+  /** What the project's labeling mode asks (phase 1 only: the footer walks phase 2 through). */
+  private readonly modeNote = h("p", { class: "sl-mode-note", hidden: true });
   private readonly footer = h("p", { class: "sl-footer", "aria-live": "polite" });
   private readonly submitButton: HTMLButtonElement;
   private readonly giveUpButton: HTMLButtonElement;
@@ -102,7 +104,7 @@ export class Workspace {
   private readonly undoButton: HTMLButtonElement;
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
-  private readonly shortcutsDialog = new ShortcutsDialog(bindingsFor("steps"));
+  private readonly shortcutsDialog: ShortcutsDialog;
   private readonly confirmDialog = new ConfirmDialog();
   private readonly refused: RefusedNotice;
 
@@ -111,6 +113,8 @@ export class Workspace {
     private readonly config: WorkspaceConfig,
   ) {
     this.api = new Api(config.api_base, config.csrf_token);
+    const keys = listedFor("steps", config.project.mode === "phase1" ? "phase1" : "phase2");
+    this.shortcutsDialog = new ShortcutsDialog(keys);
     this.session = new Session(this.api, {
       labels: () => (this.state ? toSaved(this.state) : null),
       typing: () => Object.assign({}, ...this.steps.map((v) => v.typing())),
@@ -191,6 +195,7 @@ export class Workspace {
         "section",
         { class: "sl-solution", "aria-labelledby": "sl-solution-h" },
         h("h2", { id: "sl-solution-h" }, "Solution"),
+        this.modeNote,
         this.stepList,
         this.footer,
       ),
@@ -213,7 +218,7 @@ export class Workspace {
         "section",
         { class: "sl-keys-hint", "aria-labelledby": "sl-keyhint-h" },
         h("h2", { id: "sl-keyhint-h" }, "Keys"),
-        keyHints(bindingsFor("steps")),
+        keyHints(keys),
       ),
       h("section", { "aria-labelledby": "sl-guide-h" }, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
     );
@@ -319,6 +324,9 @@ export class Workspace {
     const views = task.kind === "math" ? null : this.views;
     this.tests.hidden = !(task.tests && views);
     this.tests.replaceChildren(...(task.tests && views ? [views.testsBlock(task.tests, task.language)] : []));
+    const note = modeNote(task.mode);
+    this.modeNote.hidden = note === null;
+    this.modeNote.textContent = note ?? "";
     this.tick();
     const parts = views?.stepParts(task.steps, { kind: task.kind, language: task.language });
     this.steps = task.steps.map((st, i) => new StepView(i, st, (fn, save) => this.act(fn, save), parts?.[i]));
@@ -467,9 +475,11 @@ export class Workspace {
         if (this.state && critiqueTarget(this.state) === null) this.say("Nothing rated yet: e writes a critique of the step you rated last.");
         else this.act(openCritique, false);
         return;
-      case "next-step":
-        this.act(nextStep);
+      case "next-step": {
+        const before = this.state;
+        if (before && this.act(nextStep) === before) this.say(nextStepWhy(before));
         return;
+      }
       case "submit":
         void this.submit();
         return;

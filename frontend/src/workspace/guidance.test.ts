@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 
-import { addAlternative, createState, lastChange, rate, setHumanStep, type TaskStep, undo } from "../labeling/state";
+import { addAlternative, createState, lastChange, moveFocus, rate, setHumanStep, type TaskStep, undo } from "../labeling/state";
 import {
   EMPTY_TEXT,
   emptyQueueText,
   guidance,
+  modeNote,
+  nextStepWhy,
   positionText,
   SCREENING_FAILED_TEXT,
   submittedMessage,
@@ -87,6 +89,29 @@ describe("positionText", () => {
     expect(positionText(rate(rate(two, 1), 1))).toBe("All 4 steps to rate are rated");
     expect(positionText(rate(createState("phase2", STEPS), 1))).toBe("Step 2 of 2 · 1 rated");
     expect(positionText(rate(rate(createState("phase2", STEPS), 1), 1))).toBe("All 2 steps rated");
+  });
+});
+
+describe("phase 1", () => {
+  it("is named with what it asks; phase 2 needs no line", () => {
+    expect(modeNote("phase1")).toBe(
+      "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the " +
+        "step yourself (c) or another alternative (a) and rate it; n goes on to the next step once something here is Positive.",
+    );
+    expect(modeNote("phase2")).toBeNull();
+  });
+
+  it("says why n did not move on", () => {
+    const fresh = createState("phase1", STEPS);
+    expect(nextStepWhy(fresh)).toBe("Rate step 1 first (1/2/3); n moves on once something here is Positive.");
+    expect(nextStepWhy(rate(fresh, 0))).toBe(
+      "Nothing at step 1 is Positive, so n cannot move on yet: write your own step (c) or another alternative (a).",
+    );
+    const offered = createState("phase1", [{ index: 0, text: "a", alternatives: ["x"] }]);
+    expect(nextStepWhy(moveFocus(rate(offered, 0), -1))).toBe(
+      "Nothing at step 1 is Positive yet, so n cannot move on: rate the alternatives (↓ / j), or write your own step (c) or another alternative (a).",
+    );
+    expect(nextStepWhy(createState("phase2", STEPS))).toBe("n is a phase 1 key: in this project rating a step moves on by itself.");
   });
 });
 

@@ -5,6 +5,7 @@ import {
   flagTarget,
   type LabelingState,
   lastChange,
+  type Mode,
   missingCritique,
   needsHumanStep,
   rateableCount,
@@ -120,4 +121,30 @@ export function unrateableWhy(s: LabelingState): string | null {
         : `${rated}. ${undoKey} undoes your last change first (${change}), not the rating`;
   if (needsHumanStep(s)) return `${what}, or write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")}).`;
   return `${what}.`;
+}
+
+/** The line over the steps that says what the project's mode asks; phase 2, the default that the
+ * footer walks through, needs none. Phase 1 was never named, so its keys went unexplained. */
+export function modeNote(mode: Mode): string | null {
+  if (mode !== "phase1") return null;
+  return (
+    "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the " +
+    `step yourself (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")}) and rate it; ` +
+    `${keyFor("next-step")} goes on to the next step once something here is Positive.`
+  );
+}
+
+/** Why the next-step key changed nothing (it only repeated the footer's hint). */
+export function nextStepWhy(s: LabelingState): string {
+  const key = keyFor("next-step");
+  if (s.mode !== "phase1") return `${key} is a phase 1 key: in this project rating a step moves on by itself.`;
+  const cur = currentIndex(s);
+  if (cur === null) return `Nothing is left to rate: press ${keyFor("submit")} to submit.`;
+  const n = cur + 1;
+  if (s.labels[cur].rating === null) {
+    return `Rate step ${n} first (${keyFor("rate-negative")}/${keyFor("rate-neutral")}/${keyFor("rate-positive")}); ${key} moves on once something here is Positive.`;
+  }
+  const own = `write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")})`;
+  if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so ${key} cannot move on yet: ${own}.`;
+  return `Nothing at step ${n} is Positive yet, so ${key} cannot move on: rate the alternatives (${keyFor("focus-next")}), or ${own}.`;
 }

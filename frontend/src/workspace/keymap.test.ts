@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, KEYMAP, keyFor, ratingOf } from "./keymap";
+import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, KEYMAP, keyFor, listedFor, ratingOf } from "./keymap";
 
 const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
   actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
@@ -71,5 +71,18 @@ describe("KEYMAP", () => {
     expect(focusTakesKey(el("DIV", { isContentEditable: true }), "Enter")).toBe(true);
     expect(focusTakesKey(el("BODY"), "Enter")).toBe(false);
     expect(focusTakesKey(null, "Enter")).toBe(false);
+  });
+});
+
+describe("listedFor", () => {
+  const hints = (mode: "phase1" | "phase2") =>
+    listedFor("steps", mode).flatMap((b) => (b.hint ? [`${b.label} ${b.hint}`] : []));
+
+  it("lists the keys phase 1 turns on, and n only there", () => {
+    expect(hints("phase1")).toEqual(expect.arrayContaining(["a Alternative", "c Your own step", "n Next step"]));
+    expect(hints("phase2").some((h) => /^[acn] /.test(h))).toBe(false);
+    expect(listedFor("steps", "phase2").some((b) => b.action === "next-step")).toBe(false);
+    // n stays bound in phase 2, where the page says why it does nothing there
+    expect(press("n")).toBe("next-step");
   });
 });

@@ -2,7 +2,7 @@
  * Every key of the workspace, in one table: the key handler dispatches through it, and the
  * shortcuts dialog, the side panel's key hints and the rating buttons' badges are drawn from it.
  */
-import type { Rating } from "../labeling/state";
+import type { Mode, Rating } from "../labeling/state";
 
 export type KeyAction =
   | "rate-negative"
@@ -42,6 +42,10 @@ export interface KeyBinding {
   help: string;
   /** A short name for the side panel's key hints; bindings without one are only in the dialog. */
   hint?: string;
+  /** The labeling modes it works in (the dialog and the hints list it only there); default: all. */
+  modes?: readonly Mode[];
+  /** Hints and help of its own in a mode: a key phase 1 leans on is listed there, named as it works there. */
+  inMode?: Partial<Record<Mode, { hint?: string; help?: string }>>;
   action?: KeyAction;
   /** The task kind it works in; bindings without one work in both. */
   scope?: KeyScope;
@@ -69,8 +73,16 @@ export const KEYMAP: readonly KeyBinding[] = [
     label: "a",
     action: "write-alternative", scope: "steps",
     help: "Write an alternative step here (after a Negative; any rated step in phase 1)",
+    inMode: { phase1: { hint: "Alternative", help: "Write another alternative step here (once the step is rated)" } },
   },
-  { keys: ["c"], label: "c", action: "write-human", scope: "steps", help: "Write the corrected step (phase 1: your own step)" },
+  {
+    keys: ["c"],
+    label: "c",
+    action: "write-human",
+    scope: "steps",
+    help: "Write the corrected step (phase 1: your own step)",
+    inMode: { phase1: { hint: "Your own step", help: "Write your own step where nothing is Positive" } },
+  },
   {
     keys: ["e"],
     label: "e",
@@ -79,7 +91,15 @@ export const KEYMAP: readonly KeyBinding[] = [
     hint: "Critique",
   },
   { keys: [], label: "Enter", help: "In a text box: save it (Shift+Enter: new line); Esc leaves it" },
-  { keys: ["n"], label: "n", action: "next-step", scope: "steps", help: "Phase 1: move on to the next step once something here is Positive" },
+  {
+    keys: ["n"],
+    label: "n",
+    action: "next-step",
+    scope: "steps",
+    modes: ["phase1"],
+    help: "Move on to the next step once something here is Positive",
+    hint: "Next step",
+  },
   { keys: ["Enter"], label: "Enter", action: "submit", help: "Submit when the labeling is complete", hint: "Submit" },
   { keys: ["g"], label: "g", action: "give-up", scope: "steps", help: "Give up (asks for a reason)" },
   { keys: ["b"], label: "b", action: "bad-problem", scope: "steps", help: "Bad problem (asks for a reason)" },
@@ -115,6 +135,14 @@ export const KEYMAP: readonly KeyBinding[] = [
 /** The bindings that work in a task of this kind. */
 export function bindingsFor(scope: KeyScope): KeyBinding[] {
   return KEYMAP.filter((b) => !b.scope || b.scope === scope);
+}
+
+/** The bindings as listed for a project in `mode`: keys of the other mode left out, hints and help
+ * as they read there (phase 1's panel listed neither n, c nor a, the keys it turns on). */
+export function listedFor(scope: KeyScope, mode: Mode): KeyBinding[] {
+  return bindingsFor(scope)
+    .filter((b) => !b.modes || b.modes.includes(mode))
+    .map((b) => ({ ...b, ...b.inMode?.[mode] }));
 }
 
 function keyIndex(scope: KeyScope): Map<string, KeyAction> {
