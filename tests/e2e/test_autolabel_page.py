@@ -83,3 +83,7 @@ def test_a_reloaded_data_page_follows_the_running_job_and_stops_it(pages, screen
         expect(form.get_by_role("button", name="Start labeling")).to_be_enabled()
         screenshot(page, "data-autolabel-stopped", full_page=True)
     assert AutolabelJob.objects.get().status == "cancelled"
+    page.reload()  # how the last job ended stays in view after a reload
+    expect(status).to_contain_text("Latest job: Job", timeout=15_000)
+    expect(status).to_contain_text("stopped after")
+    expect(stop).to_be_hidden()

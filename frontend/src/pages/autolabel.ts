@@ -114,11 +114,14 @@ class JobFollower {
     this.stopButton?.addEventListener("click", () => void this.stop());
   }
 
-  /** Follow the project's newest job if it still waits or runs (the page was reloaded mid-job). */
+  /** Follow the project's newest job if it still waits or runs (the page was reloaded mid-job);
+   * one that has ended is shown as it ended, so a reload does not hide how the last job went. */
   async resume(): Promise<void> {
     const jobs = await getJson<AutolabelJob[]>(this.config.autolabel_url);
     const newest = jobs.status === 200 ? jobs.body?.[0] : undefined;
-    if (newest && !FINAL.has(newest.status) && this.following === null) await this.follow(newest);
+    if (!newest || this.following !== null) return;
+    if (FINAL.has(newest.status)) this.showEnded(newest, "Latest job: ");
+    else await this.follow(newest);
   }
 
   async start(body: Record<string, string | number>): Promise<void> {
@@ -155,14 +158,19 @@ class JobFollower {
         }
         job = next.body;
       }
-      const outcome = autolabelOutcome(job);
-      if (job.status === "cancelled") this.box.stopped(outcome.text, fraction(job) ?? 0);
-      else if (outcome.ok) this.box.done(outcome.text);
-      else this.box.failed(outcome.text);
+      this.showEnded(job);
     } finally {
       this.following = null;
       this.setGoing(false);
     }
+  }
+
+  private showEnded(job: AutolabelJob, prefix = ""): void {
+    const outcome = autolabelOutcome(job);
+    const text = prefix + outcome.text;
+    if (job.status === "cancelled") this.box.stopped(text, fraction(job) ?? 0);
+    else if (outcome.ok) this.box.done(text);
+    else this.box.failed(text);
   }
 
   private async stop(): Promise<void> {
