@@ -175,6 +175,11 @@ def test_a_late_submit_after_someone_took_the_pair_is_refused_and_kept(compare_p
         format="json",
     )
     assert response.status_code == 409, response.content
+    # its first sentence is what the compare page shows; no "Not recorded" list there to point to
+    assert response.json()["detail"] == (
+        "Your lease expired and another annotator took this pair, so this answer was not recorded. The answer is "
+        "kept for API clients as a refused submit in your progress (refused_submits, GET /api/v1/projects/duel/me/)."
+    )
     assert Preference.objects.filter(annotator=annotator.user).count() == 0
     assert Assignment.objects.get(pk=task["assignment_id"]).draft["refused_submit"]["preference"] == "B"
 

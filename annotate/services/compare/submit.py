@@ -21,7 +21,6 @@ from django.db.models import Case, Count, F, Value, When
 from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Step
 from annotate.services.compare.marks import record_marks
 from annotate.services.leases import (
-    CONFLICT_MESSAGE,
     ConflictingReplay,
     LateRefused,
     LeaseConflict,
@@ -87,21 +86,34 @@ def submit_preference(
     except LateRefused:
         keep_refused(assignment=assignment, user=user, payload=clean.sent)
         raise LeaseConflict(
-            "Your lease expired and another annotator took this pair, so this submit was not recorded. "
-            "Your answer is kept for you, listed under Not recorded in the workspace (for API clients: refused_submits "
-            f"in your progress, GET /api/v1/projects/{assignment.project.slug}/me/)."
+            "Your lease expired and another annotator took this pair, so this answer was not recorded. "
+            f"{_kept_for(assignment)}"
         ) from None
     except ConflictingReplay:
         keep_refused(assignment=assignment, user=user, payload=clean.sent, reason="conflict")
-        raise LeaseConflict(CONFLICT_MESSAGE) from None
+        raise LeaseConflict(_conflict_message(assignment)) from None
     except IntegrityError:
         first = _replay(user=user, key=clean.idempotency_key, assignment=assignment)
         if first is None:
             raise
         if not _same_answer(first, clean):
             keep_refused(assignment=assignment, user=user, payload=clean.sent, reason="conflict")
-            raise LeaseConflict(CONFLICT_MESSAGE) from None
+            raise LeaseConflict(_conflict_message(assignment)) from None
         return first, False
+
+
+# The compare page has no Not recorded list (the step workspace's): the first sentence says why, for
+# the page to show; the rest tells API clients where the refused answer is kept.
+def _kept_for(assignment: Assignment) -> str:
+    me = f"GET /api/v1/projects/{assignment.project.slug}/me/"
+    return f"The answer is kept for API clients as a refused submit in your progress (refused_submits, {me})."
+
+
+def _conflict_message(assignment: Assignment) -> str:
+    return (
+        "This pair was already answered from another tab or device with another choice, which is the one "
+        f"recorded; this answer was not. {_kept_for(assignment)}"
+    )
 
 
 def _same_answer(first: Preference, clean: CleanPreference) -> bool:

@@ -6,6 +6,7 @@ import {
   missingChoice,
   nextMarker,
   prefer,
+  refusedReason,
   upgradeDraft,
   withStrength,
 } from "./compare";
@@ -55,5 +56,17 @@ describe("a compare draft from before revisions", () => {
     expect(upgradeDraft(current)).toBe(current);
     expect(upgradeDraft(null)).toBeNull();
     expect(upgradeDraft({ choice: choice("B", 1) })).toEqual({ choice: choice("B", 1) }); // no key: left as is
+  });
+});
+
+describe("refusedReason", () => {
+  it("keeps the API's first sentence, not its words for API clients", () => {
+    const late =
+      "Your lease expired and another annotator took this pair, so this answer was not recorded. The answer is " +
+      "kept for API clients as a refused submit in your progress (refused_submits, GET /api/v1/projects/duel/me/).";
+    expect(refusedReason(late)).toBe(
+      "Your lease expired and another annotator took this pair, so this answer was not recorded.",
+    );
+    expect(refusedReason("This assignment is no longer yours.")).toBe("This assignment is no longer yours.");
   });
 });

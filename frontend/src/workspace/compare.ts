@@ -401,7 +401,7 @@ export class CompareWorkspace {
     if (!outcome.ok) {
       if (outcome.status === 404 || outcome.status === 409) {
         // submitted or skipped already, taken, or not ours: the next pair instead of a dead end
-        return this.sync.moveOn(`Not submitted: ${outcome.message}`, true);
+        return this.sync.moveOn(`Not submitted: ${refusedReason(outcome.message)}`, true);
       }
       this.resave();
       if (loggedOut(outcome.status, outcome.data)) {
@@ -466,4 +466,9 @@ export class CompareWorkspace {
   }
 }
 
-
+/** A refused answer's reason as this page says it: the API's first sentence. The rest tells API
+ * clients where the answer is kept (refused_submits), which this page has no list for. */
+export function refusedReason(message: string): string {
+  const end = message.indexOf(". ");
+  return end < 0 ? message : message.slice(0, end + 1);
+}
