@@ -615,7 +615,9 @@ def test_home_counts_the_queue_as_the_dashboard_does_without_gold_or_screening(c
     row = client.get("/").content.decode().split('data-project="algebra"')[1].split("</tr>")[0]
     stats = client.get("/api/v1/projects/algebra/stats/").json()
     assert "0 / 2 solutions complete</span>" in row and stats["progress"]["solutions_total"] == 2
-    assert '<td class="sl-num">0</td>' in row and stats["progress"]["labels"] == 0  # the gold label is not queue work
+    assert (
+        '<td class="sl-num">0<span class="sl-unit"> labels</span></td>' in row and stats["progress"]["labels"] == 0
+    )  # the gold label is not queue work
     # with an overlap, "complete" says it means every annotator the overlap asks for
     project.overlap = 2
     project.save(update_fields=["overlap"])
