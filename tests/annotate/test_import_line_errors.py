@@ -166,6 +166,9 @@ def test_a_processbench_file_is_named_with_the_commands_that_read_it(client, tmp
     assert not Solution.objects.exists()
     html = client.get("/projects/algebra/data/").content.decode()
     assert "The file is a JSON array of ProcessBench solutions" in html
+    assert "with a ground truth of your own: ProcessBench has none" in error["message"]
+    # the long message folds in the past imports' table: its start, and the rest on demand
+    assert '<details class="sl-error-details"><summary>The file is a JSON array' in html
 
 
 def test_a_pretty_printed_json_object_is_one_error_and_mr_ben_is_named(tmp_path):

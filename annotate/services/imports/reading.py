@@ -127,7 +127,9 @@ def json_array_problem(path: Path | str) -> str | None:
         return (
             "the file is a JSON array of ProcessBench solutions (problem, steps, label), not JSON lines: "
             "ProcessBench files are read by manage.py simulate_active_learning, train_base_prm and rerank_eval "
-            f"and by the benches (bench/), not imported as a project; {reads}"
+            "and by the benches (bench/), not imported as a project; to label its solutions in a project, write each "
+            "as a plain line (problem, ground_truth_answer, steps) with a ground truth of your own: ProcessBench has "
+            f"none; {reads}"
         )
     return (
         f"the file is one JSON array, not JSON lines: {reads}; put each element of the array on a line "
