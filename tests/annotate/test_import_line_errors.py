@@ -188,6 +188,22 @@ def test_a_pretty_printed_json_object_is_one_error_and_mr_ben_is_named(tmp_path)
     assert not Project.objects.filter(slug="x").exists()
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_utf8_byte_order_mark_at_the_start_is_read_past(tmp_path, packed):
+    """A file saved by a Windows editor starts with a BOM; it was refused as line 1's bad JSON."""
+    body = b"\xef\xbb\xbf" + ("\n".join(GOOD) + "\n").encode()
+    path = tmp_path / ("bom.jsonl.gz" if packed else "bom.jsonl")
+    path.write_bytes(gzip.compress(body) if packed else body)
+    assert validate_file(path=path).records == 3
+    call_command("import_prm800k", str(path), project="bom", no_progress=True, stdout=io.StringIO())
+    assert Solution.objects.filter(project__slug="bom").count() == 3
+    array = tmp_path / "array.json"  # and a BOM does not hide what a whole-file JSON document is
+    array.write_bytes(b"\xef\xbb\xbf" + json.dumps([json.loads(line) for line in GOOD]).encode())
+    with pytest.raises(ImportValidationError) as raised:
+        validate_file(path=array)
+    assert raised.value.errors[0].message.startswith("the file is one JSON array")
+
+
 def test_an_exports_end_line_is_named_as_such(tmp_path):
     path = tmp_path / "with_trailer.jsonl"
     end = {"steplabel_export_end": {"lines": 3, "format": "prm800k", "cursor": "abc"}}

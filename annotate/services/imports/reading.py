@@ -95,6 +95,7 @@ class DamagedGzipError(WholeFileError):
 
 GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)  # what reading a damaged gzip stream raises
 
+UTF8_BOM = b"\xef\xbb\xbf"  # read past at the start of a file
 ARRAY_PEEK_BYTES = 1 << 20  # holds the first element of a ProcessBench file, to name what the file is
 PROCESSBENCH_KEYS = {"problem", "steps", "label"}
 
@@ -104,7 +105,7 @@ def json_array_problem(path: Path | str) -> str | None:
     object pretty-printed over many lines), else None. Read line by line, every line of such a file
     is bad and none says why."""
     with open_jsonl(path) as probe:
-        head = probe.read(ARRAY_PEEK_BYTES).lstrip()
+        head = probe.read(ARRAY_PEEK_BYTES).removeprefix(UTF8_BOM).lstrip()
     reads = f"the importer reads one JSON object per line (JSONL, optionally gzip-compressed): {IMPORT_FORMATS}"
     if head.split(b"\n", 1)[0].strip() == b"{":  # a JSON lines record never ends its line at its opening brace
         if b'"Question_UUID"' in head:
@@ -201,6 +202,8 @@ def _lines(stream: IO[bytes], progress: ProgressCallback | None) -> Iterator[tup
     number = 0
     while raw := read(limit + 1):
         number += 1
+        if number == 1:
+            raw = raw.removeprefix(UTF8_BOM)  # what Windows editors put first: not part of the JSON
         if len(raw) <= limit or raw.endswith(b"\n"):
             yield number, raw
             continue
