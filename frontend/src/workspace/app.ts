@@ -115,19 +115,23 @@ export class Workspace {
     this.api = new Api(config.api_base, config.csrf_token);
     const keys = listedFor("steps", config.project.mode === "phase1" ? "phase1" : "phase2");
     this.shortcutsDialog = new ShortcutsDialog(keys);
-    this.session = new Session(this.api, {
-      labels: () => (this.state ? toSaved(this.state) : null),
-      typing: () => Object.assign({}, ...this.steps.map((v) => v.typing())),
-      saveState: (text) => (this.saveState.textContent = text),
-      say: (text) => this.say(text),
-      fail: (message) => this.fail(message),
-      hideAlert: () => this.hideAlert(),
-      busyChanged: () => this.render(),
-      showNext: (task) => this.show(task),
-      loadNext: () => this.loadNext(),
-      progressChanged: () => void this.refreshProgress(),
-      refusedListed: async (id) => (await this.refreshProgress())?.refused_submits?.some((r) => r.assignment_id === id) ?? false,
-    });
+    this.session = new Session(
+      this.api,
+      {
+        labels: () => (this.state ? toSaved(this.state) : null),
+        typing: () => Object.assign({}, ...this.steps.map((v) => v.typing())),
+        saveState: (text) => (this.saveState.textContent = text),
+        say: (text) => this.say(text),
+        fail: (message) => this.fail(message),
+        hideAlert: () => this.hideAlert(),
+        busyChanged: () => this.render(),
+        showNext: (task) => this.show(task),
+        loadNext: () => this.loadNext(),
+        progressChanged: () => void this.refreshProgress(),
+        refusedListed: async (id) => (await this.refreshProgress())?.refused_submits?.some((r) => r.assignment_id === id) ?? false,
+      },
+      config.project.slug,
+    );
     this.reasonDialog = new ReasonDialog((kind, note) => void this.submit({ reason: kind, note }));
     // Dismissing a refused submit clears the expired assignment's draft, where the server kept it.
     this.refused = new RefusedNotice(async (id) => {

@@ -35,7 +35,7 @@ function setup() {
     busy: () => false,
   };
   const local = new LocalDrafts("test:", new MemoryStorage());
-  const sync = new DraftSync<Fields>(api, host, local, "pair");
+  const sync = new DraftSync<Fields>(api, host, local, "pair", "algebra");
   return { api, bar, host, local, sync, listeners, last: () => bar[bar.length - 1] };
 }
 
@@ -134,7 +134,7 @@ describe("the draft keeper both pages share", () => {
   it("names the changes this tab held when the task was submitted elsewhere, in an alert", async () => {
     const { api, host } = setup();
     const described = { ...host, describeWork: () => (host.choice ? `chose ${host.choice}` : null) };
-    const tab = new DraftSync<Fields>(api, described, new LocalDrafts("t2:", new MemoryStorage()), "pair");
+    const tab = new DraftSync<Fields>(api, described, new LocalDrafts("t2:", new MemoryStorage()), "pair", "algebra");
     described.loadNext = vi.fn(async () => void tab.begin(2, null));
     tab.begin(1, null);
     host.choice = "B";
@@ -153,7 +153,7 @@ describe("the draft keeper both pages share", () => {
   it("two tabs on one task: one that closes without a change keeps the other's newer work", async () => {
     const { api, host, local, sync: tabA } = setup();
     const hostB = { ...host, choice: "", fields: () => ({ choice: hostB.choice }) };
-    const tabB = new DraftSync<Fields>(api, hostB, local, "pair");
+    const tabB = new DraftSync<Fields>(api, hostB, local, "pair", "algebra");
     tabA.started(tabA.begin(1, null), true);
     tabB.started(tabB.begin(1, null), true);
     await vi.advanceTimersByTimeAsync(1_500); // both keys stored on the server: nothing unsaved
@@ -163,7 +163,7 @@ describe("the draft keeper both pages share", () => {
     tabB.flush(true); // tab B reloads or closes: only its clock moved
     expect(local.load<DraftBase & Fields>(1)?.choice).toBe("A");
     // a reload resumes tab A's work over the server's older draft
-    const tabC = new DraftSync<Fields>(api, hostB, local, "pair");
+    const tabC = new DraftSync<Fields>(api, hostB, local, "pair", "algebra");
     expect(tabC.begin(1, { ...draft(2, ""), key: tabA.idempotencyKey })?.choice).toBe("A");
     // a change in tab B is the latest: it is stored past tab A's revision
     const revA = local.storedRev(1);
@@ -188,5 +188,84 @@ describe("the draft keeper both pages share", () => {
     expect(api.saveDraft).toHaveBeenCalledTimes(3);
     expect(last()).toBe("Saved in this browser");
     expect(host.fail).toHaveBeenCalledWith("Your lease on this pair ended. Your work is kept in this browser.");
+  });
+
+  describe("a draft left on another assignment of this project when the next task is shown", () => {
+    const LOST = { status: 409, data: { detail: "Your lease expired and another annotator took this solution." } };
+    const FINISHED = { status: 409, data: { detail: "This assignment was already submitted.", code: "assignment_finished" } };
+
+    function withWork(answer: { status: number; data: unknown } | Error) {
+      const t = setup();
+      const host = { ...t.host, leftBehind: (d: DraftBase & Fields) => (d.choice ? `your choice ${d.choice} was not recorded` : null) };
+      const sync = new DraftSync<Fields>(t.api, host, t.local, "solution", "algebra");
+      if (answer instanceof Error) t.api.heartbeat.mockRejectedValue(answer);
+      else t.api.heartbeat.mockResolvedValue(answer as never);
+      t.local.save(7, { ...draft(4, "A"), project: "algebra" });
+      return { ...t, sync };
+    }
+
+    it("says the claim was lost and what was not recorded, then forgets the draft", async () => {
+      const { api, host, local, sync } = withWork(LOST);
+      sync.begin(9, null);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(api.heartbeat).toHaveBeenCalledWith(7);
+      expect(host.fail).toHaveBeenCalledWith(
+        "Your claim on the previous solution expired and it went to someone else; your choice A was not recorded.",
+      );
+      expect(local.load(7)).toBeNull();
+      expect(local.load(9)).toBeNull(); // begin stores nothing; started() does
+      host.fail.mockClear();
+      sync.begin(10, null); // said once
+      await vi.advanceTimersByTimeAsync(0);
+      expect(host.fail).not.toHaveBeenCalled();
+    });
+
+    it("says nothing new when it was finished elsewhere (submitted or skipped), and forgets it", async () => {
+      for (const answer of [FINISHED, { status: 404, data: null }]) {
+        const { host, local, sync } = withWork(answer);
+        sync.begin(9, null);
+        await vi.advanceTimersByTimeAsync(0);
+        expect(host.fail).not.toHaveBeenCalled();
+        expect(local.load(7)).toBeNull();
+      }
+    });
+
+    it("keeps it, unsaid, while the server renews it, cannot be reached, or logged the annotator out", async () => {
+      for (const answer of [ok, new TypeError("Failed to fetch"), { status: 403, data: null }, { status: 500, data: null }]) {
+        const { host, local, sync } = withWork(answer);
+        sync.begin(9, null);
+        await vi.advanceTimersByTimeAsync(0);
+        expect(host.fail).not.toHaveBeenCalled();
+        expect(local.load<DraftBase & Fields>(7)?.choice).toBe("A");
+      }
+    });
+
+    it("asks about the work of this project only; drafts without work go unasked", async () => {
+      const { api, host, local, sync } = withWork(LOST);
+      local.save(7, { ...draft(4, ""), project: "algebra" }); // only the key: no work
+      local.save(8, { ...draft(2, "B"), project: "geometry" }); // another project's tab may be open
+      local.save(6, draft(2, "C")); // saved before drafts named their project
+      sync.begin(9, null);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(api.heartbeat).not.toHaveBeenCalled();
+      expect(host.fail).not.toHaveBeenCalled();
+      expect([6, 7, 8].map((id) => local.load<DraftBase & Fields>(id)?.choice ?? null)).toEqual([null, null, "B"]);
+    });
+
+    it("with no task shown drops nothing unasked, yet still tells a lost claim", async () => {
+      const { host, local, sync } = withWork(LOST);
+      local.save(5, { ...draft(1, ""), project: "algebra" });
+      sync.begin(null, null); // the queue is empty, or the claim failed (this may be the current task's)
+      await vi.advanceTimersByTimeAsync(0);
+      expect(host.fail).toHaveBeenCalledTimes(1);
+      expect(local.load(7)).toBeNull();
+      expect(local.load(5)).not.toBeNull();
+    });
+
+    it("names its project in every draft it saves", () => {
+      const { local, sync } = withWork(LOST);
+      sync.started(sync.begin(9, null), true);
+      expect(local.load(9)?.project).toBe("algebra");
+    });
   });
 });

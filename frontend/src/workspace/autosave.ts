@@ -32,6 +32,10 @@ export interface SyncHost<F> {
   /** This tab's work in words ("Step 1 Neutral · Step 2 Positive"), or null when there is none:
    * said when the assignment turns out finished elsewhere while this tab held changes. */
   describeWork?(): string | null;
+  /** What a draft this browser kept of another assignment holds, said when that claim turns out
+   * lost ("your 2 ratings on it were not recorded (Step 1 Positive · Step 2 Neutral)"); null when
+   * it holds no work. Without it such drafts are dropped unasked. */
+  leftBehind?(draft: DraftBase & F): string | null;
 }
 
 export class DraftSync<F extends object> {
@@ -52,6 +56,8 @@ export class DraftSync<F extends object> {
   private pendingSince: number | null = null;
   /** Moving on from an assignment the server says is over: one move, however many answers say so. */
   private leaving = false;
+  /** Drafts left on other assignments whose fate the server is being asked (see sweep). */
+  private readonly asking = new Set<string>();
 
   constructor(
     private readonly api: Pick<Api, "saveDraft" | "heartbeat">,
@@ -59,6 +65,8 @@ export class DraftSync<F extends object> {
     private readonly local: LocalDrafts,
     /** What the page works on, in its words ("solution", "pair"). */
     private readonly what: string,
+    /** The project's slug, written in every draft: drafts of other projects are not this page's. */
+    private readonly project: string,
   ) {
     // Back online: what an offline save kept only here goes to the server without another change.
     if (typeof window !== "undefined") window.addEventListener("online", () => this.flush(false));
@@ -81,6 +89,7 @@ export class DraftSync<F extends object> {
     this.leaving = false;
     this.cancel();
     this.pendingSince = null;
+    this.sweep(id);
     if (id === null) return null;
     const draft = pickDraft(this.local.load<DraftBase & F>(id), server);
     this.serverRev = isDraft(server) ? server.rev : -1;
@@ -90,8 +99,60 @@ export class DraftSync<F extends object> {
     // Reading the new task is work: the clock runs from the moment it is shown.
     if (document.visibilityState === "visible") this.timer.activity();
     else this.timer.setVisible(false);
-    this.local.prune(id);
     return draft;
+  }
+
+  /**
+   * This browser's drafts of other assignments of this project (`keep`: the task shown). One with
+   * work was left by a tab closed mid-task: the server is asked about it (a heartbeat) before it
+   * goes. Finished elsewhere (submitted or skipped on another device, or a submit acknowledged as
+   * the tab closed) it goes without a word. Lost (its lease ran out and another annotator took the
+   * task; the server records no label of it) the annotator is told what was not recorded: the next
+   * task used to appear as if nothing had been done. Renewed (its place came free) or unanswered it
+   * stays: the server serves it again, or the next task shown asks again. The rest go, unless no
+   * task is shown (`keep` null: the queue is empty, or the claim failed and this browser may hold
+   * the current task's only copy).
+   */
+  private sweep(keep: number | null): void {
+    const lost: Promise<string | null>[] = [];
+    for (const { id, draft } of this.local.others(keep, this.project)) {
+      const work = draft?.project === this.project ? this.workIn(draft) : null;
+      if (work !== null && /^\d+$/.test(id)) lost.push(this.ask(id, work));
+      else if (keep !== null) this.local.clear(id);
+    }
+    if (lost.length === 0) return;
+    void Promise.all(lost).then((notes) => {
+      const said = notes.filter((note) => note !== null);
+      if (said.length) this.host.fail(said.join(" "));
+    });
+  }
+
+  private workIn(draft: DraftBase): string | null {
+    try {
+      return this.host.leftBehind?.(draft as DraftBase & F) ?? null;
+    } catch {
+      return null; // a draft of an older shape: no work this page can name
+    }
+  }
+
+  /** Whether the claim on assignment `id` was lost with the work in its draft: the note, or null. */
+  private async ask(id: string, work: string): Promise<string | null> {
+    if (this.asking.has(id)) return null;
+    this.asking.add(id);
+    try {
+      const r = await this.api.heartbeat(Number(id));
+      if (assignmentFinished(r.status, r.data)) {
+        this.local.clear(id);
+      } else if (GONE.has(r.status)) {
+        this.local.clear(id);
+        return `Your claim on the previous ${this.what} expired and it went to someone else; ${work}.`;
+      }
+    } catch {
+      /* offline: asked again when the next task is shown */
+    } finally {
+      this.asking.delete(id);
+    }
+    return null;
   }
 
   /**
@@ -116,6 +177,7 @@ export class DraftSync<F extends object> {
       saved_at: new Date().toISOString(),
       key: this.key,
       elapsed_ms: Math.round(this.timer.elapsedMs()),
+      project: this.project,
       ...this.host.fields(),
     };
   }

@@ -139,6 +139,7 @@ export class CompareWorkspace {
       },
       compareDrafts,
       "pair",
+      config.project.slug,
     );
     this.taskArea = h(
       "div",

@@ -19,7 +19,7 @@ describe("drafts", () => {
     local.save(1, draft(3));
     local.save(2, draft(1));
     expect(local.load(1)?.rev).toBe(3);
-    local.prune(2);
+    local.prune(2, "algebra");
     expect(local.load(1)).toBeNull();
     expect(local.load(2)?.rev).toBe(1);
     local.clear(2);
@@ -34,11 +34,30 @@ describe("drafts", () => {
     const pairs = new LocalDrafts("steplabel.compare.", st);
     steps.save(1, draft(1, "s"));
     pairs.save(2, draft(1, "c"));
-    steps.prune(3);
+    steps.prune(3, "algebra");
     expect(pairs.load(2)?.key).toBe("c");
-    pairs.prune(4);
+    pairs.prune(4, "algebra");
     expect(st.length).toBe(0);
     expect([stepDrafts.key(5), compareDrafts.key(5)]).toEqual(["steplabel:draft:5", "steplabel.compare.5"]);
+  });
+
+  it("prunes only its own project's drafts (and those that name none); another project's stay", () => {
+    const st = new MemoryStorage();
+    const local = new LocalDrafts("steplabel:draft:", st);
+    local.save(1, { ...draft(1, "mine"), project: "algebra" });
+    local.save(2, { ...draft(1, "theirs"), project: "geometry" });
+    local.save(3, draft(1, "older")); // saved before drafts named their project
+    local.save(4, { ...draft(1, "shown"), project: "algebra" });
+    st.setItem("steplabel:draft:5", "{not json");
+    expect(local.others(4, "algebra").map((o) => [o.id, o.draft?.key ?? null])).toEqual([
+      ["1", "mine"],
+      ["3", "older"],
+      ["5", null],
+    ]);
+    expect(local.others(null, "algebra").map((o) => o.id)).toEqual(["1", "3", "4", "5"]);
+    local.prune(4, "algebra", (id) => id === "1");
+    expect([1, 2, 3, 4].map((id) => local.load(id)?.key ?? null)).toEqual(["mine", "theirs", null, "shown"]);
+    expect(st.getItem("steplabel:draft:5")).toBeNull();
   });
 
   it("picks the newer draft, local on a tie, and ignores junk", () => {

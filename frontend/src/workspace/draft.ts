@@ -13,6 +13,9 @@ export interface DraftBase {
   /** The idempotency key of this assignment's submit, made once and kept. */
   key: string;
   elapsed_ms: number;
+  /** The project's slug: one browser keeps the drafts of all its projects under one prefix, so a
+   * page leaves other projects' drafts alone. Absent in drafts saved before it was written. */
+  project?: string;
 }
 
 /** The step page's draft. */
@@ -80,18 +83,29 @@ export class LocalDrafts {
     }
   }
 
-  /** Drop this page's drafts of other assignments (submitted or expired) so storage does not fill up. */
-  prune(keep: number | string): void {
+  /** This page's drafts of `project` for other assignments than `keep` (null: none kept), by
+   * assignment id, and those saved before drafts named their project (`project` absent): a tab of
+   * another project may be open, so its drafts are not this page's to drop. Junk reads as null. */
+  others(keep: number | string | null, project: string): { id: string; draft: DraftBase | null }[] {
+    const found: { id: string; draft: DraftBase | null }[] = [];
     try {
-      const doomed: string[] = [];
       for (let i = 0; i < this.store.length; i++) {
         const k = this.store.key(i);
-        if (k && k.startsWith(this.prefix) && k !== this.key(keep)) doomed.push(k);
+        if (!k || !k.startsWith(this.prefix) || (keep !== null && k === this.key(keep))) continue;
+        const id = k.slice(this.prefix.length);
+        const draft = this.load<DraftBase>(id);
+        if (draft?.project === undefined || draft.project === project) found.push({ id, draft });
       }
-      doomed.forEach((k) => this.store.removeItem(k));
     } catch {
-      /* ignore */
+      /* storage unavailable: nothing to list */
     }
+    return found;
+  }
+
+  /** Drop this page's drafts of `project` for other assignments (submitted, skipped or expired) so
+   * storage does not fill up, except those `spare` keeps; other projects' drafts stay (see `others`). */
+  prune(keep: number | string, project: string, spare: (id: string, draft: DraftBase | null) => boolean = () => false): void {
+    for (const { id, draft } of this.others(keep, project)) if (!spare(id, draft)) this.clear(id);
   }
 }
 

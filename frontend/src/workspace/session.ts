@@ -48,6 +48,8 @@ export class Session {
   constructor(
     private readonly api: Api,
     private readonly host: SessionHost,
+    /** The project's slug (drafts name it: see DraftSync). */
+    project: string,
   ) {
     this.sync = new DraftSync<StepFields>(
       api,
@@ -59,9 +61,11 @@ export class Session {
         loadNext: () => host.loadNext(),
         busy: () => this.submitting,
         describeWork: () => describeLabels(host.labels()),
+        leftBehind: (draft) => notRecorded(draft.labels),
       },
       stepDrafts,
       "solution",
+      project,
     );
     // Two tabs on one assignment resume one draft and its key: whichever submits first is
     // recorded and the other is refused (409, kept). Say so as soon as the other tab acts.
@@ -238,4 +242,18 @@ export function describeLabels(saved: SavedLabels | null): string | null {
     .map((label, index) => ({ ...label, index }))
     .filter((label) => label.rating !== null || label.flagged || label.alternatives.length || label.critique || label.human);
   return steps.length ? summarizeSubmit({ steps }) : null;
+}
+
+/** A draft's labels that were never submitted, in words for the note when the claim on them was
+ * lost: "your 2 ratings on it were not recorded (Step 1 Positive · Step 2 Neutral)"; null when no
+ * step holds any work. Alternatives' ratings count as ratings. */
+export function notRecorded(saved: SavedLabels | null): string | null {
+  const words = describeLabels(saved);
+  if (words === null) return null;
+  const n = (saved?.labels ?? []).reduce(
+    (sum, label) => sum + (label.rating !== null ? 1 : 0) + label.alternatives.filter((alt) => alt.rating !== null).length,
+    0,
+  );
+  const what = n === 0 ? "your work on it was" : n === 1 ? "your rating on it was" : `your ${n} ratings on it were`;
+  return `${what} not recorded (${words})`;
 }
