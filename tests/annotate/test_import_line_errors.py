@@ -27,6 +27,15 @@ PLAIN_WITHOUT_PROBLEM = {"ground_truth_answer": "2", "steps": ["1 + 1 = 2.", "# 
 pytestmark = pytest.mark.django_db
 
 
+def _sign_in_lead(client) -> Project:
+    """Project `algebra` with a lead, signed in on `client` (the data page and the import API)."""
+    lead = get_user_model().objects.create_user("lead")
+    project = Project.objects.create(slug="algebra", name="Algebra")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    return project
+
+
 def _bad_file(tmp_path: Path, line_4: dict, name: str = "bad.jsonl") -> Path:
     path = tmp_path / name
     path.write_text("\n".join([*GOOD, json.dumps(line_4)]) + "\n")
@@ -99,10 +108,7 @@ def test_the_command_names_file_line_and_field_and_imports_nothing(tmp_path):
 
 
 def test_the_import_job_keeps_file_line_and_field_and_the_data_page_shows_them(client, tmp_path):
-    lead = get_user_model().objects.create_user("lead")
-    project = Project.objects.create(slug="algebra", name="Algebra")
-    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
-    client.force_login(lead)
+    project = _sign_in_lead(client)
     with _bad_file(tmp_path, PLAIN_WITHOUT_PROBLEM).open("rb") as upload:
         started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
     assert started.status_code == 202, started.content
@@ -154,10 +160,7 @@ def test_a_processbench_file_is_named_with_the_commands_that_read_it(client, tmp
     assert "manage.py simulate_active_learning" in str(refused.value) and "1 bad line" not in str(refused.value)
     assert not Project.objects.filter(slug="x").exists()
 
-    lead = get_user_model().objects.create_user("lead")
-    project = Project.objects.create(slug="algebra", name="Algebra")
-    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
-    client.force_login(lead)
+    _sign_in_lead(client)
     with path.open("rb") as upload:
         started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
     import_jobs.run_import_job(import_id=started.json()["id"])
@@ -235,10 +238,7 @@ def test_a_damaged_gzip_file_is_one_error_through_the_command_and_the_api(client
     assert message.endswith("; nothing was imported") and "Traceback" not in message
     assert not Project.objects.filter(slug="x").exists()
 
-    lead = get_user_model().objects.create_user("lead")
-    project = Project.objects.create(slug="algebra", name="Algebra")
-    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
-    client.force_login(lead)
+    _sign_in_lead(client)
     with path.open("rb") as upload:
         started = client.post("/api/v1/projects/algebra/imports/", {"file": upload})
     import_jobs.run_import_job(import_id=started.json()["id"])
@@ -251,10 +251,7 @@ def test_a_damaged_gzip_file_is_one_error_through_the_command_and_the_api(client
 
 
 def test_two_files_in_one_upload_are_refused_not_one_dropped(client, tmp_path):
-    lead = get_user_model().objects.create_user("lead")
-    project = Project.objects.create(slug="algebra", name="Algebra")
-    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
-    client.force_login(lead)
+    _sign_in_lead(client)
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     one.write_text(GOOD[0] + "\n")
     two.write_text(GOOD[1] + "\n")
