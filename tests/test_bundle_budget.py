@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist" / "steplabel"
-WORKSPACE_GZIP_BUDGET = 135 * 1024  # KaTeX and its fonts' CSS are most of it (issue 18: 133.5 KB after kinds)
+# KaTeX and its fonts' CSS are most of it (issue 18: 133.5 KiB after kinds; 135.0 KiB after session 24's
+# walkthrough notes: phase 1 explained, the Backspace note, ratings lost to an expired claim)
+WORKSPACE_GZIP_BUDGET = 140 * 1024
 
 pytestmark = pytest.mark.skipif(not (DIST / "workspace.js").exists(), reason="frontend not built (make setup)")
 
 
 def test_math_workspace_bundle_is_within_budget():
     size = len(gzip.compress((DIST / "workspace.js").read_bytes(), 9))
-    assert size <= WORKSPACE_GZIP_BUDGET, f"workspace.js is {size / 1024:.1f} KiB gzip, over the 135 KiB budget"
+    assert size <= WORKSPACE_GZIP_BUDGET, f"workspace.js is {size / 1024:.1f} KiB gzip, over the {WORKSPACE_GZIP_BUDGET // 1024} KiB budget"
 
 
 def test_code_highlighter_is_not_in_the_math_bundle():
