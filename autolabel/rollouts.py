@@ -10,6 +10,7 @@ condemns every later step.
 
 from __future__ import annotations
 
+import http.client
 import json
 import random
 import re
@@ -19,6 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from autolabel.endpoint_policy import EndpointRefused, connect_checked
 from prm800k.labels import boxed_answer
 
 _ANSWER_HEADING = re.compile(r"#\s*Answer\s*\n+\s*(.+?)\s*(?:\n|$)")
@@ -44,7 +46,32 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises the 3xx as an HTTPError: a redirect could point inside the network
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+class _CheckedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._create_connection = connect_checked  # the address checked is the address connected
+
+
+class _CheckedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._create_connection = connect_checked  # TLS still verifies the name, not the address
+
+
+class _CheckedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_CheckedHTTPConnection, req)
+
+
+class _CheckedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_CheckedHTTPSConnection, req, context=self._context)
+
+
+# No proxy from the environment: a proxy would resolve the server's name itself, past the check.
+_OPENER = urllib.request.build_opener(
+    _NoRedirects, _CheckedHTTPHandler, _CheckedHTTPSHandler, urllib.request.ProxyHandler({})
+)
 
 
 def _server_message(body: bytes) -> str:
@@ -112,6 +139,8 @@ class CompletionClient:
                     raise EndpointError(reason) from None  # a bad model name or request: retrying won't help
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
                 reason = f"{url}: {getattr(exc, 'reason', exc)}"
+            except EndpointRefused as exc:  # the name now resolves inside the network: no retry
+                raise EndpointError(f"base_url {exc}") from None
             except MalformedAnswer as exc:
                 raise EndpointError(f"{url}: not a completions answer ({exc})") from None
             except ValueError as exc:

@@ -136,3 +136,50 @@ def test_a_server_whose_completions_never_end_in_an_answer_fails_the_job_and_sto
     assert len(server.requests) == 4  # 2 completions each
     assert not AutoStepLabel.objects.filter(inferred=False).exists()
     assert AutolabelSettings.objects.get(project=_project_slug()).completions_used == 0  # refunded
+
+
+def test_a_name_that_resolves_inward_after_the_check_is_refused_at_the_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: a name that answered a public address when the job was created and when the
+    worker started it, then 127.0.0.1, used to be connected to inside the network, since every
+    request resolved the name again past the check. The connection now checks the address it
+    connects to. The names are answered through the policy's resolver; the server and the worker's
+    client are real."""
+    from autolabel import endpoint_policy
+
+    real_resolve = endpoint_policy._resolve
+    _project(tmp_path)
+    inner = _behaviour()
+    with stand_in_server(inner) as inner_url:
+        port = int(inner_url.rsplit(":", 1)[1].split("/", 1)[0])
+        answers = {"rebind.example": ["93.184.216.34"] * 2, "model.example": []}
+
+        def resolve(host, port_, *args, **kwargs):
+            if host in answers:  # public while checked, then the loopback the stand-in listens on
+                address = answers[host].pop(0) if answers[host] else "127.0.0.1"
+                return real_resolve(address, port_, *args, **kwargs)
+            return real_resolve(host, port_, *args, **kwargs)
+
+        monkeypatch.setattr(endpoint_policy, "_resolve", resolve)
+        with override_settings(AUTOLABEL_ALLOWED_HOSTS=[]):
+            job = services.create_job(
+                project=_project_slug(),
+                user=None,
+                options={"base_url": f"http://rebind.example:{port}/v1", "model": "x"},
+            )
+            failed = services.run_job(job_id=job.pk)
+        assert failed.status == JobStatus.FAILED, failed.error
+        assert "'rebind.example' is a loopback, private or link-local address (127.0.0.1)" in failed.error
+        assert failed.retries == 0 and inner.requests == []  # no request reached the inside server
+
+        # A listed name is connected to at the address the same resolver gave: the request arrives.
+        with override_settings(AUTOLABEL_ALLOWED_HOSTS=["model.example"]):
+            job = services.create_job(
+                project=_project_slug(),
+                user=None,
+                options={"base_url": f"http://model.example:{port}/v1", "model": "stand-in", "rollouts": 2},
+            )
+            done = services.run_job(job_id=job.pk)
+        assert done.status == JobStatus.SUCCEEDED, done.error
+        assert inner.requests and all(request["model"] == "stand-in" for request in inner.requests)
