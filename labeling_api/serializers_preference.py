@@ -5,8 +5,9 @@ Payload: {idempotency_key, preference: A|B|tie, strength: 1|2|3, total_time_ms, 
 first_wrong?: {A: index|null, B: index|null}}, A and B as the annotator saw them. Values are taken
 as JSON sends them, never coerced; a tie's strength is always stored as 1 (a tie has none, whatever
 a page still held); a falsy note or first_wrong is
-none; any other key is refused. The context "n_steps" (annotate.services.compare.submit.
-preference_context) gives each shown side's step count. Every error is reported at once, keyed by
+none; any other key is refused. The context (annotate.services.compare.submit.preference_context)
+gives each shown side's step count ("n_steps") and its steps shown but not rated ("unrated": a
+trace's observations), which a mark may not name. Every error is reported at once, keyed by
 field path (`first_wrong.A`), through labeling_api.serializers_submit.flat_errors.
 """
 
@@ -65,6 +66,7 @@ class FirstWrongField(AsSent, serializers.DictField):
         if not isinstance(marks, dict):
             raise ValidationError("Must be an object {A: step index or null, B: ...}.")
         n_steps = self.context["n_steps"]
+        unrated = self.context.get("unrated") or {}
         first_wrong: dict[str, int | None] = dict.fromkeys(SIDES)
         errors: dict[str, list[str]] = {}
         for side, value in marks.items():
@@ -72,6 +74,8 @@ class FirstWrongField(AsSent, serializers.DictField):
                 errors[side] = ["Unknown side: use A or B."]
             elif value is not None and (not is_int(value) or not 0 <= value < n_steps[side]):
                 errors[side] = [f"Must be a step index from 0 to {n_steps[side] - 1}, or null."]
+            elif value is not None and value in unrated.get(side, ()):
+                errors[side] = [f"Step {value} is shown but not rated here (an observation): mark a rated step."]
             else:
                 first_wrong[side] = value
         if errors:
@@ -82,7 +86,7 @@ class FirstWrongField(AsSent, serializers.DictField):
 class PreferenceInSerializer(serializers.Serializer):
     """A compare task's submit body: which of the pair is better, A and B as served."""
 
-    # context: {"n_steps": {"A": int, "B": int}}
+    # context: {"n_steps": {"A": int, "B": int}, "unrated"?: {"A": [index, ...], "B": [...]}}
 
     idempotency_key = KeyField(max_length=MAX_KEY, help_text="A repeat with the same key returns the first result.")
     preference = PreferenceField(choices=PREFERENCES)
@@ -136,8 +140,8 @@ def submit_preference_payload(
 ) -> tuple[Preference, bool]:
     """Parse a pair's submit body and store it: (preference, created). A retry of a submit that went
     through returns the first result even if its body no longer validates."""
-    n_steps = compare_submit.preference_context(assignment=assignment, user=user)
-    serializer = PreferenceInSerializer(data=payload, context={"n_steps": n_steps})
+    shown = compare_submit.preference_context(assignment=assignment, user=user)
+    serializer = PreferenceInSerializer(data=payload, context=shown)
     if serializer.is_valid():
         return compare_submit.submit_preference(assignment=assignment, user=user, clean=serializer.validated_data)
     if serializer.valid_key is not None:

@@ -470,3 +470,44 @@ def test_a_cursor_is_used_only_with_its_own_sequence_and_two_marks_get_two_keys(
     )
     newer = _lines(lead.get(f"/api/v1/projects/duel/export/?format=preference&ties=include&since={prefs_cursor}"))
     assert len(newer) == 1 and newer[0]["margin"] == 2.0
+
+
+def test_a_trace_pair_marks_a_rated_step_and_its_label_leaves_observations_unrated(tmp_path):
+    """A trace's observations are shown, not rated (unless the project rates them): a mark may not
+    name one (400 by side), and the step label of a mark after one keeps it null, as the workspace
+    stores it, instead of rating it +1."""
+    problem = "How many days from 2024-02-27 to 2024-03-02?"
+    steps = [
+        {"type": "thought", "text": "Use the calendar tool."},
+        {"type": "tool_call", "text": 'days_between({"start": "2024-02-27", "end": "2024-03-02"})'},
+        {"type": "observation", "text": '{"days": 4}'},
+        {"type": "answer", "text": "3 days"},
+    ]
+    other = [{"type": "thought", "text": "Count by hand."}, {"type": "answer", "text": "4"}]
+    lines = [
+        {"kind": "trace", "problem": problem, "ground_truth_answer": "4", "steps": steps},
+        {"kind": "trace", "problem": problem, "ground_truth_answer": "4", "steps": other},
+    ]
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    call_command("import_prm800k", str(path), "--project", "agents", "--task", "compare")
+    project = Project.objects.get(slug="agents")
+    client = member_client(project, "ann", Role.ANNOTATOR)
+    task = client.get("/api/v1/projects/agents/tasks/next/").json()
+    side = next(s for s, c in zip("AB", task["candidates"], strict=True) if len(c["steps"]) == 4)
+    assert [s["rated"] for s in task["candidates"]["AB".index(side)]["steps"]] == [True, True, False, True]
+    url = f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false"
+    body = {"idempotency_key": "t", "preference": "A", "strength": 1, "total_time_ms": 5}
+    refused = client.post(url, {**body, "first_wrong": {side: 2}}, format="json")
+    assert refused.status_code == 400, refused.content
+    assert "not rated" in refused.json()[f"first_wrong.{side}"][0]
+    assert not Preference.objects.exists() and not Annotation.objects.exists()
+    response = client.post(url, {**body, "first_wrong": {side: 3}}, format="json")
+    assert response.status_code == 201, response.content
+    annotation = Annotation.objects.get()
+    assert (annotation.n_positive, annotation.n_unrated, annotation.n_negative) == (2, 1, 1)
+    lead = member_client(project, "lead", Role.LEAD)
+    (record,) = _lines(lead.get("/api/v1/projects/agents/export/?format=prm800k"))
+    label_steps = record["label"]["steps"]
+    assert [s["completions"][0]["rating"] for s in label_steps] == [1, 1, None, -1]
+    assert [s["chosen_completion"] for s in label_steps] == [0, 0, 0, None]

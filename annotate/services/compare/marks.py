@@ -25,20 +25,26 @@ from typing import Any
 from django.db.models import F
 
 from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Solution, Step
+from prm800k.kinds import is_rated
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
 
 MARK_KEY_PREFIX = "compare:"
 
 
-def marked_label_steps(step_texts: list[str], first_wrong: int) -> list[dict[str, Any]]:
-    """PRM800K `label.steps` of a solution whose first wrong step is `first_wrong`."""
+def marked_label_steps(
+    step_texts: list[str], first_wrong: int, rated: list[bool] | None = None
+) -> list[dict[str, Any]]:
+    """PRM800K `label.steps` of a solution whose first wrong step is `first_wrong`. A step shown but
+    not rated (`rated` False: a trace's observation where the project does not rate them) keeps
+    rating null, as a step label submitted in the workspace stores it; the mark is never on one."""
     steps = []
     for index, text in enumerate(step_texts[: first_wrong + 1]):
         wrong = index == first_wrong
+        shown_only = rated is not None and not rated[index] and not wrong
         steps.append(
             {
-                "completions": [{"text": text, "rating": -1 if wrong else 1, "flagged": False}],
+                "completions": [{"text": text, "rating": None if shown_only else -1 if wrong else 1, "flagged": False}],
                 "human_completion": None,
                 "chosen_completion": None if wrong else 0,  # phase 2: the pass ended at the error
             }
@@ -61,9 +67,12 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
         return []
     marked = [solution_id for solution_id, _ in marks.values()]
     texts: dict[int, list[str]] = defaultdict(list)
+    rated: dict[int, list[bool]] = defaultdict(list)
+    rate_observations = preference.project.rate_observations
     rows = Step.objects.filter(solution_id__in=marked).order_by("solution_id", "index")
-    for solution_id, text in rows.values_list("solution_id", "text"):
+    for solution_id, text, step_type in rows.values_list("solution_id", "text", "step_type"):
         texts[solution_id].append(text)
+        rated[solution_id].append(is_rated(step_type, rate_observations=rate_observations))
     # One step label per solution and annotator, as a step project allows: a solution this annotator
     # already marked in another pair keeps its first mark (the later one stays on its preference).
     # The solution rows are locked first (in id order), so two of their pairs submitted at once by
@@ -80,7 +89,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
     created = []
     times = _split(preference.total_time_ms, len(marks))
     for order, (side, (solution_id, index)) in enumerate(marks.items()):
-        label_steps = marked_label_steps(texts[solution_id], index)
+        label_steps = marked_label_steps(texts[solution_id], index, rated[solution_id])
         created.append(
             Annotation.objects.create(
                 project=preference.project,

@@ -11,12 +11,13 @@ with another answer (another tab submitted first) is refused and kept the same w
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, F, Value, When
+from django.db.models import Case, F, Value, When
 
 from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Step
 from annotate.services.compare.marks import record_marks
@@ -30,6 +31,7 @@ from annotate.services.leases import (
 )
 from annotate.services.members import labeler_uuid_for
 from core.errors import NotFound
+from prm800k.kinds import is_rated
 
 PREFERENCES = ("A", "B", "tie")
 STRENGTHS = (1, 2, 3)
@@ -51,21 +53,29 @@ def _replay(*, user: AbstractBaseUser, key: Any, assignment: Assignment) -> Pref
     return find_replay(results=Preference, user=user, key=key, assignment=assignment)
 
 
-def preference_context(*, assignment: Assignment, user: AbstractBaseUser) -> dict[str, int]:
-    """The step count of each side as shown (A, B), which first_wrong marks are checked against; 404
-    to anyone but the assignment's annotator."""
+def preference_context(*, assignment: Assignment, user: AbstractBaseUser) -> dict[str, dict[str, Any]]:
+    """Each side as shown (A, B): its step count (`n_steps`), which first_wrong marks are checked
+    against, and the indices of its steps shown but not rated (`unrated`: a trace's observations
+    where the project does not rate them), which cannot be the first wrong step; 404 to anyone but
+    the assignment's annotator."""
     if assignment.annotator_id != user.pk:
         raise NotFound()
     comparison = assignment.comparison
-    counts = dict(
-        Step.objects.filter(solution_id__in=[comparison.solution_a_id, comparison.solution_b_id])
-        .values_list("solution_id")
-        .annotate(n=Count("id"))
-    )
     left, right = comparison.solution_a_id, comparison.solution_b_id
     if assignment.swapped:
         left, right = right, left
-    return {"A": counts.get(left, 0), "B": counts.get(right, 0)}
+    rate_observations = assignment.project.rate_observations
+    counts: dict[int, int] = defaultdict(int)
+    unrated: dict[int, list[int]] = defaultdict(list)
+    rows = Step.objects.filter(solution_id__in=[left, right]).order_by("index")
+    for solution_id, index, step_type in rows.values_list("solution_id", "index", "step_type"):
+        counts[solution_id] += 1
+        if not is_rated(step_type, rate_observations=rate_observations):
+            unrated[solution_id].append(index)
+    return {
+        "n_steps": {"A": counts[left], "B": counts[right]},
+        "unrated": {"A": unrated[left], "B": unrated[right]},
+    }
 
 
 def replayed(*, assignment: Assignment, user: AbstractBaseUser, key: str) -> Preference | None:
