@@ -1,11 +1,15 @@
-"""A signed-in user's own pages: API token and password; and the invite link's first visit."""
+"""A signed-in user's own pages: API token and password; and the invite link's visit (a new account,
+or the signed-in one joining)."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
@@ -91,6 +95,8 @@ def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
     invite = team.open_invite(secret)
     if invite is None:
         return _invite_invalid(request)
+    if request.method == "POST" and request.POST.get("action") == "join":
+        return _join_signed_in(request, secret)
     form = AcceptInviteForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -106,4 +112,24 @@ def invite_accept(request: HttpRequest, secret: str) -> HttpResponse:
         )
         return redirect("home")
     role_names = [Role(r).label for r in invite.roles]
-    return render(request, "annotate/account/invite.html", {"form": form, "invite": invite, "roles": role_names})
+    context = {"form": form, "invite": invite, "roles": role_names, "login_next": urlencode({"next": request.path})}
+    return render(request, "annotate/account/invite.html", context)
+
+
+def _join_signed_in(request: HttpRequest, secret: str) -> HttpResponse:
+    """The signed-in account joins with the link (someone the lead invited who has an account)."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.path)
+    try:
+        joined = team.join_with_invite(secret=secret, user=request.user)
+    except team.TeamError:
+        return _invite_invalid(request)
+    name = joined.project.name or joined.project.slug
+    if joined.added:
+        messages.success(request, f"You joined {name} as {' and '.join(Role(r).label for r in joined.added)}.")
+    else:
+        messages.info(
+            request,
+            f"You already hold these roles in {name}; the link was left unused for whoever it was meant for.",
+        )
+    return redirect("home")

@@ -1,10 +1,11 @@
 """A project's people, managed by its leads from the members page: add by username or e-mail,
-remove, and one-time invite links for people who have no account yet."""
+remove, and one-time invite links: a new account, or an existing one joining with the link."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -148,6 +149,41 @@ def accept_invite(*, secret: str, username: str, password: str, email: str = "")
         roles=invite.roles,
     )
     return user
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    project: Project
+    added: list[str]  # the invite's roles the user did not hold yet (none: the link stays unused)
+
+
+@transaction.atomic
+def join_with_invite(*, secret: str, user: AbstractBaseUser) -> Joined:
+    """An existing account takes the invite's roles. The invite is used up only when it gives the
+    user a role they lacked: a member who opens a link meant for someone else leaves it working."""
+    invite = (
+        Invite.objects.select_for_update()
+        .select_related("project")
+        .filter(token_hash=_hash(secret), used_at__isnull=True, expires_at__gt=timezone.now())
+        .first()
+    )
+    if invite is None:
+        raise TeamError("This invite link has been used or has expired. Ask the project's lead for a new one.")
+    added = [role for role in invite.roles if add_member(project=invite.project, user=user, role=role)[1]]
+    if added:
+        invite.used_at = timezone.now()
+        invite.used_by = user
+        invite.save(update_fields=["used_at", "used_by"])
+        events.record(
+            actor=user,
+            project=invite.project,
+            action="invite.accepted",
+            invite=invite.pk,
+            user=user.get_username(),
+            roles=invite.roles,
+            existing_account=True,
+        )
+    return Joined(project=invite.project, added=added)
 
 
 @transaction.atomic

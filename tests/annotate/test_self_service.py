@@ -345,6 +345,46 @@ def test_invite_link_is_shown_once_works_once_and_expires(client, settings):
     assert client.get(f"/invite/{secret}/").status_code == 404
 
 
+def test_an_account_holder_joins_with_the_invite_link(client):
+    """Found in the walkthroughs: a link sent to someone who had an account only offered to create
+    another one. Signed in, they now join with their own account; signed out, the page offers to
+    sign in and come back. A member who holds the roles already leaves the link working."""
+    lead, ann = user("lead"), user("ann")
+    project = project_with(lead, annotator=[ann])
+    _, secret = team.create_invite(project=project, actor=lead, roles=["annotator", "lead"])
+    path = f"/invite/{secret}/"
+
+    signed_out = client.get(path).content.decode()
+    assert f'href="/accounts/login/?next=%2Finvite%2F{secret}%2F"' in signed_out
+    assert "data-join-invite" not in signed_out
+    assert client.post(path, {"action": "join"}).url == f"/accounts/login/?next=/invite/{secret}/"
+    back = client.post(f"/accounts/login/?next={path}", {"username": "ann", "password": PASSWORD})
+    assert back.status_code == 302 and back.url == path
+
+    page = client.get(path).content.decode()
+    assert "Join as ann</button>" in page and "Or create a new account" in page
+    joined = client.post(path, {"action": "join"}, follow=True)
+    assert joined.redirect_chain == [("/", 302)]
+    assert "You joined Algebra as Lead." in joined.content.decode()  # annotator already held
+    assert sorted(Membership.objects.filter(project=project, user=ann).values_list("role", flat=True)) == [
+        "annotator",
+        "lead",
+    ]
+    invite = Invite.objects.get()
+    assert invite.used_by == ann and invite.used_at is not None
+    assert AuditEvent.objects.filter(action="invite.accepted", details__existing_account=True).count() == 1
+    assert client.get(path).status_code == 404  # used up
+    assert User.objects.count() == 2  # no account was made
+
+    # A member who opens a link meant for someone else gains nothing and leaves it working.
+    _, other = team.create_invite(project=project, actor=lead, roles=["annotator"])
+    kept = client.post(f"/invite/{other}/", {"action": "join"}, follow=True).content.decode()
+    assert "You already hold these roles in Algebra; the link was left unused" in kept
+    assert Invite.objects.filter(used_at__isnull=True).count() == 1
+    client.logout()
+    assert client.get(f"/invite/{other}/").status_code == 200
+
+
 def test_no_one_signs_up_as_someone_elses_address_and_an_ambiguous_add_is_refused(client):
     """Found by the lead walkthrough: an invitee took `lead@example.org` (the lead's address) as
     their username, and "add lead@example.org" then gave the invitee the roles."""
