@@ -104,7 +104,7 @@ def test_members_page_keeps_remove_buttons_on_a_420px_screen(pages, screenshot):
     page.set_viewport_size(NARROW)
     login(page, "lena", "/projects/algebra/members/")
     # an open invite: its table too (no role is ticked in advance)
-    page.get_by_role("region", name="Invite someone without an account").get_by_label("Annotator").check()
+    page.get_by_role("region", name="Invite by link").get_by_label("Annotator").check()
     page.get_by_role("button", name="Create invite link").click()
     remove = page.get_by_role("button", name="Remove annotator-with-a-long-name")
     expect(remove).to_be_visible()

@@ -34,7 +34,7 @@ from annotate.models import (
 )
 from annotate.services.projects import PROJECT_CREATORS
 from tests.celery_worker import celery_worker, purge_broker, wait_for
-from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, store_label, wait_ready
+from tests.e2e.helpers import PASSWORD, STEPS, login, make_project, make_solution, make_user, store_label, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -348,7 +348,7 @@ def test_invite_link_lets_a_new_person_set_a_password_and_join(pages, screenshot
     make_user("lena", project, Role.LEAD)
     page = pages.page()
     _sign_in(page, "lena", "/projects/algebra/members/")
-    invite = page.get_by_role("region", name="Invite someone without an account")
+    invite = page.get_by_role("region", name="Invite by link")
     page.get_by_role("button", name="Create invite link").click()  # no role ticked: refused, nothing made
     expect(invite.locator(".sl-field-error")).to_be_visible()
     assert not Invite.objects.exists()
@@ -372,6 +372,23 @@ def test_invite_link_lets_a_new_person_set_a_password_and_join(pages, screenshot
     response = again.goto(link)
     assert response is not None and response.status == 404
     expect(again.get_by_role("heading", name="This invite link does not work")).to_be_visible()
+
+    # Someone with an account signs in from the link, comes back to it, and joins with that account.
+    make_user("ann")
+    invite.get_by_label("Lead", exact=True).check()
+    page.get_by_role("button", name="Create invite link").click()
+    second = page.locator("[data-invite-link]").inner_text()
+    holder = pages.page()
+    holder.goto(second)
+    holder.get_by_role("link", name="Sign in").click()
+    holder.get_by_label("Username").fill("ann")
+    holder.get_by_label("Password").fill(PASSWORD)
+    holder.get_by_role("button", name="Log in").click()
+    holder.get_by_role("button", name="Join as ann").click()
+    holder.wait_for_url("**/")
+    expect(holder.get_by_text("You joined Algebra, round 1 as Lead.")).to_be_visible()
+    screenshot(holder, "self-service-invite-joined")
+    assert Membership.objects.filter(project=project, user__username="ann", role=Role.LEAD).exists()
 
 
 def test_password_page(pages, screenshot):
