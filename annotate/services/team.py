@@ -124,19 +124,20 @@ def open_invite(secret: str) -> Invite | None:
     )
 
 
-@transaction.atomic
-def accept_invite(*, secret: str, username: str, password: str, email: str = "") -> AbstractBaseUser:
-    """Create the invitee's account with the given roles; the invite is then used up."""
+def _lock_open_invite(secret: str) -> Invite:
+    """The unused, unexpired invite with this secret, locked for the caller's transaction."""
     invite = (
         Invite.objects.select_for_update()
+        .select_related("project")
         .filter(token_hash=_hash(secret), used_at__isnull=True, expires_at__gt=timezone.now())
         .first()
     )
     if invite is None:
         raise TeamError("This invite link has been used or has expired. Ask the project's lead for a new one.")
-    user = get_user_model().objects.create_user(username=username, email=email, password=password)
-    for role in invite.roles:
-        add_member(project=invite.project, user=user, role=role)
+    return invite
+
+
+def _use_up(invite: Invite, user: AbstractBaseUser, **details) -> None:
     invite.used_at = timezone.now()
     invite.used_by = user
     invite.save(update_fields=["used_at", "used_by"])
@@ -145,9 +146,20 @@ def accept_invite(*, secret: str, username: str, password: str, email: str = "")
         project=invite.project,
         action="invite.accepted",
         invite=invite.pk,
-        user=username,
+        user=user.get_username(),
         roles=invite.roles,
+        **details,
     )
+
+
+@transaction.atomic
+def accept_invite(*, secret: str, username: str, password: str, email: str = "") -> AbstractBaseUser:
+    """Create the invitee's account with the given roles; the invite is then used up."""
+    invite = _lock_open_invite(secret)
+    user = get_user_model().objects.create_user(username=username, email=email, password=password)
+    for role in invite.roles:
+        add_member(project=invite.project, user=user, role=role)
+    _use_up(invite, user)
     return user
 
 
@@ -161,28 +173,10 @@ class Joined:
 def join_with_invite(*, secret: str, user: AbstractBaseUser) -> Joined:
     """An existing account takes the invite's roles. The invite is used up only when it gives the
     user a role they lacked: a member who opens a link meant for someone else leaves it working."""
-    invite = (
-        Invite.objects.select_for_update()
-        .select_related("project")
-        .filter(token_hash=_hash(secret), used_at__isnull=True, expires_at__gt=timezone.now())
-        .first()
-    )
-    if invite is None:
-        raise TeamError("This invite link has been used or has expired. Ask the project's lead for a new one.")
+    invite = _lock_open_invite(secret)
     added = [role for role in invite.roles if add_member(project=invite.project, user=user, role=role)[1]]
     if added:
-        invite.used_at = timezone.now()
-        invite.used_by = user
-        invite.save(update_fields=["used_at", "used_by"])
-        events.record(
-            actor=user,
-            project=invite.project,
-            action="invite.accepted",
-            invite=invite.pk,
-            user=user.get_username(),
-            roles=invite.roles,
-            existing_account=True,
-        )
+        _use_up(invite, user, existing_account=True)
     return Joined(project=invite.project, added=added)
 
 
