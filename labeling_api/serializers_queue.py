@@ -96,6 +96,8 @@ def compare_task_data(assignment: Assignment) -> dict:
         "lease_seconds": project.lease_minutes * 60,
         "generation": assignment.generation,
         "problem": problem_data,
+        # code pairs: the language and the specification's examples, as a code task carries them
+        **({"language": problem.language, "tests": problem.tests} if problem.kind == ContentKind.CODE else {}),
         "candidates": [
             {"solution_id": side.pk, "final_answer": side.final_answer, "steps": _steps_of(side, project)}
             for side in sides

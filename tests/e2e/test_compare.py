@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Assignment, Preference, Role
+from annotate.models import Assignment, Membership, Preference, Role
 from annotate.services.imports import import_file
 from tests.api_clients import member_client
 from tests.e2e.helpers import make_project, make_user, open_workspace
@@ -357,3 +357,60 @@ def test_offline_the_bar_says_so_and_coming_back_saves(pages, tmp_path: Path):
     page.context.set_offline(False)  # back online: saved without another change
     expect(page.locator(STATUS)).to_have_text("Saved")
     assert _choice(_server_draft(user, lambda d: _choice(d, "B", 2)), "B", 2)
+
+
+TRACE_STEPS = [
+    {"type": "thought", "text": "Use the calendar tool."},
+    {"type": "tool_call", "text": 'days_between({"start": "2024-02-27", "end": "2024-03-02"})'},
+    {"type": "observation", "text": '{"days": 4}'},
+    {"type": "answer", "text": "3 days"},
+]
+
+
+def test_code_and_trace_pairs_draw_as_their_kind_and_marks_skip_observations(pages, tmp_path: Path):
+    """A code pair shows numbered source lines (indentation kept) under the tests; a trace pair
+    shows each step's type, its observation collapsed and not markable: `q` steps over it."""
+    code = make_project("codes", name="Code pairs", task_kind="compare")
+    traces = make_project("agents", name="Trace pairs", task_kind="compare")
+    user = make_user("ann", code)
+    Membership.objects.create(project=traces, user=user, role=Role.ANNOTATOR)
+    task = {"kind": "code", "language": "python", "problem": "Write `sq(x)`.", "tests": "assert sq(3) == 9"}
+    path = tmp_path / "code.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**task, "steps": steps}) + "\n"
+            for steps in (["def sq(x):", "    return x ** 2"], ["def sq(x):", "    return x * 2"])
+        )
+    )
+    import_file(project=code, path=path)
+    page = pages.page()
+    open_workspace(page, "ann", slug="codes")
+    expect(page.locator(".sl-tests")).to_contain_text("assert sq(3) == 9")
+    expect(page.locator('[data-side="A"] .sl-step-code')).to_have_count(2)
+    expect(page.locator('[data-side="A"] .sl-step-code').nth(1)).to_contain_text("    return x")
+
+    problem = "How many days from 2024-02-27 to 2024-03-02?"
+    path = tmp_path / "traces.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"kind": "trace", "problem": problem, "ground_truth_answer": "4", "steps": steps}) + "\n"
+            for steps in (TRACE_STEPS, TRACE_STEPS[:1] + [{"type": "answer", "text": "4"}])
+        )
+    )
+    import_file(project=traces, path=path)
+    page.goto(page.url.replace("/codes/", "/agents/"))
+    long_side = page.locator(".sl-candidate").filter(has=page.locator(".sl-observation"))
+    expect(long_side.locator(".sl-step-type")).to_have_text(["Thought", "Tool call", "Observation", "Answer"])
+    expect(long_side.locator(".sl-observation")).not_to_have_attribute("open", "")
+    expect(long_side.locator(".sl-mark-wrong")).to_have_count(3)  # not on the observation
+    side = long_side.get_attribute("data-side")
+    key = "q" if side == "A" else "p"
+    for _ in range(3):  # thought, tool call, then past the observation to the answer
+        page.keyboard.press(key)
+    expect(long_side.locator(".sl-first-wrong")).to_have_attribute("data-index", "3")
+    page.keyboard.press("a" if side == "B" else "b")
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    expect(page.locator(".sl-save")).to_contain_text("Submitted")
+    preference = Preference.objects.get(annotator=user)
+    assert {preference.first_wrong_a, preference.first_wrong_b} == {3, None}

@@ -511,3 +511,19 @@ def test_a_trace_pair_marks_a_rated_step_and_its_label_leaves_observations_unrat
     label_steps = record["label"]["steps"]
     assert [s["completions"][0]["rating"] for s in label_steps] == [1, 1, None, -1]
     assert [s["chosen_completion"] for s in label_steps] == [0, 0, 0, None]
+
+
+def test_a_code_pair_carries_its_language_and_tests(tmp_path):
+    """The compare page draws a code pair as code (numbered, highlighted lines, the tests above)."""
+    problem = "Write `sq(x)`: x squared."
+    lines = [
+        {"kind": "code", "language": "python", "problem": problem, "tests": "assert sq(3) == 9", "steps": steps}
+        for steps in (["def sq(x):", "    return x ** 2"], ["def sq(x):", "    return x * 2"])
+    ]
+    path = tmp_path / "code.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    call_command("import_prm800k", str(path), "--project", "codes", "--task", "compare")
+    client = member_client(Project.objects.get(slug="codes"), "ann", Role.ANNOTATOR)
+    task = client.get("/api/v1/projects/codes/tasks/next/").json()
+    assert (task["kind"], task["language"], task["tests"]) == ("compare", "python", "assert sq(3) == 9")
+    assert {c["steps"][1]["text"] for c in task["candidates"]} == {"    return x ** 2", "    return x * 2"}

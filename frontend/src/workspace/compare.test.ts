@@ -5,6 +5,7 @@ import {
   type CompareChoice,
   missingChoice,
   nextMarker,
+  pairKind,
   prefer,
   refusedReason,
   upgradeDraft,
@@ -45,6 +46,25 @@ describe("a compare answer", () => {
 
   it("moves a first-wrong marker down one step and past the last to none", () => {
     expect([nextMarker(null, 2), nextMarker(0, 2), nextMarker(1, 2), nextMarker(null, 0)]).toEqual([0, 1, null, null]);
+  });
+
+  it("steps over a trace's unrated observation: it cannot be the first wrong step", () => {
+    const rated = [true, false, true];
+    expect([nextMarker(null, 3, rated), nextMarker(0, 3, rated), nextMarker(2, 3, rated)]).toEqual([0, 2, null]);
+    expect(nextMarker(null, 1, [false])).toBeNull();
+  });
+});
+
+describe("a pair's kind", () => {
+  const steps = (type?: "thought") => [{ index: 0, text: "x", rated: true, ...(type ? { type } : {}) }];
+  it("is code with a language, trace with typed steps, else math", () => {
+    const candidates = (type?: "thought") => [
+      { solution_id: 1, final_answer: null, steps: steps(type) },
+      { solution_id: 2, final_answer: null, steps: steps(type) },
+    ];
+    expect(pairKind({ language: "python", candidates: candidates() })).toBe("code");
+    expect(pairKind({ candidates: candidates("thought") })).toBe("trace");
+    expect(pairKind({ candidates: candidates() })).toBe("math");
   });
 });
 

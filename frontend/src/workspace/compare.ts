@@ -8,11 +8,12 @@
  * retried with the same key until the server answers.
  */
 import type { TaskOut } from "../api/types";
+import type { TaskStep } from "../labeling/state";
 import { renderAnswer, renderMarkdown, renderStep } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { errorMessage } from "../shared/http";
 import { loggedOut, loggedOutMessage } from "../shared/login";
-import { Api, submitUntilAcknowledged } from "./api";
+import { Api, submitUntilAcknowledged, type TaskKind } from "./api";
 import { DraftSync, watchPage } from "./autosave";
 import { ConfirmDialog, keyHints, ShortcutsDialog } from "./dialogs";
 import { compareDrafts } from "./draft";
@@ -35,7 +36,22 @@ interface CompareFields {
 }
 interface Candidate {
   solution_id: number;
-  steps: { index: number; text: string }[];
+  steps: TaskStep[];
+}
+
+type KindViews = typeof import("./stepbody");
+/** Code and trace rendering with its highlighter: a chunk of its own, fetched for the first such
+ * pair (as the step workspace does), so math pairs never load it. */
+let kindViews: Promise<KindViews | null> | null = null;
+function loadKindViews(): Promise<KindViews | null> {
+  kindViews ??= import("./stepbody").catch(() => null);
+  return kindViews;
+}
+
+/** What the pair's solutions are: code pairs carry their language, trace steps their type. */
+export function pairKind(task: Pick<TaskOut, "language" | "candidates">): TaskKind {
+  if (task.language) return "code";
+  return (task.candidates ?? []).some((c) => c.steps.some((s) => s.type)) ? "trace" : "math";
 }
 
 const fresh = (): CompareChoice => ({ preference: null, strength: null, firstWrong: { A: null, B: null } });
@@ -76,10 +92,14 @@ export function upgradeDraft(d: unknown): unknown {
   return { v: 1, rev: 0, saved_at: "", key: old.key, elapsed_ms: Number(old.elapsedMs) || 0, choice: old.choice };
 }
 
-/** The next marker position: down one step, and past the last back to none. */
-export function nextMarker(current: number | null, nSteps: number): number | null {
-  if (current === null) return nSteps > 0 ? 0 : null;
-  return current + 1 < nSteps ? current + 1 : null;
+/** The next marker position: down one step, and past the last back to none. `rated` (per step,
+ * default all): a step shown but not rated (a trace's observation) is stepped over, since it
+ * cannot be the first wrong step. */
+export function nextMarker(current: number | null, nSteps: number, rated?: readonly boolean[]): number | null {
+  for (let i = current === null ? 0 : current + 1; i < nSteps; i++) {
+    if (rated?.[i] !== false) return i;
+  }
+  return null;
 }
 
 export class CompareWorkspace {
@@ -103,6 +123,10 @@ export class CompareWorkspace {
   private readonly problem = h("div", { class: "sl-md sl-problem-text" });
   /** As in the step workspace: the answer to judge the candidates against, when the project shows it. */
   private readonly groundTruth = h("p", { class: "sl-gt", hidden: true });
+  /** A code pair's tests (the specification's examples), shown once above both candidates. */
+  private readonly tests = h("div", { class: "sl-tests", hidden: true });
+  private views: KindViews | null = null;
+  private viewsTried = false;
   private readonly columns = h("div", { class: "sl-compare" });
   private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
   /** Buttons for what the keys do (which is better, by how much), for a mouse or a touch screen. */
@@ -147,6 +171,7 @@ export class CompareWorkspace {
       h("h2", {}, "Problem"),
       this.problem,
       this.groundTruth,
+      this.tests,
       this.columns,
       this.choices,
       this.verdict,
@@ -203,6 +228,15 @@ export class CompareWorkspace {
   }
 
   private show(task: TaskOut | null): void {
+    if (task && pairKind(task) !== "math" && !this.viewsTried) {
+      // code and traces draw with a chunk of their own; shown as plain text if it cannot load
+      void loadKindViews().then((views) => {
+        this.views = views;
+        this.viewsTried = true;
+        this.show(task);
+      });
+      return;
+    }
     this.task = task;
     this.taskArea.hidden = task === null;
     this.empty.hidden = task !== null;
@@ -219,6 +253,10 @@ export class CompareWorkspace {
         ? [h("strong", {}, "Ground-truth answer: "), setRendered(h("span", { class: "sl-md" }), renderAnswer(gta))]
         : []),
     );
+    const views = pairKind(task) === "math" ? null : this.views;
+    const tests = task.tests && views ? views.testsBlock(task.tests, task.language ?? "") : null;
+    this.tests.hidden = tests === null;
+    this.tests.replaceChildren(...(tests ? [tests] : []));
     this.render();
     this.sync.started(saved, this.untouched());
     if (saved && !this.untouched()) this.status.textContent = "Resumed your saved work";
@@ -233,9 +271,14 @@ export class CompareWorkspace {
     // Not ready: looks it, but stays pressable, to say what is still missing
     this.submitButton.classList.toggle("sl-not-ready", answerOf(this.choice) === null);
     const sides: Side[] = ["A", "B"];
+    const kind = this.task ? pairKind(this.task) : "math";
+    const views = kind === "math" ? null : this.views;
+    const display = { kind, language: this.task?.language ?? "" };
     this.columns.replaceChildren(
       ...this.candidates().map((c, i) => {
         const side = sides[i];
+        // code: numbered, highlighted lines; traces: each step's type, tool calls as code
+        const parts = views?.stepParts(c.steps, display);
         const wrong = this.choice.firstWrong[side];
         const chosen = this.choice.preference === side;
         return h(
@@ -245,15 +288,17 @@ export class CompareWorkspace {
           h(
             "ol",
             { class: "sl-steps" },
-            ...c.steps.map((s) => {
+            ...c.steps.map((s, j) => {
               const li = h("li", {
                 class: `sl-step${wrong === s.index ? " sl-first-wrong" : ""}`,
                 "data-index": String(s.index),
               });
-              const body = h("div", { class: "sl-md" });
-              setRendered(body, renderStep(s.text));
-              li.append(body);
+              const part = parts?.[j];
+              if (part?.badge) li.append(part.badge);
+              li.append(part?.body ?? setRendered(h("div", { class: "sl-md" }), renderStep(s.text)));
               if (wrong === s.index) li.append(h("p", { class: "sl-wrong-mark" }, "First wrong step"));
+              // a step shown but not rated (a trace's observation) cannot be the first wrong one
+              if (s.rated === false) return li;
               // the marker's key moves it one step at a time; a click puts it here (again: none)
               const mark = h(
                 "button",
@@ -339,6 +384,7 @@ export class CompareWorkspace {
     if (action === "shortcuts") return this.shortcuts.toggle();
     if (!this.task || this.submitting) return;
     const n = this.candidates().map((c) => c.steps.length);
+    const rated = this.candidates().map((c) => c.steps.map((s) => s.rated !== false));
     switch (action) {
       case "prefer-a":
       case "prefer-b":
@@ -353,9 +399,9 @@ export class CompareWorkspace {
         return this.change((c) => withStrength(c, strength));
       }
       case "mark-wrong-a":
-        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0]) } }));
+        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0], rated[0]) } }));
       case "mark-wrong-b":
-        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1]) } }));
+        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1], rated[1]) } }));
       case "undo":
         return this.undo();
       case "submit":
