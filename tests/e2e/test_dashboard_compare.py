@@ -149,3 +149,27 @@ def test_a_steps_project_has_no_pair_section(pages):
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     expect(page.locator("#pairs")).to_have_count(0)
     expect(page.locator("#model h3")).to_contain_text("against step labels")
+
+
+def test_a_reward_model_trained_without_held_out_pairs_is_named_not_missing(pages, tmp_path):
+    """A run on too few problems to hold any out is the active reward model: the pair section names
+    it (trained, not measured) instead of saying there is no trained reward model."""
+    lead = _build(tmp_path)
+    project = lead.memberships.get().project
+    TrainingRun.objects.filter(project=project).delete()
+    TrainingRun.objects.create(
+        project=project,
+        status="succeeded",
+        label_count=4,
+        is_active=True,
+        metrics={"model": "bradley_terry", "heldout": {"pairwise_accuracy": None, "n_pairs": 0}},
+        finished_at=timezone.now(),
+    )
+    page = pages.page()
+    login(page, "lena", "/dashboard/duel/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    reward = page.locator('[data-slot="compare-figures"] [data-figure="reward"]')
+    expect(reward).to_contain_text("is trained but not measured")
+    expect(reward).not_to_contain_text("no trained reward model yet")
+    run = TrainingRun.objects.get(project=project)
+    expect(reward).to_contain_text(f"run #{run.pk} (4 preferences)")

@@ -238,7 +238,7 @@ export class Dashboard {
       return;
     }
     slot.replaceChildren(
-      ...compareFigures(c, s.model.learning_curve).map((f) => {
+      ...compareFigures(c, s.model.learning_curve, s.model.active_run).map((f) => {
         const node = figure(f.label, f.value, f.note);
         node.dataset.figure = f.key;
         if (f.warn) node.classList.add("sl-warn");

@@ -63,6 +63,12 @@ describe("compare dashboard figures", () => {
     const figures = compareFigures(empty, []);
     expect(figures.map((f) => f.value)).toEqual(["—", "—", "—", "—", "—"]);
     expect(figures.find((f) => f.key === "reward")?.note).toBe("no trained reward model yet");
+    // a trained run without held-out pairs (too few problems) is trained, not missing
+    const trained = compareFigures(empty, [], { id: 1, label_count: 4 }).find((f) => f.key === "reward");
+    expect(trained?.value).toBe("—");
+    expect(trained?.note).toBe(
+      "run #1 (4 preferences) is trained but not measured: no held-out pairs yet (see the learning curve)",
+    );
     const note = compareCurveNote({ run: 3, label_count: 20, pairwise_accuracy: 0.5, n_pairs: 4 } as CurvePoint);
     expect(note.tooSmall).toBe(true);
     expect(note.text).toContain("on 4 held-out pairs: too few");

@@ -53,7 +53,27 @@ export function latestPairwise(curve: readonly CurvePoint[]): CurvePoint | null 
   return points.length ? points[points.length - 1]! : null;
 }
 
-export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): CompareFigure[] {
+/** A trained run as the reward figure names it when no run measured a held-out accuracy. */
+export interface TrainedRun {
+  id: number;
+  label_count: number;
+}
+
+/** The reward figure's note without a measured point: a trained model is no missing model. */
+function unmeasuredNote(run: TrainedRun | null | undefined): string {
+  if (!run) return "no trained reward model yet";
+  return (
+    `run #${run.id} (${plural(run.label_count, "preference")}) is trained but not measured: ` +
+    "no held-out pairs yet (see the learning curve)"
+  );
+}
+
+/** `trained`: the active run, named when no run measured a held-out accuracy. */
+export function compareFigures(
+  c: CompareStats,
+  curve: readonly CurvePoint[],
+  trained: TrainedRun | null = null,
+): CompareFigure[] {
   const model = latestPairwise(curve);
   const bias = c.position_bias_left;
   return [
@@ -90,7 +110,7 @@ export function compareFigures(c: CompareStats, curve: readonly CurvePoint[]): C
       value: model ? fmtScore(model.pairwise_accuracy, model.pairwise_accuracy_ci) : "—",
       note: model
         ? `run #${model.run}, ${plural(model.label_count, "preference")}, ${fmtInt(model.n_pairs)} held-out pair${model.n_pairs === 1 ? "" : "s"}; 0.5 is chance`
-        : "no trained reward model yet",
+        : unmeasuredNote(trained),
     },
   ];
 }
