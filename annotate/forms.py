@@ -113,6 +113,14 @@ class ProjectSettingsForm(forms.ModelForm):
         posted = self.data.get("task_kind")
         if self.kind_fixed and posted and posted != self.instance.task_kind:
             self.add_error(None, kind_fixed_message(self.instance))
+        if data.get("task_kind") == TaskKind.COMPARE:
+            # The page hides the step-only settings while Compare is chosen but still posts them
+            # (forms.ts keeps them for a way back to Steps): a box ticked before the switch, such as
+            # Rate observations, would be stored on a compare project, unseen and never editable
+            # there (its settings page leaves them out). Compare projects keep the defaults.
+            for name in self.STEP_ONLY:
+                if name in self.fields:
+                    data[name] = Project._meta.get_field(name).get_default()
         return data
 
     def clean_control_share(self) -> float:
