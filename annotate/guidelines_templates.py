@@ -57,7 +57,8 @@ and, in each solution that goes wrong, where it first does.
 - **Tie (t)**: both are equally good, or equally bad.
 - **How much (1 slightly, 2 clearly, 3 much)**: how sure a careful reader would be.
 - **First wrong step (q for A, p for B)**: move the marker to the first step that is wrong; leave it off
-  a solution with no wrong step.
+  a solution with no wrong step. In an agent's trace the tool's observations are context, not steps to
+  mark: the marker passes over them (a misread observation is the fault of the thought or answer after it).
 
 Which side a solution is shown on is drawn at random: judge the content, not the position.
 """
