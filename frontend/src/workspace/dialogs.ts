@@ -14,14 +14,20 @@ export class ReasonDialog {
   private typed: Partial<Record<GiveUpReason, string>> = {};
 
   constructor(private readonly onConfirm: (kind: GiveUpReason, note: string) => void) {
-    this.input = h("textarea", { id: "sl-reason", rows: 3, required: true, maxlength: 2000 });
+    this.input = h("textarea", {
+      id: "sl-reason",
+      rows: 3,
+      required: true,
+      maxlength: 2000,
+      "aria-describedby": "sl-reason-hint", // read with the box: how to confirm or cancel
+    });
     const form = h(
       "form",
       { method: "dialog", class: "sl-dialog-body" },
       this.title,
       h("label", { for: "sl-reason" }, "Reason (required)"),
       this.input,
-      h("p", { class: "sl-hint" }, "Enter confirms, Shift+Enter adds a line, Esc cancels."),
+      h("p", { class: "sl-hint", id: "sl-reason-hint" }, "Enter confirms, Shift+Enter adds a line, Esc cancels."),
       h(
         "div",
         { class: "sl-dialog-actions" },
