@@ -148,6 +148,20 @@ function randomNonce(): string {
 interface MathEnv {
   math: MathSegment[];
   re: RegExp;
+  /** What a `#` heading becomes (3: h3, ## an h4, …, capped at h6), so rendered text sits under
+   * the page's own heading for it; default: as written. */
+  headingLevel?: number;
+}
+
+// Headings demoted to the level the page gives the text (its "Guidelines" h2 above an h1 broke
+// the page's heading order). Markdown-it's tokens are made per render: setting the tag is safe.
+for (const rule of ["heading_open", "heading_close"] as const) {
+  md.renderer.rules[rule] = (tokens, idx, options, e, self) => {
+    const base = (e as Partial<MathEnv> | undefined)?.headingLevel;
+    const tok = tokens[idx];
+    if (base && base > 1) tok.tag = `h${Math.min(6, Number(tok.tag.slice(1)) + base - 1)}`;
+    return self.renderToken(tokens, idx, options);
+  };
 }
 
 // Formulas are typeset only in text content. Anywhere else a placeholder can land (an image's alt
@@ -164,10 +178,10 @@ md.renderer.rules.text = (tokens, idx, _options, e) => {
 };
 
 /** Markdown + math to HTML that is safe to assign to innerHTML. */
-export function renderMarkdown(src: string, opts: { inline?: boolean } = {}): string {
+export function renderMarkdown(src: string, opts: { inline?: boolean; headingLevel?: number } = {}): string {
   const nonce = randomNonce();
   const { text, math } = extractMath(src, nonce);
-  const env: MathEnv = { math, re: new RegExp(`MATH${nonce}X(\\d+)X`, "g") };
+  const env: MathEnv = { math, re: new RegExp(`MATH${nonce}X(\\d+)X`, "g"), headingLevel: opts.headingLevel };
   const html = opts.inline ? md.renderInline(text, { ...env }) : md.render(text, { ...env });
   if (math.length === 0) return html;
   return html.replace(env.re, (whole, n: string) => {
