@@ -95,7 +95,7 @@ def test_creator_makes_a_project_imports_a_file_and_adds_an_annotator_who_labels
         "# How to rate\n- **Positive**: correct, e.g. $\\frac{1}{2} + \\frac{1}{2} = 1$."
     )
     preview = page.locator("[data-markdown-preview]")
-    expect(preview.locator("h1")).to_have_text("How to rate")  # the typed text, not the kind's template
+    expect(preview.locator("h3")).to_have_text("How to rate")  # the typed text; # is an h3 under the h2
     expect(preview).to_contain_text("correct, e.g.")
     expect(preview.locator(".katex")).to_have_count(1)
     screenshot(page, "self-service-new-project", full_page=True)
