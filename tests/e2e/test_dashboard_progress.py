@@ -202,7 +202,9 @@ def test_a_compare_projects_progress_counts_its_pairs(pages):
     assert not Comparison.objects.filter(project__slug="duel").exists()
     expect(figures).to_contain_text("0 / 0pairs answered")
     expect(figures).to_contain_text("0pairs open0 preferences to go")
-    expect(figures).to_contain_text("emptyqueueno pairs yet: import solutions to pair")
+    # solutions came in, so "import solutions to pair" would send the lead to do what they did
+    expect(figures).to_contain_text("emptyqueueno pairs: none of the ")
+    expect(figures).to_contain_text("has another of its problem to pair with (import two or more per problem)")
     expect(figures).not_to_contain_text("solutions labeled")
     expect(figures).not_to_contain_text("arrived labeled")
 

@@ -118,6 +118,10 @@ describe("compare project progress", () => {
     });
     const none = { ...base, pairs_total: 0, pairs_answered: 0, pairs_open: 0, preferences_remaining: 0 };
     expect(pairQueueFigure(none)).toEqual({ label: "queue", value: "empty", note: "no pairs yet: import solutions to pair" });
+    // solutions imported, one per problem: importing "solutions to pair" is what the lead did already
+    expect(pairQueueFigure(none, 3).note).toBe(
+      "no pairs: none of the 3 solutions has another of its problem to pair with (import two or more per problem)",
+    );
     const done = { ...base, pairs_open: 0, pairs_complete: 3, preferences_remaining: 0 };
     expect(pairQueueFigure(done)).toEqual({ label: "queue", value: "done", note: "every pair has the preferences it needs" });
     expect(pairProgressFigures({ ...base, preferences_remaining: 1 })[1]!.note).toBe("1 preference to go");

@@ -128,8 +128,9 @@ export function compareCurveNote(p: CurvePoint): { text: string; tooSmall: boole
   };
 }
 
-/** When the open pairs will have their preferences at the team's pace, or why nothing is queued. */
-export function pairQueueFigure(p: PairProgress): Figure {
+/** When the open pairs will have their preferences at the team's pace, or why nothing is queued.
+ * `solutions`: the project's solutions, to tell "nothing imported" from "nothing to pair". */
+export function pairQueueFigure(p: PairProgress, solutions = 0): Figure {
   if (p.preferences_remaining > 0) {
     if ((p.eta_hours === null || p.eta_hours === undefined) && p.preferences === 0) {
       return { label: "queue done in", value: DASH, note: "no preferences yet: the estimate starts with the team's first ones" };
@@ -140,12 +141,18 @@ export function pairQueueFigure(p: PairProgress): Figure {
       note: fmtPace(p.pace, "preferences"),
     };
   }
-  if (p.pairs_total === 0) return { label: "queue", value: "empty", note: "no pairs yet: import solutions to pair" };
+  if (p.pairs_total === 0) {
+    // solutions came in, but no problem has two of them: importing more of the same kind will not help
+    const note = solutions
+      ? `no pairs: none of the ${plural(solutions, "solution")} has another of its problem to pair with (import two or more per problem)`
+      : "no pairs yet: import solutions to pair";
+    return { label: "queue", value: "empty", note };
+  }
   return { label: "queue", value: "done", note: "every pair has the preferences it needs" };
 }
 
 /** A compare project's progress: its queue serves pairs, so the figures count pairs and preferences. */
-export function pairProgressFigures(p: PairProgress): Figure[] {
+export function pairProgressFigures(p: PairProgress, solutions = 0): Figure[] {
   return [
     {
       label: "pairs answered",
@@ -154,6 +161,6 @@ export function pairProgressFigures(p: PairProgress): Figure[] {
     },
     { label: p.pairs_open === 1 ? "pair open" : "pairs open", value: fmtInt(p.pairs_open), note: `${plural(p.preferences_remaining, "preference")} to go` },
     { label: "preferences", value: fmtInt(p.preferences), note: "answers on pairs, gold pairs included" },
-    pairQueueFigure(p),
+    pairQueueFigure(p, solutions),
   ];
 }
