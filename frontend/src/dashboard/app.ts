@@ -11,7 +11,6 @@ import {
   fmtScore,
   fmtSeconds,
   fmtWhen,
-  flagNote,
   generationLabel,
   generationLines,
   GOLD_FIRST_ERROR_HELP,
@@ -395,7 +394,7 @@ export class Dashboard {
         "tbody",
         {},
         ...(q.annotators.length
-          ? q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag, flagNote(r, q.threshold, q.flag_min_gold)))
+          ? q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag))
           : [el("tr", {}, el("td", { colspan: String(header.length), class: "sl-empty" }, "No labels yet."))]),
       ),
     );
@@ -703,20 +702,12 @@ function medianCell(seconds: number | null | undefined, newer: boolean): HTMLTab
   return el("td", { class: "sl-num sl-muted", title }, "pending");
 }
 
-/** A row of the annotators table; a flagged one is red and says why under the name (`note`), so
- * the colour is not the only sign, and its title gives the rule. */
-function annotatorRow(
-  r: AnnotatorRow,
-  snapshotAt: string | null,
-  compare: boolean,
-  flag: string,
-  note: string | null,
-): HTMLTableRowElement {
+function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boolean, flag: string): HTMLTableRowElement {
   const newer = !!r.last_label_at && !!snapshotAt && Date.parse(r.last_label_at) > Date.parse(snapshotAt);
   const row = el(
     "tr",
     r.below_threshold ? { class: "sl-below", title: flag } : {},
-    el("th", { scope: "row" }, r.annotator, note ? el("small", { class: "sl-flag-note", "data-flag-note": "" }, note) : null),
+    el("th", { scope: "row" }, r.annotator),
     compare ? el("td", { class: "sl-num" }, fmtInt(r.preferences ?? 0)) : null,
     el("td", { class: "sl-num" }, fmtInt(r.labels)),
     el("td", { class: "sl-num" }, fmtInt(r.steps)),
