@@ -285,7 +285,7 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
     page = pages.page()
     login(page, "carol", "/projects/new/")
     step_only = [page.get_by_label("Selection strategy"), page.get_by_label("Control share")]
-    helps = [page.locator("#id_selection_strategy_help"), page.locator("#id_control_share_help")]
+    helps = [page.locator("#id_selection_strategy_helptext"), page.locator("#id_control_share_helptext")]
     for field in [*step_only, *helps, page.get_by_label("Critique required on -1 steps")]:
         expect(field).to_be_visible()
     page.get_by_label("Control share").fill("0.2")
@@ -299,8 +299,8 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
     for field in ("Overlap", "QC rate", "Auto-retrain threshold"):
         expect(page.get_by_label(field)).to_be_visible()
     # the settings that mean something else for pairs say so
-    expect(page.locator("#id_overlap_help")).to_contain_text("compare each pair")
-    retrain_help = page.locator("#id_retrain_every_help")
+    expect(page.locator("#id_overlap_helptext")).to_contain_text("compare each pair")
+    retrain_help = page.locator("#id_retrain_every_helptext")
     expect(retrain_help).to_have_text("Retrain the reward model after this many new preferences.")
     screenshot(page, "lead-new-compare-project", full_page=True)
     # back to Steps: the fields return with what was typed, and the steps' help

@@ -138,3 +138,21 @@ export function startTaskKindFields(root: ParentNode): void {
   kind.addEventListener("change", apply);
   apply();
 }
+
+/**
+ * After a form's post reloads the page, focus goes to its outcome, so a screen reader reads it and
+ * the next Tab starts there (it was the top of the page): the form's own error, else the first
+ * field in error (Django marks it aria-invalid and points it at its message), else what the post
+ * made (a message, the invite link: `data-arrival-focus`).
+ */
+export function focusArrival(root: Document): void {
+  const main = root.querySelector("main");
+  if (!main) return;
+  const target =
+    main.querySelector<HTMLElement>(".errorlist.nonfield") ??
+    main.querySelector<HTMLElement>('[aria-invalid="true"]') ??
+    main.querySelector<HTMLElement>("[data-arrival-focus]");
+  if (!target) return;
+  if (!target.matches("input, select, textarea, button, a[href]")) target.tabIndex = -1;
+  target.focus();
+}

@@ -8,7 +8,13 @@ import "./pages.css";
 import { startAutolabelForm } from "./autolabel";
 import { startExportForm } from "./exports";
 import { startImportForm } from "./imports";
-import { startCopyButtons, startGuidelineTemplates, startSlugSuggestion, startTaskKindFields } from "./forms";
+import {
+  focusArrival,
+  startCopyButtons,
+  startGuidelineTemplates,
+  startSlugSuggestion,
+  startTaskKindFields,
+} from "./forms";
 
 startSlugSuggestion(document);
 startCopyButtons(document);
@@ -17,6 +23,7 @@ startTaskKindFields(document);
 startImportForm(document);
 startAutolabelForm(document);
 startExportForm(document);
+focusArrival(document);
 
 const source = document.querySelector<HTMLTextAreaElement>("[data-markdown-source]");
 const preview = document.querySelector<HTMLElement>("[data-markdown-preview]");
