@@ -106,7 +106,10 @@ class Command(BaseCommand):
         except EmptyFileError:
             raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
         except WholeFileError as exc:  # a whole-file error, not "1 bad line"
-            raise CommandError(f"{path}: {exc.errors[0].message}; nothing was imported") from None
+            message = exc.errors[0].message
+            if "nothing was imported" not in message:  # a damaged gzip's message says it already
+                message += "; nothing was imported"
+            raise CommandError(f"{path}: {message}") from None
         except ImportValidationError as exc:
             for error in exc.errors:
                 self.stderr.write(f"{path}:{error}")
