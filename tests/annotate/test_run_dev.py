@@ -143,6 +143,20 @@ def test_run_dev_refuses_a_port_in_use_before_the_banner(embedded_env):
     assert "Steplabel is running" not in result.stdout and "Database migrated" not in result.stdout
 
 
+def test_run_dev_names_a_database_nobody_created_and_how_to_create_it(embedded_env):
+    """Found by the README audit: `make run` against PostgreSQL whose database was not created yet
+    died with a psycopg traceback. It now says which database and the command that creates it."""
+    env = {**embedded_env, "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/steplabel_never_created"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "run_dev", "--port", str(free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "Cannot open the database steplabel_never_created on 127.0.0.1:5432" in result.stderr, result.stderr
+    assert "createdb -h 127.0.0.1 -U postgres steplabel_never_created" in result.stderr
+    assert "Traceback" not in result.stderr and "Database migrated" not in result.stdout
+
+
 def test_management_commands_print_no_axes_banner(embedded_env):
     result = subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=embedded_env, capture_output=True, text=True

@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import OperationalError, connection
 
 from annotate.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
 
@@ -43,6 +44,24 @@ def _check_port_free(host: str, port: int) -> None:
             ) from None
 
 
+def _check_database() -> None:
+    """Fail with what to do, not a driver traceback, when the database cannot be opened (a
+    PostgreSQL DATABASE_URL naming a database nobody created yet, or a server that is down)."""
+    try:
+        connection.ensure_connection()
+    except OperationalError as exc:
+        db = settings.DATABASES["default"]
+        where = f"{db['NAME']} on {db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}"
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        hint = ""
+        if db["ENGINE"].endswith("postgresql"):
+            hint = (
+                f" Create it once with `createdb -h {db.get('HOST') or 'localhost'} -U {db.get('USER') or 'postgres'} "
+                f"{db['NAME']}`, or unset DATABASE_URL for the embedded SQLite."
+            )
+        raise CommandError(f"Cannot open the database {where}: {reason}.{hint}") from None
+
+
 class Command(BaseCommand):
     help = "Run Steplabel for development: migrate, load the demo, start gunicorn and a Celery worker."
 
@@ -53,6 +72,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, host: str, port: int, no_demo: bool, **options) -> None:
         _check_port_free(host, port)
+        _check_database()
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("Database migrated.")
         if not no_demo:
