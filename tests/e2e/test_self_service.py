@@ -424,7 +424,7 @@ def test_guideline_templates_replace_the_text_in_place_and_a_compare_project_get
     page.get_by_role("link", name="Math (Markdown + LaTeX)").click()
     page.get_by_label("Task kind").select_option("compare")  # an untouched template follows the kind
     expect(guidelines).to_have_value(guidelines_templates.COMPARE)
-    expect(page.locator("[data-markdown-preview] h1")).to_have_text("How to compare two solutions")
+    expect(page.locator("[data-markdown-preview] h3")).to_have_text("How to compare two solutions")
     page.get_by_role("button", name="Create project").click()
     page.wait_for_url("**/projects/duel-of-solutions/data/")
     project = Project.objects.get(slug="duel-of-solutions")

@@ -33,7 +33,17 @@ import { renderAnswer, renderMarkdown } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import { Api, type Task } from "./api";
 import { ConfirmDialog, keyHints, ReasonDialog, ShortcutsDialog } from "./dialogs";
-import { actionFor, focusTakesKey, ignoredRepeat, type KeyAction, listedFor, ratingOf } from "./keymap";
+import {
+  actionFor,
+  focusInWorkspace,
+  focusTakesKey,
+  ignoredRepeat,
+  type KeyAction,
+  listedFor,
+  ratingOf,
+  setSingleKeys,
+  singleKeysOn,
+} from "./keymap";
 import { EMPTY_TEXT, emptyQueueText, guidance, modeNote, nextStepWhy, positionText, unrateableWhy } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
@@ -68,6 +78,9 @@ export interface WorkspaceConfig {
 }
 
 const NOT_READY = "Not ready to submit:";
+/** Save states a screen reader is told of: the work not (yet) on the server. "Saving…", "Saved" and
+ * "Submitted" are not read out (each rating said "Saving…", then "Saved"). */
+const SAVE_TROUBLE = /offline|retry|logged out|failed|in this browser/i;
 const HEARTBEAT_MS = 60_000;
 
 export class Workspace {
@@ -80,7 +93,10 @@ export class Workspace {
   private readonly bar: HTMLElement;
   private readonly position = h("span", { class: "sl-position" });
   private readonly clock = h("span", { class: "sl-clock", title: "Active time on this solution" });
-  private readonly saveState = h("span", { class: "sl-save", "aria-live": "polite" });
+  /** Where the work is ("Saving…", "Saved"): shown, not read out on every rating. */
+  private readonly saveState = h("span", { class: "sl-save" });
+  /** What a screen reader hears of it: a failed or local-only save, once. */
+  private readonly saveNews = h("span", { class: "sl-sr-only", role: "status" });
   private readonly emptyText = h("p", {}, EMPTY_TEXT);
   private readonly emptyHeading = h("h2", {}, "No more solutions to label right now");
   private readonly checkAgain = h("button", { type: "button", class: "sl-btn", onclick: () => void this.loadNext() }, "Check again");
@@ -94,7 +110,7 @@ export class Workspace {
   private readonly stepList = h("ol", { class: "sl-steps", "aria-label": "Solution steps" });
   /** What the project's labeling mode asks (phase 1 only: the footer walks phase 2 through). */
   private readonly modeNote = h("p", { class: "sl-mode-note", hidden: true });
-  private readonly footer = h("p", { class: "sl-footer", "aria-live": "polite" });
+  private readonly footer = h("p", { class: "sl-footer" });
   private readonly submitButton: HTMLButtonElement;
   private readonly giveUpButton: HTMLButtonElement;
   private readonly badButton: HTMLButtonElement;
@@ -107,9 +123,11 @@ export class Workspace {
   private readonly shortcutsDialog: ShortcutsDialog;
   private readonly confirmDialog = new ConfirmDialog();
   private readonly refused: RefusedNotice;
+  /** The single-key shortcuts' switch in the Keys panel (remembered in this browser). */
+  private readonly keysOn: HTMLInputElement;
 
   constructor(
-    root: HTMLElement,
+    private readonly root: HTMLElement,
     private readonly config: WorkspaceConfig,
   ) {
     this.api = new Api(config.api_base, config.csrf_token);
@@ -120,7 +138,7 @@ export class Workspace {
       {
         labels: () => (this.state ? toSaved(this.state) : null),
         typing: () => Object.assign({}, ...this.steps.map((v) => v.typing())),
-        saveState: (text) => (this.saveState.textContent = text),
+        saveState: (text) => this.showSaveState(text),
         say: (text) => this.say(text),
         fail: (message) => this.fail(message),
         hideAlert: () => this.hideAlert(),
@@ -160,7 +178,7 @@ export class Workspace {
     this.bar = h(
       "div",
       { class: "sl-bar" },
-      h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState),
+      h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState, this.saveNews),
       h(
         "div",
         { class: "sl-bar-actions" },
@@ -210,10 +228,26 @@ export class Workspace {
       if (e.target instanceof HTMLTextAreaElement && this.state && !this.session.submitting) this.session.persist(true, true);
     });
 
+    // A scroll box of its own: named, and reachable by Tab to scroll it with the arrow keys. Its
+    // headings sit under the panel's "Guidelines" h2 (# is an h3).
     const guidelines = setRendered(
-      h("div", { class: "sl-md sl-guidelines" }),
-      config.project.guidelines.trim() ? renderMarkdown(config.project.guidelines) : "<p>No guidelines yet.</p>",
+      h("div", { class: "sl-md sl-guidelines", role: "region", "aria-labelledby": "sl-guide-h", tabindex: 0 }),
+      config.project.guidelines.trim()
+        ? renderMarkdown(config.project.guidelines, { headingLevel: 3 })
+        : "<p>No guidelines yet.</p>",
     );
+    const hints = keyHints(keys);
+    this.keysOn = h("input", { type: "checkbox", checked: singleKeysOn() });
+    // Off: no key of the key map acts (WCAG 2.1.4); Tab and the buttons do everything.
+    const showKeys = (): void => {
+      hints.hidden = !this.keysOn.checked;
+      root.classList.toggle("sl-keys-off", !this.keysOn.checked); // no key badges on the buttons
+    };
+    this.keysOn.addEventListener("change", () => {
+      showKeys();
+      setSingleKeys(this.keysOn.checked);
+    });
+    showKeys();
     const side = h(
       "aside",
       { class: "sl-side", "aria-label": "Project" },
@@ -222,9 +256,10 @@ export class Workspace {
         "section",
         { class: "sl-keys-hint", "aria-labelledby": "sl-keyhint-h" },
         h("h2", { id: "sl-keyhint-h" }, "Keys"),
-        keyHints(keys),
+        h("label", { class: "sl-keys-switch" }, this.keysOn, " Single-key shortcuts"),
+        hints,
       ),
-      h("section", { "aria-labelledby": "sl-guide-h" }, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
+      h("section", {}, h("h2", { id: "sl-guide-h" }, "Guidelines"), guidelines),
     );
 
     const main = h(
@@ -316,7 +351,7 @@ export class Workspace {
       keepIndent: task.kind === "code",
     });
 
-    setRendered(this.problemBody, renderMarkdown(task.problem.text));
+    setRendered(this.problemBody, renderMarkdown(task.problem.text, { headingLevel: 3 }));
     const gta = task.problem.groundTruthAnswer;
     this.groundTruth.hidden = !(this.config.project.show_ground_truth && gta);
     if (gta) {
@@ -427,6 +462,7 @@ export class Workspace {
       }
       return;
     }
+    if (!this.keysOn.checked || !focusInWorkspace(e.target, this.root, e.key)) return;
     if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e);
     if (action === null) return;
@@ -573,6 +609,12 @@ export class Workspace {
     } catch {
       return null; // the panel keeps its last numbers
     }
+  }
+
+  private showSaveState(text: string): void {
+    this.saveState.textContent = text;
+    const news = SAVE_TROUBLE.test(text) ? text : "";
+    if (news !== this.saveNews.textContent) this.saveNews.textContent = news;
   }
 
   private say(text: string): void {

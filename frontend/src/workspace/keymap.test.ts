@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
 
-import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, KEYMAP, keyFor, listedFor, ratingOf } from "./keymap";
+import {
+  actionFor,
+  bindingsFor,
+  focusInWorkspace,
+  focusTakesKey,
+  ignoredRepeat,
+  KEYMAP,
+  keyFor,
+  listedFor,
+  ratingOf,
+  setSingleKeys,
+  singleKeysOn,
+} from "./keymap";
+import { MemoryStorage } from "./memory_storage.testing";
 
 const press = (key: string, mods: Partial<KeyboardEvent> = {}) =>
   actionFor({ key, ctrlKey: false, metaKey: false, altKey: false, ...mods });
@@ -66,11 +79,41 @@ describe("KEYMAP", () => {
     expect(focusTakesKey(el("A"), "Enter", submit)).toBe(true); // the header's Projects link: follow it
     expect(focusTakesKey(el("BUTTON"), "Enter", submit)).toBe(true); // Skip: press it
     expect(focusTakesKey(submit, "Enter", submit)).toBe(false); // Submit: Enter submits anyway
-    expect(focusTakesKey(el("A"), "3", submit)).toBe(false); // ratings still work from a focused link
+    expect(focusTakesKey(el("A"), "3", submit)).toBe(false); // a link in the workspace: focusInWorkspace decides
     expect(focusTakesKey(el("TEXTAREA"), "3")).toBe(true);
     expect(focusTakesKey(el("DIV", { isContentEditable: true }), "Enter")).toBe(true);
     expect(focusTakesKey(el("BODY"), "Enter")).toBe(false);
     expect(focusTakesKey(null, "Enter")).toBe(false);
+  });
+});
+
+describe("focusInWorkspace", () => {
+  const inside = { tagName: "BUTTON" } as unknown as EventTarget;
+  const headerLink = { tagName: "A" } as unknown as EventTarget;
+  const root = { contains: (n: Node | null) => n === (inside as unknown) };
+
+  it("lets keys act from inside the workspace only, and not Enter from the page body", () => {
+    for (const key of ["3", "Backspace", "Enter", "?"]) {
+      expect(focusInWorkspace(inside, root, key)).toBe(true);
+      expect(focusInWorkspace(headerLink, root, key)).toBe(false); // the site header's links
+    }
+    const body = { tagName: "BODY" } as unknown as EventTarget;
+    expect(focusInWorkspace(body, root, "3")).toBe(true); // focus lost after a click on text
+    expect(focusInWorkspace(body, root, "Enter")).toBe(false);
+    expect(focusInWorkspace(body, root, "Backspace")).toBe(true); // after a refused submit: undo
+    expect(focusInWorkspace(null, root, "Enter")).toBe(false);
+  });
+});
+
+describe("singleKeysOn", () => {
+  it("is on until turned off, and remembers the switch", () => {
+    const store = new MemoryStorage();
+    expect(singleKeysOn(store)).toBe(true);
+    setSingleKeys(false, store);
+    expect(singleKeysOn(store)).toBe(false);
+    setSingleKeys(true, store);
+    expect(singleKeysOn(store)).toBe(true);
+    expect(singleKeysOn(null)).toBe(true); // no storage: on
   });
 });
 

@@ -182,6 +182,49 @@ export function focusTakesKey(target: EventTarget | null, key: string, ownSubmit
   return key === "Enter" && t !== ownSubmit && (tag === "A" || tag === "BUTTON" || tag === "SUMMARY");
 }
 
+/**
+ * Whether focus lets a key press reach the workspace's shortcuts: focus inside the workspace (its
+ * dialogs included), or on no element (the page body: a disabled button lost it) for keys but Enter. A
+ * focused site header link keeps every key: 3 there rated a step, Backspace undid, and Enter on the
+ * body submitted (WCAG 2.1.4).
+ */
+export function focusInWorkspace(target: EventTarget | null, root: { contains(n: Node | null): boolean }, key: string): boolean {
+  const t = target as Partial<HTMLElement> | null;
+  if (!t || typeof t.tagName !== "string" || t.tagName === "BODY" || t.tagName === "HTML") {
+    return key !== "Enter";
+  }
+  return root.contains(t as Node);
+}
+
+const SINGLE_KEYS = "steplabel:single-keys";
+
+function storage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null; // storage blocked: the shortcuts stay on
+  }
+}
+
+/** Whether the single-key shortcuts are on (the default; the Keys panel's switch turns them off). */
+export function singleKeysOn(store: Pick<Storage, "getItem"> | null = storage()): boolean {
+  try {
+    return store?.getItem(SINGLE_KEYS) !== "off";
+  } catch {
+    return true;
+  }
+}
+
+/** Remember the switch in this browser. */
+export function setSingleKeys(on: boolean, store: Pick<Storage, "setItem" | "removeItem"> | null = storage()): void {
+  try {
+    if (on) store?.removeItem(SINGLE_KEYS);
+    else store?.setItem(SINGLE_KEYS, "off");
+  } catch {
+    // not remembered: it holds for this page
+  }
+}
+
 /** The label of the key bound to an action (for badges and `aria-keyshortcuts`). */
 export function keyFor(action: KeyAction): string {
   const b = KEYMAP.find((x) => x.action === action);

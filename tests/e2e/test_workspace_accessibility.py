@@ -1,0 +1,197 @@
+"""The accessibility audit's workspace and guidelines-preview findings, checked in real Chromium:
+single-key shortcuts that can be turned off and act only with focus in the workspace (WCAG 2.1.4),
+one scroll box less at 200% zoom, quiet save status, named scroll boxes, heading order, a visible
+focus ring and the reason dialog's hint read with its box."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, Role
+from tests.e2e.helpers import (
+    STEPS,
+    current_step,
+    expect_rated,
+    login,
+    make_project,
+    make_solution,
+    make_user,
+    open_workspace,
+    wait_ready,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+# Text of every live region on the page (what a screen reader would be told as it changes).
+LIVE_TEXT = """() => [...document.querySelectorAll('[aria-live], [role=status], [role=alert]')]
+    .map(e => e.textContent.trim()).filter(Boolean)"""
+
+
+def _workspace(pages, steps=STEPS):
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, steps)
+    page = pages.page()
+    open_workspace(page, "ann")
+    return page
+
+
+def test_shortcuts_act_only_with_focus_in_the_workspace(pages, screenshot):
+    page = _workspace(pages)
+    header_link = page.get_by_role("navigation", name="Account").get_by_role("link", name="Projects")
+
+    # A header link keeps its keys: 3 rates nothing there.
+    header_link.focus()
+    page.keyboard.press("3")
+    page.wait_for_timeout(200)
+    expect_rated(page, 0)
+
+    # In the workspace the fast keyboard flow is as it was.
+    current_step(page).get_by_role("button", name="Positive").focus()
+    for _ in STEPS:
+        page.keyboard.press("3")
+    expect_rated(page, 3)
+
+    # Backspace on the header link undoes nothing.
+    header_link.focus()
+    page.keyboard.press("Backspace")
+    page.wait_for_timeout(200)
+    expect_rated(page, 3)
+
+    # Enter with focus on the page body (nothing focused) submits nothing.
+    page.evaluate("document.activeElement.blur()")
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(500)
+    expect_rated(page, 3)
+    assert Annotation.objects.count() == 0
+
+    # Back in the workspace, Enter submits.
+    page.get_by_role("button", name="Submit").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="No more solutions to label right now")).to_be_visible()
+    assert Annotation.objects.count() == 1
+
+
+def test_single_key_shortcuts_can_be_turned_off_and_stay_off(pages, screenshot):
+    page = _workspace(pages)
+    switch = page.get_by_role("checkbox", name="Single-key shortcuts")
+    expect(switch).to_be_checked()  # on by default
+    switch.uncheck()
+    expect(page.locator(".sl-keyhint")).to_be_hidden()  # the key list says nothing that does not work
+    screenshot(page, "a11y-shortcuts-off")
+
+    current_step(page).focus()
+    for key in ("3", "1", "Enter", "?"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    expect_rated(page, 0)
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+    # Remembered in this browser.
+    page.reload()
+    wait_ready(page)
+    expect(page.get_by_role("checkbox", name="Single-key shortcuts")).not_to_be_checked()
+    page.keyboard.press("3")
+    page.wait_for_timeout(300)
+    expect_rated(page, 0)
+    # The buttons still work, the keyboard reaching them.
+    current_step(page).get_by_role("button", name="Positive").focus()
+    page.keyboard.press("Space")
+    expect_rated(page, 1)
+
+    # Turned on again, keys rate.
+    page.get_by_role("checkbox", name="Single-key shortcuts").check()
+    current_step(page).get_by_role("button", name="Positive").focus()
+    page.keyboard.press("3")
+    expect_rated(page, 2)
+
+
+def test_narrow_screen_has_no_nested_scroll_boxes_for_the_guidelines(pages, screenshot):
+    page = pages.page()
+    page.set_viewport_size({"width": 720, "height": 450})  # a 1440x900 screen at 200% zoom
+    project = make_project(guidelines="# Rules\n\n" + "\n\n".join(f"Rule {i}: rate carefully." for i in range(40)))
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    open_workspace(page, "ann")
+    side = page.locator(".sl-side")
+    guidelines = page.locator(".sl-guidelines")
+    assert side.evaluate("e => getComputedStyle(e).position") == "static"
+    assert side.evaluate("e => [getComputedStyle(e).overflowY, getComputedStyle(e).maxHeight]") == ["visible", "none"]
+    assert guidelines.evaluate("e => getComputedStyle(e).overflowY") == "visible"
+    assert guidelines.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # all of it in the page
+    expect(guidelines).to_contain_text("Rule 39")
+    page.get_by_text("Rule 39").scroll_into_view_if_needed()
+    screenshot(page, "a11y-narrow-guidelines")
+
+    # Wide, the panel keeps its own scroll.
+    page.set_viewport_size({"width": 1440, "height": 900})
+    assert side.evaluate("e => getComputedStyle(e).position") == "sticky"
+
+
+def test_saves_are_not_read_out_but_failures_are(pages):
+    page = _workspace(pages)
+    expect(page.locator(".sl-save")).not_to_have_attribute("aria-live", "polite")
+    assert page.locator(".sl-footer").evaluate("e => !e.closest('[aria-live], [role=status], [role=alert]')")
+    page.keyboard.press("3")
+    expect(page.locator(".sl-save")).to_have_text("Saved")  # shown in the bar
+    live = page.evaluate(LIVE_TEXT)
+    assert not any("Sav" in t for t in live), live  # not "Saving…", "Saved"
+
+    page.context.route("**/api/v1/assignments/*/draft/", lambda route: route.abort())
+    page.keyboard.press("2")
+    expect(page.get_by_role("status").filter(has_text="Offline: saved in this browser")).to_have_count(1)
+
+
+def test_scroll_boxes_are_named_and_reachable_with_headings_in_order(pages, screenshot):
+    page = _workspace(pages)
+    box = page.get_by_role("region", name="Guidelines")
+    expect(box).to_have_attribute("tabindex", "0")
+    expect(box).to_have_class("sl-md sl-guidelines")
+    # The guidelines' "# How to rate" sits under the panel's "Guidelines" h2.
+    expect(box.get_by_role("heading", level=3, name="How to rate")).to_be_visible()
+    expect(page.locator(".sl-guidelines h1, .sl-guidelines h2")).to_have_count(0)
+    expect(page.locator("h1")).to_have_count(1)
+    box.focus()
+    assert box.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+
+
+def test_keyboard_focus_on_a_step_is_clearly_visible(pages, screenshot):
+    page = _workspace(pages)
+    page.keyboard.press("3")  # focus follows to step 2, moved there by a key: :focus-visible
+    step = current_step(page)
+    expect(step).to_be_focused()
+    style = "e => [e.matches(':focus-visible'), getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth]"
+    assert step.evaluate(style) == [True, "solid", "3px"]
+    screenshot(page, "a11y-step-focus")
+    # The current step without focus has no ring: focus is told apart from "current".
+    page.evaluate("document.activeElement.blur()")
+    assert step.evaluate(style)[1] == "none"
+
+
+def test_reason_dialog_hint_is_read_with_its_box(pages):
+    page = _workspace(pages)
+    page.get_by_role("button", name="Give up").click()
+    box = page.get_by_role("dialog").get_by_label("Reason (required)")
+    expect(box).to_be_focused()
+    expect(box).to_have_accessible_description("Enter confirms, Shift+Enter adds a line, Esc cancels.")
+
+
+def test_settings_preview_is_a_named_quiet_scroll_box_with_headings_in_order(pages, screenshot):
+    project = make_project("algebra")
+    make_user("lena", project, Role.LEAD)
+    page = pages.page()
+    login(page, "lena", "/projects/algebra/settings/")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    region = page.get_by_role("region", name="Preview, as annotators see it")
+    expect(region).to_have_attribute("tabindex", "0")
+    expect(page.locator("[aria-live]").filter(has=page.locator("[data-markdown-preview]"))).to_have_count(0)
+    expect(page.locator("[data-markdown-preview]")).not_to_have_attribute("aria-live", "polite")
+    page.get_by_label("Guidelines").fill("# Rules\n\n## Signs\n\nThe answer is $\\sqrt{2}$.")
+    expect(region.get_by_role("heading", level=3, name="Rules")).to_be_visible()
+    expect(region.get_by_role("heading", level=4, name="Signs")).to_be_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_count(1)
+    expect(page.get_by_role("heading", level=2, name="Preview, as annotators see it")).to_be_visible()
+    region.focus()
+    screenshot(page, "a11y-settings-preview", full_page=True)
