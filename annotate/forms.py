@@ -277,7 +277,13 @@ STEP_FORMATS = [
     ("critique", "Critiques"),
     ("math_shepherd", "Math-Shepherd lines"),
 ]
-COMPARE_FORMATS = [("preference", "TRL preference rows")]
+# A compare project's first-wrong-step marks are step labels too (compare/marks.py): they export
+# as PRM800K records or TRL stepwise rows, as the API and the README offer.
+COMPARE_FORMATS = [
+    ("preference", "TRL preference rows"),
+    ("prm800k", "PRM800K records (marks)"),
+    ("trl", "TRL stepwise rows (marks)"),
+]
 
 
 class ExportForm(forms.Form):
@@ -288,7 +294,10 @@ class ExportForm(forms.Form):
         compare = task_kind == "compare"
         self.fields["format"].choices = COMPARE_FORMATS if compare else STEP_FORMATS
         if compare:
-            self.fields["format"].help_text = "TRL preference rows: prompt, chosen, rejected, margin."
+            self.fields["format"].help_text = (
+                "TRL preference rows: prompt, chosen, rejected, margin. PRM800K records and TRL stepwise rows: "
+                "the step labels the first-wrong-step marks made (steps before a mark +1, the marked step -1)."
+            )
             for name in STEP_ONLY:  # preferences have no generation, finish reason or screening
                 self.fields.pop(name, None)
 

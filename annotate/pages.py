@@ -62,6 +62,7 @@ EXPORT_FORMATS = {
     ),
     TaskKind.COMPARE: (
         ("preference", "format=preference", "TRL preference rows (prompt, chosen, rejected; ties left out)"),
+        ("prm800k", "format=prm800k", "first-wrong-step marks as PRM800K step labels"),
     ),
 }
 

@@ -81,7 +81,8 @@ def test_the_format_menu_offers_the_projects_own_formats_and_keeps_a_reopened_on
         "critique",
         "math_shepherd",
     ]
-    assert options(client.get("/projects/exp-duel/export/").content.decode()) == ["preference"]
+    # a compare project's first-wrong-step marks are step labels: the API exports them, so the page does
+    assert options(client.get("/projects/exp-duel/export/").content.decode()) == ["preference", "prm800k", "trl"]
     # a past math_shepherd job with automatic labels reopens as one (it came back as PRM800K records)
     page = client.get("/projects/exp-steps/export/?format=math_shepherd&labels=auto&since=x").content.decode()
     assert '<option value="math_shepherd" selected>' in page and '<option value="auto" selected>' in page
