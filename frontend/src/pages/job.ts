@@ -1,5 +1,8 @@
-/** The status box under an import or export form: progress bar, message, line-numbered errors. */
+/** The status box under an import or export form: progress bar, message, line-numbered errors.
+ * The bar is named by the message. */
 import { h } from "../shared/dom";
+
+let boxes = 0;
 
 export class JobBox {
   private readonly bar: HTMLProgressElement;
@@ -10,6 +13,7 @@ export class JobBox {
     this.bar = box.querySelector("[data-progress]") as HTMLProgressElement;
     this.message = box.querySelector("[data-message]") as HTMLElement;
     this.errors = box.querySelector("[data-errors]") as HTMLElement;
+    nameBar(this.bar, this.message);
   }
 
   /** fraction in [0, 1], or null for "working, amount unknown". */
@@ -50,6 +54,13 @@ export class JobBox {
     this.errors.replaceChildren(...lines.map((line) => h("li", {}, line)));
     this.errors.hidden = lines.length === 0;
   }
+}
+
+/** Give a progress bar an accessible name: the message beside it, which says what is going on. */
+export function nameBar(bar: HTMLProgressElement, message: HTMLElement): void {
+  if (bar.hasAttribute("aria-label") || bar.hasAttribute("aria-labelledby")) return;
+  if (!message.id) message.id = `sl-job-message-${++boxes}`;
+  bar.setAttribute("aria-labelledby", message.id);
 }
 
 /** Re-read this page and swap in its fresh copy of `selector` (e.g. the past-jobs table). */
