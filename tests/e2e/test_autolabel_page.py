@@ -32,8 +32,8 @@ def test_a_lead_labels_automatically_from_the_data_page(pages, screenshot, tmp_p
     form.get_by_label("Model server").fill("ftp://gpu-box/v1")
     form.get_by_label("Model", exact=True).fill("stand-in")
     form.get_by_role("button", name="Start labeling").click()
-    expect(status).to_contain_text("The job was not started (HTTP 400).")
-    expect(status).to_contain_text("base_url: must start with http")
+    expect(status).to_contain_text("The job was not started: correct the field marked above.")
+    expect(status).to_contain_text("Model server: must start with http")
     assert not AutolabelJob.objects.exists()
 
     purge_broker()
@@ -49,7 +49,7 @@ def test_a_lead_labels_automatically_from_the_data_page(pages, screenshot, tmp_p
     assert _labels() == EXPECTED
     # nothing left to label: refused before anything is queued, with the API's reason
     form.get_by_role("button", name="Start labeling").click()
-    expect(status).to_contain_text("solutions: nothing to label")
+    expect(status).to_contain_text("Nothing to label")
     assert AutolabelJob.objects.count() == 1
 
 

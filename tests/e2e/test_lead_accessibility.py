@@ -1,18 +1,61 @@
-"""The lead's Data page in Chromium, for a screen reader: a job's progress bar has a name."""
+"""The lead's Data page in Chromium, for a screen reader: a refused autolabel job is announced,
+names the form's fields by their labels and marks them invalid with focus on the first; a job's
+progress bar has a name."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from annotate.models import Role
+from autolabel.models import AutolabelJob
 from tests.autolabel.test_autolabel_flow import _project
 from tests.celery_worker import purge_broker
 from tests.e2e.helpers import login, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_refused_autolabel_job_is_announced_and_marks_its_fields(pages, screenshot, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    make_user("lena", project, role=Role.LEAD)
+    page = pages.page()
+    login(page, "lena", "/projects/auto/data/")
+    form = page.get_by_role("region", name="Label automatically")
+    server, model = form.get_by_label("Model server"), form.get_by_label("Model", exact=True)
+
+    # the form empty, Enter on Start labeling
+    form.get_by_role("button", name="Start labeling").focus()
+    page.keyboard.press("Enter")
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("The job was not started: correct the 2 fields marked above.")
+    expect(alert).to_contain_text("Model server: This field is required.")
+    expect(alert).to_contain_text("Model: This field is required.")
+    expect(alert).not_to_contain_text("base_url")
+    expect(alert).not_to_contain_text("HTTP 400")
+    expect(page.locator("main")).not_to_contain_text("{#")  # the status box's template comment stays out
+    for field in (server, model):
+        expect(field).to_have_attribute("aria-invalid", "true")
+        # its reason is read out with it (after the field's help, where it has one)
+        expect(field).to_have_accessible_description(re.compile(r"This field is required\.$"))
+    expect(server).to_be_focused()  # the first refused field, in the form's order
+    expect(form.get_by_label("Rollouts per step")).not_to_have_attribute("aria-invalid", "true")
+    screenshot(page, "lead-a11y-autolabel-refused", full_page=True)
+
+    # a second refusal names only what is still wrong; the first one's marks go
+    server.fill("ftp://gpu-box/v1")
+    model.fill("stand-in")
+    page.keyboard.press("Enter")  # from the Model field: submits the form
+    expect(alert).to_contain_text("Model server: must start with http")
+    expect(alert).to_contain_text("The job was not started: correct the field marked above.")
+    expect(server).to_have_attribute("aria-invalid", "true")
+    expect(server).to_be_focused()
+    expect(model).not_to_have_attribute("aria-invalid", "true")
+    expect(form.locator("[data-field-error]")).to_have_count(1)
+    assert not AutolabelJob.objects.exists()
 
 
 def test_a_job_progress_bar_has_a_name(pages, tmp_path: Path) -> None:

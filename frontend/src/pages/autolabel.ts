@@ -5,6 +5,7 @@
  * is followed a Stop button ends it; what it stored stays, and the next job resumes from it.
  */
 import { getJson, postJson, sleep } from "./http";
+import { h } from "../shared/dom";
 import { JobBox } from "./job";
 
 interface AutolabelConfig {
@@ -80,6 +81,93 @@ export function autolabelOutcome(job: AutolabelJob): { ok: boolean; text: string
   };
 }
 
+/** A refused start, as the status box and the form show it. `fields` are the form's own fields the
+ * API named, in its order, with their reasons; `lines` name each field by its label on the form
+ * ("Model server: This field is required."), and a reason about no field (409's `detail`, or
+ * `solutions: nothing to label`) by itself. */
+export interface Refusal {
+  message: string;
+  lines: string[];
+  fields: Array<{ name: string; reasons: string }>;
+}
+
+export function refusalOf(status: number, answer: Record<string, unknown>, labelOf: (field: string) => string | null): Refusal {
+  const fields: Refusal["fields"] = [];
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(answer)) {
+    if (key === "detail") continue;
+    const reasons = [value].flat(2).map(String).join(" ");
+    const label = labelOf(key);
+    if (label) {
+      fields.push({ name: key, reasons });
+      lines.push(`${label}: ${reasons}`);
+    } else {
+      lines.push(key === "non_field_errors" ? reasons : capitalize(reasons));
+    }
+  }
+  const detail = typeof answer.detail === "string" ? answer.detail : null;
+  let message = detail ?? `The job was not started (HTTP ${status}).`;
+  if (!detail && fields.length) {
+    const which = fields.length === 1 ? "the field marked" : `the ${fields.length} fields marked`;
+    message = `The job was not started: correct ${which} above.`;
+  } else if (!detail && lines.length) message = "The job was not started.";
+  return { message, lines, fields };
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A form field's input by its name (a radio group's first), or null. */
+function fieldInput(form: HTMLFormElement, name: string): HTMLElement | null {
+  const found = form.elements.namedItem(name);
+  if (found instanceof RadioNodeList) return (found[0] as HTMLElement | undefined) ?? null;
+  return found instanceof HTMLElement ? found : null;
+}
+
+/** The visible label of one of the form's fields ("Model server" for base_url), or null. */
+export function fieldLabel(form: HTMLFormElement, name: string): string | null {
+  const input = fieldInput(form, name) as HTMLInputElement | null;
+  const label = input?.labels?.[0]?.textContent?.trim();
+  return label || null;
+}
+
+/** Mark the fields the API refused: aria-invalid, their reasons beside them (as Django renders a
+ * form error) and in aria-describedby, and focus on the first; marks of the last refusal go. */
+export function markFields(form: HTMLFormElement, fields: Refusal["fields"]): void {
+  for (const old of form.querySelectorAll("[data-field-error]")) old.remove();
+  for (const input of form.querySelectorAll<HTMLElement>("[data-invalid-by-api]")) {
+    input.removeAttribute("aria-invalid");
+    const before = input.dataset.describedbyBefore;
+    if (before) input.setAttribute("aria-describedby", before);
+    else input.removeAttribute("aria-describedby");
+    delete input.dataset.invalidByApi;
+    delete input.dataset.describedbyBefore;
+    input.closest(".sl-field")?.classList.remove("sl-field-error");
+  }
+  const marked: HTMLElement[] = [];
+  for (const { name, reasons } of fields) {
+    const input = fieldInput(form, name);
+    if (!input) continue;
+    const errorId = `${input.id || `autolabel-${name}`}-api-error`;
+    const error = h("ul", { class: "errorlist", id: errorId, "data-field-error": "" }, h("li", {}, reasons));
+    const wrapper = input.closest(".sl-field");
+    if (wrapper) {
+      wrapper.classList.add("sl-field-error");
+      wrapper.append(error);
+    } else input.after(error);
+    const before = input.getAttribute("aria-describedby") ?? "";
+    input.dataset.invalidByApi = "";
+    input.dataset.describedbyBefore = before;
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", `${before} ${errorId}`.trim());
+    marked.push(input);
+  }
+  // the first in the form's order, whatever order the API named them in
+  marked.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+  marked[0]?.focus();
+}
+
 function fraction(job: AutolabelJob): number | null {
   return job.solutions_total ? job.solutions_done / job.solutions_total : null;
 }
@@ -107,7 +195,7 @@ class JobFollower {
   constructor(
     private readonly config: AutolabelConfig,
     private readonly box: JobBox,
-    form: HTMLFormElement,
+    private readonly form: HTMLFormElement,
   ) {
     this.startButton = form.querySelector<HTMLButtonElement>("button[type=submit]");
     this.stopButton = form.querySelector<HTMLButtonElement>("button[data-autolabel-stop]");
@@ -126,17 +214,15 @@ class JobFollower {
 
   async start(body: Record<string, string | number>): Promise<void> {
     if (this.startButton) this.startButton.disabled = true;
+    markFields(this.form, []);
     this.box.progress("Starting…", null);
     const started = await postJson<AutolabelJob>(this.config.autolabel_url, this.config.csrf_token, body);
     if (started.status !== 202 || !started.body) {
       if (this.startButton) this.startButton.disabled = false;
-      // a 400 names its fields ({"base_url": ["…"]}); a 409 says why in `detail`
-      const answer = (started.body ?? {}) as unknown as Record<string, string[] | string>;
-      const detail = typeof answer.detail === "string" ? answer.detail : null;
-      const problems = Object.entries(answer)
-        .filter(([field]) => field !== "detail")
-        .map(([field, msgs]) => `${field}: ${[msgs].flat().join(" ")}`);
-      this.box.failed(detail ?? `The job was not started (HTTP ${started.status}).`, problems);
+      const answer = (started.body ?? {}) as unknown as Record<string, unknown>;
+      const refusal = refusalOf(started.status, answer, (field) => fieldLabel(this.form, field));
+      this.box.failed(refusal.message, refusal.lines);
+      markFields(this.form, refusal.fields);
       return;
     }
     await this.follow(started.body);

@@ -1,5 +1,6 @@
 /** The status box under an import or export form: progress bar, message, line-numbered errors.
- * The bar is named by the message. */
+ * The message and the errors are one live region: a status while the job runs, an alert once it
+ * has failed, so a failure is announced at once. The bar is named by the message. */
 import { h } from "../shared/dom";
 
 let boxes = 0;
@@ -8,18 +9,27 @@ export class JobBox {
   private readonly bar: HTMLProgressElement;
   private readonly message: HTMLElement;
   private readonly errors: HTMLElement;
+  private readonly live: HTMLElement;
 
   constructor(private readonly box: HTMLElement) {
     this.bar = box.querySelector("[data-progress]") as HTMLProgressElement;
     this.message = box.querySelector("[data-message]") as HTMLElement;
     this.errors = box.querySelector("[data-errors]") as HTMLElement;
+    // a box from an older template: the message itself is the live region
+    this.live = box.querySelector<HTMLElement>("[data-live]") ?? this.message;
     nameBar(this.bar, this.message);
+  }
+
+  /** The live region says "status" while a job goes on or has ended well, "alert" when it failed. */
+  private announce(role: "status" | "alert"): void {
+    if (this.live.getAttribute("role") !== role) this.live.setAttribute("role", role);
   }
 
   /** fraction in [0, 1], or null for "working, amount unknown". */
   progress(text: string, fraction: number | null): void {
     this.box.hidden = false;
     this.box.dataset.state = "running";
+    this.announce("status");
     this.bar.hidden = false;
     if (fraction === null) this.bar.removeAttribute("value");
     else this.bar.value = Math.round(Math.min(1, Math.max(0, fraction)) * 100);
@@ -32,6 +42,7 @@ export class JobBox {
   done(text: string, link?: { href: string; text: string }): void {
     this.box.hidden = false;
     this.box.dataset.state = "succeeded";
+    this.announce("status");
     this.bar.value = 100;
     this.bar.max = 100;
     this.message.className = "sl-ok";
@@ -48,6 +59,7 @@ export class JobBox {
   failed(text: string, lines: string[] = []): void {
     this.box.hidden = false;
     this.box.dataset.state = "failed";
+    this.announce("alert");
     this.bar.hidden = true;
     this.message.className = "sl-error";
     this.message.textContent = text;
