@@ -1,6 +1,7 @@
-"""The lead's Data page in Chromium, for a screen reader: a refused autolabel job is announced,
-names the form's fields by their labels and marks them invalid with focus on the first; a job's
-progress bar has a name."""
+"""The lead's Data page and dashboard in Chromium, for a screen reader and low vision (audit items 3,
+10, 12): a refused autolabel job is announced, names the form's fields by their labels and marks
+them invalid with focus on the first; a job's progress bar has a name; the dashboard's "updated"
+time is legible."""
 
 from __future__ import annotations
 
@@ -15,8 +16,25 @@ from autolabel.models import AutolabelJob
 from tests.autolabel.test_autolabel_flow import _project
 from tests.celery_worker import purge_broker
 from tests.e2e.helpers import login, make_user
+from tests.e2e.test_dashboard import build_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+# WCAG 2 contrast of an element's text colour against the first opaque background behind it
+CONTRAST = """(el) => {
+  const rgb = (s) => s.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  let bg = null;
+  for (let n = el; n && !bg; n = n.parentElement) {
+    const c = rgb(getComputedStyle(n).backgroundColor);
+    if (c.length < 4 || c[3] === 1) { if (!(c.length === 4 && c[3] === 0)) bg = c; }
+  }
+  const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(bg || [255, 255, 255])].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
 
 
 def test_a_refused_autolabel_job_is_announced_and_marks_its_fields(pages, screenshot, tmp_path: Path) -> None:
@@ -75,3 +93,13 @@ def test_a_job_progress_bar_has_a_name(pages, tmp_path: Path) -> None:
         expect(page.get_by_role("progressbar", name="Waiting for a worker…")).to_be_visible(timeout=15_000)
     finally:
         purge_broker()
+
+
+def test_dashboard_updated_time_is_legible(pages) -> None:
+    build_campaign()
+    page = pages.page()
+    login(page, "lena", "/dashboard/algebra/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    updated = page.locator('[data-slot="updated"]')
+    expect(updated).to_contain_text("updated")
+    assert updated.evaluate(CONTRAST) >= 4.5
