@@ -1,7 +1,7 @@
 """The lead's Data page and dashboard in Chromium, for a screen reader and low vision (audit items 3,
-10, 12): a refused autolabel job is announced, names the form's fields by their labels and marks
+10, 12, 13): a refused autolabel job is announced, names the form's fields by their labels and marks
 them invalid with focus on the first; a job's progress bar has a name; the dashboard's "updated"
-time is legible."""
+time is legible; a flagged annotator's row says so in words, not only in red."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_a_job_progress_bar_has_a_name(pages, tmp_path: Path) -> None:
         purge_broker()
 
 
-def test_dashboard_updated_time_is_legible(pages) -> None:
+def test_dashboard_updated_time_is_legible_and_a_flagged_row_says_why(pages, screenshot) -> None:
     build_campaign()
     page = pages.page()
     login(page, "lena", "/dashboard/algebra/")
@@ -103,3 +103,15 @@ def test_dashboard_updated_time_is_legible(pages) -> None:
     updated = page.locator('[data-slot="updated"]')
     expect(updated).to_contain_text("updated")
     assert updated.evaluate(CONTRAST) >= 4.5
+
+    table = page.locator('[data-slot="annotators"]')
+    flagged = table.locator("tr.sl-below")
+    expect(flagged).to_have_count(1)
+    note = flagged.locator("th [data-flag-note]")
+    expect(note).to_be_visible()
+    expect(note).to_have_text("flagged: failed screening")  # eli failed screening (build_campaign)
+    assert note.evaluate(CONTRAST) >= 4.5
+    expect(table.locator("[data-flag-note]")).to_have_count(1)  # the others are not flagged
+    expect(table.get_by_role("rowheader", name="eli flagged: failed screening")).to_have_count(1)
+    page.locator("#quality").scroll_into_view_if_needed()
+    screenshot(page, "lead-a11y-dashboard-quality")

@@ -11,6 +11,7 @@ import {
   fmtScore,
   fmtSeconds,
   fmtWhen,
+  flagNote,
   generationLabel,
   generationLines,
   GOLD_FIRST_ERROR_HELP,
@@ -394,7 +395,7 @@ export class Dashboard {
         "tbody",
         {},
         ...(q.annotators.length
-          ? q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag))
+          ? q.annotators.map((r) => annotatorRow(r, s.snapshot_at, this.isCompare, flag, flagNote(r, q.threshold, q.flag_min_gold)))
           : [el("tr", {}, el("td", { colspan: String(header.length), class: "sl-empty" }, "No labels yet."))]),
       ),
     );
@@ -702,12 +703,20 @@ function medianCell(seconds: number | null | undefined, newer: boolean): HTMLTab
   return el("td", { class: "sl-num sl-muted", title }, "pending");
 }
 
-function annotatorRow(r: AnnotatorRow, snapshotAt: string | null, compare: boolean, flag: string): HTMLTableRowElement {
+/** A row of the annotators table; a flagged one is red and says why under the name (`note`), so
+ * the colour is not the only sign, and its title gives the rule. */
+function annotatorRow(
+  r: AnnotatorRow,
+  snapshotAt: string | null,
+  compare: boolean,
+  flag: string,
+  note: string | null,
+): HTMLTableRowElement {
   const newer = !!r.last_label_at && !!snapshotAt && Date.parse(r.last_label_at) > Date.parse(snapshotAt);
   const row = el(
     "tr",
     r.below_threshold ? { class: "sl-below", title: flag } : {},
-    el("th", { scope: "row" }, r.annotator),
+    el("th", { scope: "row" }, r.annotator, note ? el("small", { class: "sl-flag-note", "data-flag-note": "" }, note) : null),
     compare ? el("td", { class: "sl-num" }, fmtInt(r.preferences ?? 0)) : null,
     el("td", { class: "sl-num" }, fmtInt(r.labels)),
     el("td", { class: "sl-num" }, fmtInt(r.steps)),

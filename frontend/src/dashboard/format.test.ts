@@ -10,6 +10,7 @@ import {
   fmtScore,
   fmtSeconds,
   fmtWhen,
+  flagNote,
   agreementNotes,
   curveNote,
   generationLabel,
@@ -304,5 +305,17 @@ describe("dashboard refresh and gold cells", () => {
   it("shows the gold first-error share, or a dash without gold answers", () => {
     expect(goldFirstErrorText({ gold_first_error_rate: 0.4, gold_solutions: 5 })).toBe("40.0%");
     expect(goldFirstErrorText({ gold_first_error_rate: null, gold_solutions: 0 })).toBe("—");
+  });
+});
+
+describe("flagNote", () => {
+  const row = { below_threshold: true, gold_accuracy: 0.62, gold_solutions: 12, screening_status: "passed" };
+  it("says in words why a row is flagged, so its red is not the only sign", () => {
+    expect(flagNote(row, 0.8, 5)).toBe("flagged: gold accuracy below 80%");
+    expect(flagNote({ ...row, gold_accuracy: 0.9, screening_status: "failed" }, 0.8, 5)).toBe("flagged: failed screening");
+    expect(flagNote({ ...row, screening_status: "failed" }, 0.8, 5)).toBe("flagged: gold accuracy below 80%, failed screening");
+  });
+  it("says nothing for a row that is not flagged", () => {
+    expect(flagNote({ ...row, below_threshold: false }, 0.8, 5)).toBeNull();
   });
 });

@@ -135,6 +135,24 @@ export function screeningText(r: Pick<AnnotatorRow, "screening_status" | "screen
   return r.screening_status.replaceAll("_", " ") + agreement;
 }
 
+/** Why an annotator's row is flagged, in words beside its red background ("flagged: gold accuracy
+ * below 80%", "flagged: failed screening"), or null for a row that is not. Mirrors the server's rule
+ * (annotate/selectors/stats/quality.py): accuracy under the threshold over at least `minGold` gold
+ * answers, or failed screening. */
+export function flagNote(
+  r: Pick<AnnotatorRow, "below_threshold" | "gold_accuracy" | "gold_solutions" | "screening_status">,
+  threshold: number,
+  minGold: number,
+): string | null {
+  if (!r.below_threshold) return null;
+  const reasons: string[] = [];
+  const accuracy = r.gold_accuracy;
+  if (accuracy !== null && accuracy !== undefined && (r.gold_solutions ?? 0) >= minGold && accuracy < threshold)
+    reasons.push(`gold accuracy below ${fmtPct(threshold, 0)}`);
+  if (r.screening_status === "failed") reasons.push("failed screening");
+  return reasons.length ? `flagged: ${reasons.join(", ")}` : "flagged";
+}
+
 /** "1 label", "2 labels": a count with its noun. */
 export function plural(n: number, noun: string): string {
   return `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
