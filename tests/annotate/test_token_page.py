@@ -50,6 +50,7 @@ def test_one_command_per_export_format_and_each_one_works(client):
         ("algebra", "prm800k"),
         ("algebra", "trl"),
         ("duel", "preference"),
+        ("duel", "prm800k"),  # its first-wrong-step marks' step labels
         ("third", None),  # an annotator there: their progress, not an export
     }
     base = "http://testserver/api/v1/projects"
@@ -100,7 +101,10 @@ def test_dashboard_links_the_export_formats_of_the_projects_kind(client):
             "/api/v1/projects/algebra/export/?format=prm800k": "prm800k",
             "/api/v1/projects/algebra/export/?format=trl&amp;neutral=positive": "trl",
         },
-        "duel": {"/api/v1/projects/duel/export/?format=preference": "preference"},  # was PRM800K and TRL
+        "duel": {  # was PRM800K and TRL of the (then unlabeled) steps; now the preferences, and the marks' labels
+            "/api/v1/projects/duel/export/?format=preference": "preference",
+            "/api/v1/projects/duel/export/?format=prm800k": "prm800k",
+        },
     }
     for path in [p for paths in links.values() for p in paths]:
         assert client.get(html.unescape(path)).status_code == 200, path
