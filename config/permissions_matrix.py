@@ -225,7 +225,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     # Compare projects: pairs (gold pairs are marked here) and the preferences submitted on them.
     "annotate.comparison": AdminModel("project"),
     "annotate.preference": AdminModel("project", add=False),
-    "ml.trainingrun": AdminModel("project"),
+    # Runs come from the API, auto-retrain and the command, which check their settings: read-only here.
+    "ml.trainingrun": AdminModel("project", add=False),
     "ml.stepscore": AdminModel("project", add=False),
     "autolabel.autolabeljob": AdminModel("project", add=False),
     "autolabel.autosteplabel": AdminModel("project", add=False),

@@ -10,7 +10,14 @@ from ml.models import StepScore, TrainingRun
 
 
 @admin.register(TrainingRun)
-class TrainingRunAdmin(ProjectScopedAdmin):
+class TrainingRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """Runs come from "Retrain now", the API, auto-retrain and `manage.py retrain`, which check their
+    settings (PRMConfig's bounds; no server paths such as `base_checkpoint` or `hf_model_path` over
+    HTTP). Here they are read: an editable `config` let a lead point the worker at any file on the
+    server, another project's model included, and a hand-made `created` run was trained unchecked.
+    Deleting a run and activating one (the action below) stay."""
+
+    deletable = True
     list_display = [
         "id",
         "project",
@@ -27,6 +34,9 @@ class TrainingRunAdmin(ProjectScopedAdmin):
     autocomplete_fields = ["project"]
     list_select_related = ["project"]
     readonly_fields = [
+        "project",
+        "status",
+        "config",
         "requested_by",
         "is_active",
         "activated_at",

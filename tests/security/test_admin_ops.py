@@ -1,0 +1,42 @@
+"""The admin as the operator and a lead use it: what a lead may change there stays inside what the
+product checks elsewhere (found by the operator walkthrough)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ml.models import TrainingRun
+from tests.security.world import build_world
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_training_run_is_read_only_in_the_admin():
+    """Was: a lead could add a training run in the admin, or edit a run's `config`, with server
+    paths the API refuses (`base_checkpoint`, `hf_model_path`: "the deployment's choice, never a
+    request's"), so the worker read any file on the server, another project's model included; and
+    a hand-made `created` run was trained without its settings checked."""
+    world = build_world()
+    run = world.rows["ml.trainingrun"]
+    for kind in ("lead", "superuser"):
+        client = world.session_client(kind)
+        assert client.get("/admin/ml/trainingrun/add/").status_code == 403, kind
+        posted = client.post(
+            "/admin/ml/trainingrun/add/",
+            {"project": world.project.pk, "status": "created", "config": '{"base_checkpoint": "/etc/passwd"}'},
+        )
+        assert posted.status_code == 403, kind
+        page = client.get(f"/admin/ml/trainingrun/{run.pk}/change/")
+        assert page.status_code == 200, kind
+        assert 'name="config"' not in page.content.decode(), kind  # shown, not a form field
+        client.post(
+            f"/admin/ml/trainingrun/{run.pk}/change/",
+            {"project": world.project.pk, "status": "created", "config": '{"hf_model_path": "/srv/other"}'},
+        )
+        run.refresh_from_db()
+        assert "hf_model_path" not in run.config and "base_checkpoint" not in run.config, kind
+    assert not TrainingRun.objects.filter(config__has_key="base_checkpoint").exists()
+    # The list and its action stay: a lead still activates (rolls back to) a model here.
+    listing = world.session_client("lead").get("/admin/ml/trainingrun/")
+    assert listing.status_code == 200
+    assert "activate_this_model" in listing.content.decode()
