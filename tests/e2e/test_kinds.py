@@ -12,7 +12,15 @@ from playwright.sync_api import expect
 from annotate.models import Role
 from annotate.services.imports import import_file
 from tests.api_clients import member_client
-from tests.e2e.helpers import annotation_for, current_step, label_steps, make_project, make_user, open_workspace
+from tests.e2e.helpers import (
+    annotation_for,
+    current_step,
+    label_steps,
+    login,
+    make_project,
+    make_user,
+    open_workspace,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -161,3 +169,11 @@ def test_trace_with_tool_call_labeled_with_keyboard_and_critique(pages, screensh
         {"index": 1, "rating": 1, "critique": None},
         {"index": 3, "rating": -1, "critique": "The tool said 4 days; the answer says 3."},
     ]
+
+    # The lead's dashboard counts the three rated steps, not the observation shown beside them.
+    make_user("lena", project, Role.LEAD)
+    lead = pages.page()
+    login(lead, "lena", "/dashboard/agents/")
+    rated = lead.locator("[data-slot=labels-figures] .sl-figure").filter(has_text="steps rated")
+    expect(rated.locator(".sl-figure-value")).to_have_text("3")
+    expect(rated.locator(".sl-figure-note")).to_have_text("1 more shown without a rating")

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { Dashboard, repeatedClick, retrainNote, runEndedNote, savingsText, wrongAnswerFigure } from "./app";
+import {
+  Dashboard,
+  repeatedClick,
+  retrainNote,
+  runEndedNote,
+  savingsText,
+  stepsRatedFigure,
+  wrongAnswerFigure,
+} from "./app";
 import type { DashboardConfig } from "./types";
 
 /** The few elements retrain() touches: the button, its message and the statistics' meta line. */
@@ -115,6 +123,13 @@ describe("repeatedClick", () => {
     expect(repeatedClick({ detail: 0 })).toBe(false); // Enter or Space on the button
     expect(repeatedClick({ detail: 2 })).toBe(true);
     expect(repeatedClick({ detail: 3 })).toBe(true);
+  });
+});
+
+describe("stepsRatedFigure", () => {
+  it("leaves out the steps shown without a rating and says how many", () => {
+    expect(stepsRatedFigure(4, 1)).toEqual(["3", "1 more shown without a rating"]);
+    expect(stepsRatedFigure(1200, 0)).toEqual(["1,200", undefined]);
   });
 });
 

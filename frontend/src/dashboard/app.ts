@@ -332,7 +332,7 @@ export class Dashboard {
   private labels(s: Stats): void {
     const l = s.labels;
     this.slot("labels-figures").replaceChildren(
-      figure("steps rated", fmtInt(l.steps)),
+      figure("steps rated", ...stepsRatedFigure(l.steps, l.ratings.unrated)),
       figure("flag rate", fmtPct(l.flag_rate), `${fmtInt(l.flagged)} flagged steps`),
       figure("wrong final answer", ...wrongAnswerFigure(l.wrong_answer)),
       figure("alternatives rated", fmtInt(l.alternatives)), // imported labels' alternatives count too
@@ -632,6 +632,14 @@ function flagRule(q: Stats["quality"]): string {
     `Gold accuracy below the screening threshold (${fmtPct(q.threshold, 0)}) over at least ` +
     `${q.flag_min_gold} gold answers, or failed screening`
   );
+}
+
+/** Steps rated: the labels' steps less those shown without a rating (a trace's observations, where
+ * the project does not rate them), which the ratings chart counts as "unrated"; "4 steps rated"
+ * stood beside "unrated: 1" when 3 were. */
+export function stepsRatedFigure(steps: number, unrated: number): [string, string | undefined] {
+  const value = fmtInt(steps - unrated);
+  return [value, unrated ? `${fmtInt(unrated)} more shown without a rating` : undefined];
 }
 
 /** The wrong-answer share among graded labeled solutions, and the caption that says how many were
