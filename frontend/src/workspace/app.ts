@@ -39,6 +39,7 @@ import {
   focusTakesKey,
   ignoredRepeat,
   type KeyAction,
+  keyFor,
   listedFor,
   ratingOf,
   setSingleKeys,
@@ -242,6 +243,8 @@ export class Workspace {
     const showKeys = (): void => {
       hints.hidden = !this.keysOn.checked;
       root.classList.toggle("sl-keys-off", !this.keysOn.checked); // no key badges on the buttons
+      this.showModeNote();
+      this.render(); // the footer names buttons, not keys that do nothing
     };
     this.keysOn.addEventListener("change", () => {
       showKeys();
@@ -363,9 +366,7 @@ export class Workspace {
     const views = task.kind === "math" ? null : this.views;
     this.tests.hidden = !(task.tests && views);
     this.tests.replaceChildren(...(task.tests && views ? [views.testsBlock(task.tests, task.language)] : []));
-    const note = modeNote(task.mode);
-    this.modeNote.hidden = note === null;
-    this.modeNote.textContent = note ?? "";
+    this.showModeNote();
     this.tick();
     const parts = views?.stepParts(task.steps, { kind: task.kind, language: task.language });
     this.steps = task.steps.map((st, i) => new StepView(i, st, (fn, save) => this.act(fn, save), parts?.[i]));
@@ -409,7 +410,15 @@ export class Workspace {
     this.badButton.disabled = submitting;
     this.skipButton.disabled = submitting;
     this.undoButton.disabled = submitting || s.past.length === 0;
-    this.footer.textContent = guidance(s, submitting);
+    this.footer.textContent = guidance(s, submitting, this.keysOn.checked);
+  }
+
+  /** The line over the steps on the project's mode, naming keys only while they act. */
+  private showModeNote(): void {
+    const mode = this.state?.mode;
+    const note = mode ? modeNote(mode, this.keysOn.checked) : null;
+    this.modeNote.hidden = note === null;
+    this.modeNote.textContent = note ?? "";
   }
 
   /** Move keyboard focus to what the state says is in focus, so keys and screen readers follow. */
@@ -583,10 +592,11 @@ export class Workspace {
         // "Submitted" confirmation on screen instead of replacing it with "Not ready".
         if (this.repeat.isRepeat(!hasWork(s))) return;
         const missing = missingCritique(s);
+        const critique = this.keysOn.checked ? keyFor("write-critique") : "Critique"; // its key while keys act
         this.say(
           missing === null
             ? `${NOT_READY} ${e.message}.`
-            : `${NOT_READY} step ${missing + 1} is Negative and this project needs a critique of it (e).`,
+            : `${NOT_READY} step ${missing + 1} is Negative and this project needs a critique of it (${critique}).`,
         );
       }
       else throw e;

@@ -135,3 +135,22 @@ describe("emptyQueueText", () => {
     expect(emptyQueueText({ required: 0, submitted: 0, status: "not_required" })).toBe(EMPTY_TEXT);
   });
 });
+
+describe("guidance with the single-key shortcuts off", () => {
+  // a key named: "(e)", "1 Negative", "1/2/3", "Enter", "Backspace", "press n"
+  const KEY = /\([a-z1-3]\)|\b[1-3] [NP]|[1-3]\/[1-3]|\b(Enter|Backspace)\b|[Pp]ress [a-z]\b/;
+
+  it("names the buttons, never a key that does nothing", () => {
+    const s = createState("phase2", STEPS);
+    expect(guidance(s, false, false)).toBe("Rate the highlighted step: Negative, Neutral or Positive.");
+    const done = rate(rate(createState("phase2", STEPS), 1), 1);
+    expect(guidance(done, false, false)).toBe("Every step is rated. Press Submit (finish: solution).");
+    const wrong = rate(createState("phase2", STEPS), -1);
+    const phase1 = rate(createState("phase1", STEPS), 0);
+    for (const state of [s, rate(s, 1), done, wrong, addAlternative(wrong, "c"), phase1, { ...phase1, focus: { kind: "human" as const } }]) {
+      expect(guidance(state, false, false)).not.toMatch(KEY);
+    }
+    expect(modeNote("phase1", false)).not.toMatch(KEY);
+    expect(modeNote("phase1")).toContain("(c)"); // on: the keys as before
+  });
+});

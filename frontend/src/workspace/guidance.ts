@@ -13,8 +13,10 @@ import {
 } from "../labeling/state";
 import { keyFor } from "./keymap";
 
-export function guidance(s: LabelingState, submitting: boolean): string {
+/** `keys`: whether the single-key shortcuts are on; off, the line names the buttons, no key. */
+export function guidance(s: LabelingState, submitting: boolean, keys = true): string {
   if (submitting) return "Submitting…";
+  if (!keys) return buttonGuidance(s);
   const k = {
     neg: keyFor("rate-negative"),
     neu: keyFor("rate-neutral"),
@@ -58,6 +60,34 @@ export function guidance(s: LabelingState, submitting: boolean): string {
   const where = last === null ? "" : `step ${last.step + 1}${last.alt === null ? "" : `, alternative ${last.alt + 1}`}`;
   const unsure = last === null ? "" : ` ${k.flag} flags your last rating (${where}).`;
   return `Rate the highlighted step: ${k.neg} Negative · ${k.neu} Neutral · ${k.pos} Positive.${unsure}`;
+}
+
+/** The footer with the single-key shortcuts off: what to press, by its button, never a key that does nothing. */
+function buttonGuidance(s: LabelingState): string {
+  const missing = missingCritique(s);
+  if (missing !== null) {
+    return `Step ${missing + 1} is Negative: this project needs your critique of it. Press its Critique button, write what is wrong, and save it.`;
+  }
+  const reason = finishReason(s);
+  if (reason === "solution") return "Every step is rated. Press Submit (finish: solution).";
+  if (reason === "found_error") {
+    return (
+      "You found the error: press Submit (finish: found error), or first rate alternatives here, write one, " +
+      "write the corrected step or say what is wrong (Critique)."
+    );
+  }
+  if (needsHumanStep(s)) {
+    if (s.focus.kind === "human") return "Nothing here is Positive: type your own step in the box, then save it.";
+    return "Nothing here is Positive: write your own step (Write corrected step) or another alternative (Write alternative), then save it.";
+  }
+  const cur = currentIndex(s);
+  if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
+    return "Rate the alternatives here with their buttons.";
+  }
+  if (s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null))) {
+    return "Rate the alternative you wrote before submitting.";
+  }
+  return "Rate the highlighted step: Negative, Neutral or Positive.";
 }
 
 /** The bar's position ("Step 2 of 3 · 1 rated"). Steps only shown (a trace's observations) are
@@ -125,8 +155,14 @@ export function unrateableWhy(s: LabelingState): string | null {
 
 /** The line over the steps that says what the project's mode asks; phase 2, the default that the
  * footer walks through, needs none. Phase 1 was never named, so its keys went unexplained. */
-export function modeNote(mode: Mode): string | null {
+export function modeNote(mode: Mode, keys = true): string | null {
   if (mode !== "phase1") return null;
+  if (!keys) {
+    return (
+      "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the " +
+      "step yourself or another alternative and rate it."
+    );
+  }
   return (
     "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the " +
     `step yourself (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")}) and rate it; ` +
