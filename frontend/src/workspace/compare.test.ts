@@ -90,3 +90,18 @@ describe("refusedReason", () => {
     expect(refusedReason("This assignment is no longer yours.")).toBe("This assignment is no longer yours.");
   });
 });
+
+describe("with the single-key shortcuts off", () => {
+  it("names no key in the prompt or the verdict", async () => {
+    const { verdictText } = await import("./compare");
+    const none: CompareChoice = { preference: null, strength: null, firstWrong: { A: null, B: null } };
+    expect(missingChoice(none, false)).toBe("Choose A, B or tie first.");
+    expect(missingChoice(choice("B", null), false)).toBe("Choose by how much B is better: slightly, clearly or much.");
+    expect(verdictText(none, false)).toBe("Which is better? A, B or a tie");
+    expect(verdictText(choice("A", null), false)).toBe("A is better: by how much? slightly, clearly or much");
+    // on (the default), the keys are named as before
+    expect(verdictText(none)).toBe("Which is better? ← / a, → / b, t for a tie");
+    expect(verdictText(choice("A", 2), false)).toBe("A is clearly better");
+    expect(verdictText(choice("tie", null), false)).toBe("Tie");
+  });
+});

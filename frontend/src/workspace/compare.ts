@@ -17,7 +17,17 @@ import { Api, submitUntilAcknowledged, type TaskKind } from "./api";
 import { DraftSync, watchPage } from "./autosave";
 import { ConfirmDialog, keyHints, ShortcutsDialog } from "./dialogs";
 import { compareDrafts } from "./draft";
-import { actionFor, bindingsFor, focusTakesKey, ignoredRepeat, type KeyAction, keyFor } from "./keymap";
+import {
+  actionFor,
+  bindingsFor,
+  focusInWorkspace,
+  focusTakesKey,
+  ignoredRepeat,
+  type KeyAction,
+  keyFor,
+  setSingleKeys,
+  singleKeysOn,
+} from "./keymap";
 import { RepeatedSubmitGuard } from "./repeat";
 import type { WorkspaceConfig } from "./app";
 
@@ -57,14 +67,30 @@ export function pairKind(task: Pick<TaskOut, "language" | "candidates">): TaskKi
 const fresh = (): CompareChoice => ({ preference: null, strength: null, firstWrong: { A: null, B: null } });
 const STRENGTHS = ["Slightly", "Clearly", "Much"] as const;
 
-/** What stops a submit ("choose …" prompt), or null when the choice is complete. */
-export function missingChoice(c: CompareChoice): string | null {
-  if (c.preference === null) return "Choose A, B or tie first (← / a, → / b, t).";
+/** What stops a submit ("choose …" prompt), or null when the choice is complete. `keys`: whether
+ * the single-key shortcuts are on; off, the prompt names no key (they do nothing). */
+export function missingChoice(c: CompareChoice, keys = true): string | null {
+  if (c.preference === null) return keys ? "Choose A, B or tie first (← / a, → / b, t)." : "Choose A, B or tie first.";
   if (c.preference !== "tie" && c.strength === null) {
-    return `Choose by how much ${c.preference} is better: 1 slightly, 2 clearly, 3 much.`;
+    return `Choose by how much ${c.preference} is better: ${keys ? "1 slightly, 2 clearly, 3 much" : "slightly, clearly or much"}.`;
   }
   return null;
 }
+
+/** The line under the choice buttons: what is chosen, or what to choose (with its keys while they act). */
+export function verdictText(c: CompareChoice, keys = true): string {
+  const p = c.preference;
+  if (p === null) return keys ? "Which is better? ← / a, → / b, t for a tie" : "Which is better? A, B or a tie";
+  if (p === "tie") return "Tie";
+  if (c.strength === null) {
+    return `${p} is better: by how much? ${keys ? "1 slightly, 2 clearly, 3 much" : "slightly, clearly or much"}`;
+  }
+  return `${p} is ${STRENGTHS[c.strength - 1].toLowerCase()} better`;
+}
+
+/** Save states a screen reader is told of (as on the step page): the work not (yet) on the server.
+ * "Saving…" and "Saved" on every choice are not read out. */
+const SAVE_TROUBLE = /offline|retry|logged out|failed|in this browser/i;
 
 /** A choice with a new preference: a tie has no strength (it was kept, hidden, and sent). */
 export function prefer(c: CompareChoice, preference: Side | "tie"): CompareChoice {
@@ -118,7 +144,15 @@ export class CompareWorkspace {
   private submitted = 0;
   /** As in the step workspace: an Enter on the pair just shown, untouched, repeats the last submit. */
   private readonly repeat = new RepeatedSubmitGuard();
-  private readonly status = h("p", { class: "sl-save", "aria-live": "polite" });
+  /** Where the work is ("Saving…", "Saved"): shown, not read out on every choice. */
+  private readonly status = h("p", { class: "sl-save" });
+  /** What a screen reader hears of it: a failed or local-only save, once. */
+  private readonly saveNews = h("span", { class: "sl-sr-only", role: "status" });
+  /** The Keys panel's switch for the single-key shortcuts (shared with the step page, remembered). */
+  private readonly keysOn = h("input", { type: "checkbox", checked: singleKeysOn() });
+  private readonly keyList = keyHints(bindingsFor("compare"));
+  /** Where keyboard focus goes when a pair is shown and focus is nowhere: keys act from inside the page. */
+  private readonly problemHeading = h("h2", { tabindex: -1, class: "sl-focus-quiet" }, "Problem");
   private readonly alert = h("div", { class: "sl-alert", role: "alert", hidden: true });
   private readonly problem = h("div", { class: "sl-md sl-problem-text" });
   /** As in the step workspace: the answer to judge the candidates against, when the project shows it. */
@@ -155,8 +189,8 @@ export class CompareWorkspace {
       this.api,
       {
         fields: () => ({ choice: this.choice }),
-        status: (text) => (this.status.textContent = text),
-        say: (text) => (this.status.textContent = text),
+        status: (text) => this.showStatus(text),
+        say: (text) => this.showStatus(text),
         fail: (message) => this.fail(message),
         loadNext: () => this.load(),
         busy: () => this.submitting,
@@ -168,7 +202,7 @@ export class CompareWorkspace {
     this.taskArea = h(
       "div",
       { class: "sl-task" },
-      h("h2", {}, "Problem"),
+      this.problemHeading,
       this.problem,
       this.groundTruth,
       this.tests,
@@ -187,27 +221,46 @@ export class CompareWorkspace {
 
   start(): void {
     this.root.classList.add("sl-compare-root");
+    this.keysOn.addEventListener("change", () => {
+      setSingleKeys(this.keysOn.checked);
+      this.showKeys();
+    });
+    this.showKeys();
     this.root.replaceChildren(
       h(
         "div",
         { class: "sl-compare-page" },
-        h("div", { class: "sl-bar" }, h("strong", {}, this.config.project.name), this.status),
+        // the page's h1, as on the step page: its h2s (Problem, Guidelines, Keys) sit under it
+        h(
+          "div",
+          { class: "sl-bar" },
+          h("h1", { class: "sl-compare-title" }, this.config.project.name || this.config.project.slug),
+          this.status,
+          this.saveNews,
+        ),
         this.alert,
         this.taskArea,
         this.empty,
+        // As on the step page: a named scroll box, reached by Tab, its headings under the h2 (# is an h3).
         h(
           "details",
           { class: "sl-compare-guidelines" },
-          h("summary", {}, "Guidelines"),
+          h("summary", {}, h("h2", { id: "sl-guide-h" }, "Guidelines")),
           setRendered(
-            h("div", { class: "sl-md sl-guidelines" }),
+            h("div", { class: "sl-md sl-guidelines", role: "region", "aria-labelledby": "sl-guide-h", tabindex: 0 }),
             this.config.project.guidelines.trim()
-              ? renderMarkdown(this.config.project.guidelines)
+              ? renderMarkdown(this.config.project.guidelines, { headingLevel: 3 })
               : "<p>No guidelines yet.</p>",
           ),
         ),
         // sl-keys-hint: hidden on a phone, as on the step screen
-        h("section", { class: "sl-keys-hint" }, h("h2", {}, "Keys"), keyHints(bindingsFor("compare"))),
+        h(
+          "section",
+          { class: "sl-keys-hint", "aria-labelledby": "sl-keyhint-h" },
+          h("h2", { id: "sl-keyhint-h" }, "Keys"),
+          h("label", { class: "sl-keys-switch" }, this.keysOn, " Single-key shortcuts"),
+          this.keyList,
+        ),
       ),
       this.shortcuts.el,
       this.confirmSkip.el,
@@ -245,7 +298,7 @@ export class CompareWorkspace {
     this.choice = saved?.choice ?? fresh();
     this.history = [];
     this.repeat.shown();
-    setRendered(this.problem, renderMarkdown(task.problem.text));
+    setRendered(this.problem, renderMarkdown(task.problem.text, { headingLevel: 3 }));
     const gta = task.problem.ground_truth_answer?.trim();
     this.groundTruth.hidden = !(this.config.project.show_ground_truth && gta);
     this.groundTruth.replaceChildren(
@@ -258,15 +311,43 @@ export class CompareWorkspace {
     this.tests.hidden = tests === null;
     this.tests.replaceChildren(...(tests ? [tests] : []));
     this.render();
+    // keys act with focus in the page (focusInWorkspace): a pair shown with focus nowhere takes it
+    const active = document.activeElement;
+    if (!active || active === document.body) this.problemHeading.focus({ preventScroll: true });
     this.sync.started(saved, this.untouched());
-    if (saved && !this.untouched()) this.status.textContent = "Resumed your saved work";
+    if (saved && !this.untouched()) this.showStatus("Resumed your saved work");
   }
 
   private candidates(): Candidate[] {
     return (this.task?.candidates ?? []) as Candidate[];
   }
 
+  /** The single-key shortcuts on or off: the key list, badges, and the texts that name keys follow. */
+  private showKeys(): void {
+    const on = this.keysOn.checked;
+    this.keyList.hidden = !on;
+    this.root.classList.toggle("sl-keys-off", !on); // no key badges on the buttons
+    this.submitButton.textContent = on ? "Submit (Enter)" : "Submit";
+    if (on) this.undoButton.setAttribute("aria-keyshortcuts", "Backspace");
+    else this.undoButton.removeAttribute("aria-keyshortcuts");
+    if (this.task) this.render();
+  }
+
+  private showStatus(text: string): void {
+    this.status.textContent = text;
+    const news = SAVE_TROUBLE.test(text) ? text : "";
+    if (news !== this.saveNews.textContent) this.saveNews.textContent = news;
+  }
+
   private render(): void {
+    // a button pressed is drawn anew: focus goes to its successor, not to the page body (where
+    // Enter does not submit and a screen reader loses its place)
+    const focused = document.activeElement;
+    const refocus =
+      focused instanceof HTMLElement && (this.columns.contains(focused) || this.choices.contains(focused))
+        ? focused.dataset.focusKey
+        : undefined;
+    const keys = this.keysOn.checked;
     this.undoButton.disabled = this.history.length === 0;
     // Not ready: looks it, but stays pressable, to say what is still missing
     this.submitButton.classList.toggle("sl-not-ready", answerOf(this.choice) === null);
@@ -307,6 +388,7 @@ export class CompareWorkspace {
                   class: "sl-btn sl-small sl-mark-wrong",
                   "aria-pressed": wrong === s.index ? "true" : "false",
                   "aria-label": `${side}: step ${s.index + 1} is the first wrong step`,
+                  "data-focus-key": `mark-${side}-${s.index}`,
                   onclick: () =>
                     this.change((ch) => ({
                       ...ch,
@@ -331,7 +413,8 @@ export class CompareWorkspace {
           type: "button",
           class: "sl-rate sl-choice",
           "aria-pressed": on ? "true" : "false",
-          "aria-keyshortcuts": keyFor(action).split(" / ").pop(),
+          "aria-keyshortcuts": keys ? keyFor(action).split(" / ").pop() : undefined,
+          "data-focus-key": action,
           onclick: () => this.change(update),
         },
         label,
@@ -353,14 +436,8 @@ export class CompareWorkspace {
         ),
       ),
     );
-    this.verdict.textContent =
-      p === null
-        ? "Which is better? ← / a, → / b, t for a tie"
-        : p === "tie"
-          ? "Tie"
-          : strength === null
-            ? `${p} is better: by how much? 1 slightly, 2 clearly, 3 much`
-            : `${p} is ${STRENGTHS[strength - 1].toLowerCase()} better`;
+    this.verdict.textContent = verdictText(this.choice, keys);
+    if (refocus) this.root.querySelector<HTMLElement>(`[data-focus-key="${refocus}"]`)?.focus({ preventScroll: true });
   }
 
   private change(update: (c: CompareChoice) => CompareChoice): void {
@@ -376,6 +453,9 @@ export class CompareWorkspace {
 
   private onKey(e: KeyboardEvent): void {
     if (this.confirmSkip.isOpen) return;
+    // as on the step page: off by the Keys panel's switch, and only with focus in the page (a
+    // site header link keeps its keys)
+    if (!this.keysOn.checked || !focusInWorkspace(e.target, this.root, e.key)) return;
     if (focusTakesKey(e.target, e.key, this.submitButton)) return;
     const action = actionFor(e, "compare");
     if (!action) return;
@@ -430,7 +510,7 @@ export class CompareWorkspace {
     if (answer === null) {
       // the "Submitted" note stays: nothing was chosen on this pair yet, so there is nothing to fix
       if (byKey && this.repeat.isRepeat(this.untouched())) return;
-      return this.fail(missingChoice(this.choice) ?? "");
+      return this.fail(missingChoice(this.choice, this.keysOn.checked) ?? "");
     }
     this.submitting = true;
     this.sync.cancel(); // a draft saved after the submit would be refused (409): the submit carries it
@@ -441,7 +521,7 @@ export class CompareWorkspace {
       first_wrong: this.choice.firstWrong,
     };
     const outcome = await submitUntilAcknowledged(() => this.api.request("POST", `assignments/${task.assignment_id}/submit/`, body), {
-      onRetry: (attempt, why) => (this.status.textContent = `Submitting (retry ${attempt}: ${why})`),
+      onRetry: (attempt, why) => this.showStatus(`Submitting (retry ${attempt}: ${why})`),
     });
     this.submitting = false;
     if (this.task !== task) return;
@@ -461,7 +541,7 @@ export class CompareWorkspace {
     this.alert.hidden = true;
     const next = (outcome.data as { next?: TaskOut | null } | null)?.next ?? null;
     this.show(next);
-    this.status.textContent = `Submitted (${++this.submitted} this session)`;
+    this.showStatus(`Submitted (${++this.submitted} this session)`);
   }
 
   /** Release the pair without an answer: it is never served to this annotator again. */
@@ -491,13 +571,13 @@ export class CompareWorkspace {
     this.sync.clear();
     this.alert.hidden = true;
     this.show((r.data as { next?: TaskOut | null } | null)?.next ?? null);
-    this.status.textContent = "Skipped.";
+    this.showStatus("Skipped.");
   }
 
   /** After a submit or skip not done: the server save it cancelled goes now, and the bar says
    * where the work is (flush reports its answer: offline, logged out, …). */
   private resave(): void {
-    this.status.textContent = this.sync.gone ? "Saved in this browser" : this.sync.serverSaved ? "Saved" : "Saving…";
+    this.showStatus(this.sync.gone ? "Saved in this browser" : this.sync.serverSaved ? "Saved" : "Saving…");
     this.sync.flush(false);
   }
 
