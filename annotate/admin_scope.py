@@ -125,6 +125,15 @@ class ProjectScopedAdmin(admin.ModelAdmin):
             kwargs["queryset"] = scope_queryset(related._default_manager.all(), user=request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
+    def get_autocomplete_fields(self, request: HttpRequest):
+        # The user search asks the users' admin, which is for superusers only (it answers a lead
+        # 403, so the widget found nobody): a lead gets a plain list of the people in their projects.
+        fields = super().get_autocomplete_fields(request)
+        if request.user.is_superuser:
+            return fields
+        user_model = get_user_model()
+        return [name for name in fields if self.model._meta.get_field(name).related_model is not user_model]
+
     def get_list_filter(self, request: HttpRequest):
         filters = []
         for item in super().get_list_filter(request):

@@ -40,3 +40,28 @@ def test_a_training_run_is_read_only_in_the_admin():
     listing = world.session_client("lead").get("/admin/ml/trainingrun/")
     assert listing.status_code == 200
     assert "activate_this_model" in listing.content.decode()
+
+
+def test_a_lead_picks_people_from_a_list_on_every_add_form():
+    """Was: the members inline got a plain list of the lead's people, but the Membership,
+    Annotator status and Assignment add forms kept the user search, which asks the users' admin
+    (superusers only): it answered the lead 403, so they could pick nobody."""
+    world = build_world()
+    lead = world.session_client("lead")
+    outsider = world.users["outsider"]  # a lead of the other project
+    own = world.users["annotator"]
+    for url, field in (
+        ("/admin/annotate/membership/add/", "user"),
+        ("/admin/annotate/annotatorstatus/add/", "user"),
+        ("/admin/annotate/assignment/add/", "annotator"),
+    ):
+        page = lead.get(url)
+        assert page.status_code == 200, url
+        html = page.content.decode()
+        select = html.split(f'name="{field}"', 1)[1].split("</select>", 1)[0]
+        assert "admin-autocomplete" not in select.split(">", 1)[0], url  # a plain <select>
+        assert f">{own.username}<" in select, url
+        assert outsider.username not in select, url
+    # The superuser keeps the search (it reaches every user).
+    html = world.session_client("superuser").get("/admin/annotate/membership/add/").content.decode()
+    assert 'data-field-name="user"' in html
