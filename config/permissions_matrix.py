@@ -187,12 +187,14 @@ class AdminModel:
     """A registered model's admin pages. `audience`: "project" (leads of the row's project, see
     annotate.admin_scope) or "superuser"; `add` False where the admin refuses adding;
     `add_by_creators`: only superusers and the Project creators group may add (no kind here is in
-    that group), as on the New project page."""
+    that group), as on the New project page; `delete_by_superusers`: only superusers delete (a row
+    that serves every project, such as a pseudonym)."""
 
     audience: str
     add: bool = True
     add_by_creators: bool = False
     delete: bool = True
+    delete_by_superusers: bool = False
     views: tuple[str, ...] = field(default=("changelist", "add", "history", "delete", "change", "<redirect>"))
 
 
@@ -207,7 +209,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "axes.accessfailurelog": AdminModel("superuser", add=False),
     "annotate.project": AdminModel("project", add_by_creators=True),
     "annotate.membership": AdminModel("project"),
-    "annotate.labelerprofile": AdminModel("project"),
+    # Who a pseudonym is, in every project of theirs: read-only; superusers delete.
+    "annotate.labelerprofile": AdminModel("project", add=False, delete_by_superusers=True),
     "annotate.annotatorstatus": AdminModel("project"),
     "annotate.problem": AdminModel("project"),
     "annotate.solution": AdminModel("project"),
@@ -224,6 +227,7 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.export": AdminModel("project", add=False),
     # Compare projects: pairs (gold pairs are marked here) and the preferences submitted on them.
     "annotate.comparison": AdminModel("project"),
+    # A compare project's labels, read-only (no audit trail for them); deleting stays, as for annotations.
     "annotate.preference": AdminModel("project", add=False),
     # Runs come from the API, auto-retrain and the command, which check their settings: read-only here.
     "ml.trainingrun": AdminModel("project", add=False),
@@ -243,6 +247,9 @@ def admin_model_expect(model: AdminModel, view: str) -> dict[str, int]:
     ok = 403 if (view == "add" and not model.add) or (view == "delete" and not model.delete) else 200
     if ok == 403:  # the page is refused to every staff user before any row is looked up
         return staff_row(403)
+    if view == "delete" and model.delete_by_superusers:
+        #        anon out staff rem  ml  lead super ann
+        return row(302, 403, 403, 302, 302, 403, 200, 302)
     if view == "add" and model.add_by_creators:
         #        anon out staff rem  ml  lead super ann
         return row(302, 403, 403, 302, 302, 403, 200, 302)

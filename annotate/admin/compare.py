@@ -3,9 +3,8 @@
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest
 
-from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, problem_elsewhere
+from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
 from annotate.models import Comparison, Preference, TaskKind
 
 
@@ -47,15 +46,16 @@ class ComparisonAdmin(FixedIdentityMixin, ProjectScopedAdmin):
 
 
 @admin.register(Preference)
-class PreferenceAdmin(FixedIdentityMixin, ProjectScopedAdmin):
-    # who answered which pair, as it was served: facts of the submit
-    identity_fields = ("project", "comparison", "assignment", "annotator", "labeler_uuid", "shown", "swapped")
+class PreferenceAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """A compare project's labels: read here, as they were submitted. Editing one changed a label
+    with no audit revision (annotate.services.audit keeps them for step annotations only), and its
+    `export_seq` or `idempotency_key` (incremental exports, retries) by hand; deleting stays, as
+    for annotations (SECURITY.md, Known limits)."""
+
+    deletable = True
     list_display = ["id", "project", "comparison", "annotator", "preferred", "shown", "swapped", "strength"]
     list_display += ["is_gold", "submitted_at"]
     list_filter = ["preferred", "swapped", "strength", "is_gold", "project"]
     list_select_related = ["project", "comparison", "annotator"]
     raw_id_fields = ["comparison", "assignment", "annotator"]
     search_fields = ["=id", "labeler_uuid"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # preferences come from submits

@@ -3,8 +3,9 @@
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 
-from annotate.admin_scope import ProjectScopedAdmin, ScopedTabularInline
+from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin, ScopedTabularInline
 from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
 from annotate.services.members import add_member
 from annotate.services.projects import can_create_projects
@@ -113,12 +114,19 @@ class MembershipAdmin(ProjectScopedAdmin):
 
 
 @admin.register(LabelerProfile)
-class LabelerProfileAdmin(ProjectScopedAdmin):
+class LabelerProfileAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """Who a pseudonym is. Read-only: a profile is made with its user and serves every project
+    they label in, so re-pointing one to another person, or deleting one (their next label gets a
+    fresh UUID), changed the identities behind other projects' exports. Superusers may delete."""
+
+    deletable = True
     list_display = ["user", "labeler_uuid"]
     search_fields = ["user__username", "labeler_uuid"]
-    autocomplete_fields = ["user"]
     list_select_related = ["user"]
-    readonly_fields = ["labeler_uuid"]
+    readonly_fields = ["user", "labeler_uuid"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: LabelerProfile | None = None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
 
 
 @admin.register(AnnotatorStatus)

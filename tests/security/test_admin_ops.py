@@ -65,3 +65,30 @@ def test_a_lead_picks_people_from_a_list_on_every_add_form():
     # The superuser keeps the search (it reaches every user).
     html = world.session_client("superuser").get("/admin/annotate/membership/add/").content.decode()
     assert 'data-field-name="user"' in html
+
+
+def test_a_lead_changes_no_preference_and_no_pseudonym_in_the_admin():
+    """Was: a lead could edit a submitted preference (which side won, its strength, its first-wrong
+    marks, `export_seq`) with no audit revision, and re-point or delete a pseudonym, a row every
+    project of that person shares (their next label then got a fresh UUID in every export)."""
+    world = build_world()
+    lead = world.session_client("lead")
+    preference = world.rows["annotate.preference"]
+    profile = world.rows["annotate.labelerprofile"]
+    before = (preference.preferred, preference.strength, preference.export_seq)
+    page = lead.get(f"/admin/annotate/preference/{preference.pk}/change/")
+    assert page.status_code == 200 and 'name="preferred"' not in page.content.decode()
+    flipped = "A" if preference.preferred != "A" else "B"
+    lead.post(
+        f"/admin/annotate/preference/{preference.pk}/change/",
+        {"preferred": flipped, "strength": 3, "export_seq": 1, "idempotency_key": "x", "submitted_at_0": "2026-01-01"},
+    )
+    preference.refresh_from_db()
+    assert (preference.preferred, preference.strength, preference.export_seq) == before
+    page = lead.get(f"/admin/annotate/labelerprofile/{profile.pk}/change/")
+    assert page.status_code == 200 and 'name="user"' not in page.content.decode()
+    assert lead.post(f"/admin/annotate/labelerprofile/{profile.pk}/delete/", {"post": "yes"}).status_code == 403
+    profile.refresh_from_db()  # still there
+    # A superuser may delete a pseudonym (an operator's decision, across projects).
+    root = world.session_client("superuser")
+    assert root.get(f"/admin/annotate/labelerprofile/{profile.pk}/delete/").status_code == 200
