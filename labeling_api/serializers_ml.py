@@ -6,13 +6,13 @@ from core.errors import unknown_name
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.services import CONFIG_KEYS, validate_config
+from ml.services.config import REWARD_ONLY_KEYS
 
 # Not over HTTP: which model directory or base checkpoint the server reads is the deployment's
 # choice (settings / command).
 API_CONFIG_KEYS = CONFIG_KEYS - {"hf_model_path", "base_checkpoint"}
-# A compare project's reward model settings (ml.prm.reward.RewardConfig) that PRMConfig lacks; checked
-# by the service, which knows the project's task kind.
-REWARD_ONLY_KEYS = frozenset({"features", "prm_project", "dense_lr"})
+# REWARD_ONLY_KEYS (a compare project's reward model settings) are checked by the service, which knows
+# the project's task kind.
 MAX_SOLUTIONS = 64
 MAX_STEPS = 200
 MAX_TEXT = 20_000

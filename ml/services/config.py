@@ -25,6 +25,9 @@ FEATURE_CACHE_MAX_ROWS = 300_000  # per process; past this the cache starts over
 STALE_AFTER = timedelta(seconds=settings.ML_STALE_RUN_SECONDS)
 # Config keys a caller may override per run (API, command); the rest come from PRMConfig defaults.
 CONFIG_KEYS = frozenset(f.name for f in fields(PRMConfig)) - {"extra", "device"}
+# A compare project's reward model settings (ml.prm.reward.RewardConfig) that PRMConfig lacks, named
+# here so that the web process need not import the reward model (torch) to read them.
+REWARD_ONLY_KEYS = frozenset({"features", "prm_project", "dense_lr"})
 
 
 class NoActiveModel(Conflict):
@@ -71,7 +74,16 @@ def training_config(*, overrides: dict[str, Any] | None = None) -> PRMConfig:
     """PRMConfig defaults, then the deployment's defaults (settings.ML_TRAINING_CONFIG, else the
     ML_TRAINING_CONFIG environment variable as JSON), then the run's own overrides."""
     defaults = settings.ML_TRAINING_CONFIG
-    return PRMConfig.from_dict(validate_config({**defaults, **(overrides or {})}))
+    config = PRMConfig.from_dict(validate_config({**defaults, **(overrides or {})}))
+    if config.featurizer == "local_hf" and not str(config.hf_model_path).strip():
+        # Was: accepted (202), then the worker failed the run with huggingface_hub's "OSError: Repo id
+        # must use alphanumeric chars ... ''": the model directory is a server path, not set over HTTP.
+        raise ConfigError(
+            "featurizer",
+            "local_hf reads a local Hugging Face model directory, hf_model_path, and none is set: a server "
+            "path, set by the deployment (ML_TRAINING_CONFIG) or the shell (manage.py retrain --config)",
+        )
+    return config
 
 
 def artifact_abspath(relative: str) -> Path:
@@ -96,4 +108,9 @@ def validate_run_config(*, project: Project, config: dict[str, Any], user=None) 
             except NoActiveModel as exc:
                 raise ConfigError("prm_project", str(exc)) from None
     else:
+        reward_only = sorted(set(config) & REWARD_ONLY_KEYS)
+        if reward_only:  # was "unknown training config key", as if misspelt
+            raise ConfigError(
+                reward_only[0], "a compare project's reward model setting; this project's PRM does not take it"
+            )
         training_config(overrides=config)
