@@ -1,0 +1,71 @@
+"""docker-compose.yml read against the settings it configures (Docker itself does not run here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _interpolate(value: str, env: dict[str, str]) -> str:
+    """Compose's ${NAME}, ${NAME:-default} and ${NAME:?error} with the given .env."""
+
+    def one(match: re.Match) -> str:
+        name, op, arg = match.group(1), match.group(2), match.group(3)
+        if env.get(name):
+            return env[name]
+        assert op != ":?", f"{name} is required: {arg}"
+        return arg or ""
+
+    return re.sub(r"\$\{(\w+)(?:(:-|:\?)([^}]*))?\}", one, value)
+
+
+def _production_setting(env: dict[str, str], code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_web_healthcheck_is_answered_when_allowed_hosts_names_the_real_host():
+    """Was: ALLOWED_HOSTS set to the site's name (as .env.example asks) and the healthcheck's
+    request to 127.0.0.1 got 400 (DisallowedHost), so `web` never became healthy."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    dotenv = {"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "steplabel.example.com"}
+    app_env = {k: _interpolate(str(v), dotenv) for k, v in compose["x-app"]["environment"].items()}
+    test = compose["services"]["web"]["healthcheck"]["test"]
+    headers = [test[i + 1] for i, arg in enumerate(test) if arg == "-H"]
+    host = next((h.split(":", 1)[1].strip() for h in headers if h.lower().startswith("host:")), None)
+    if host is None:  # curl sends the URL's host
+        host = re.match(r"https?://([^/]+)", test[-1]).group(1)
+    env = {**app_env, "DATABASE_URL": "sqlite:///:memory:", "CELERY_BROKER_URL": "memory://", "CACHE_URL": ""}
+    env["STEPLABEL_VAR_DIR"] = str(ROOT / "var")
+    code = (
+        "import json; from django.conf import settings as s; "
+        "from django.http.request import validate_host as v, split_domain_port as d; "
+        f"print(json.dumps([s.ALLOWED_HOSTS, v(d({host!r})[0], s.ALLOWED_HOSTS)]))"
+    )
+    allowed, ok = json.loads(_production_setting(env, code))
+    assert "steplabel.example.com" in allowed
+    assert ok, (host, allowed)
+    # Left unset, the site still answers on this machine's names.
+    unset = {
+        k: _interpolate(str(v), {"SECRET_KEY": dotenv["SECRET_KEY"]})
+        for k, v in compose["x-app"]["environment"].items()
+    }
+    allowed, ok = json.loads(_production_setting({**env, "ALLOWED_HOSTS": unset["ALLOWED_HOSTS"]}, code))
+    assert ok and "127.0.0.1" in allowed
