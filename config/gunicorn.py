@@ -8,6 +8,9 @@ and a slow or large export streams to its end. Each setting can be set from the 
 """
 
 import os
+import re
+
+from gunicorn.glogging import Logger
 
 wsgi_app = "config.wsgi"
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
@@ -19,6 +22,29 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
 keepalive = 5
 accesslog = "-"
+
+
+# Paths that carry a secret: an invite link is a one-use password while it lives (7 days), and the
+# access log kept it, in the request line and in the Referer of the invite page's own asset requests
+# (the same pattern as config/log_filters.py, which Django's request log uses; importing the config
+# package here would load the Celery app into the gunicorn master).
+SECRET_IN_PATH = re.compile(r"(/invite/)[^/?#\s\"]+")
+
+
+def _redact(text: str) -> str:
+    return SECRET_IN_PATH.sub(r"\1<redacted>", text)
+
+
+class RedactingLogger(Logger):
+    """Access lines with the secret part of such paths replaced by `<redacted>`."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {key: _redact(value) if isinstance(value, str) else value for key, value in atoms.items()}
+
+
+logger_class = RedactingLogger
+
 # gunicorn 25+ opens a control socket at ~/.gunicorn/gunicorn.ctl by default: every instance of
 # one user shared that path (two demos side by side, the tests' servers). Off unless a path is set.
 control_socket_disable = not os.environ.get("GUNICORN_CONTROL_SOCKET")

@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 import logging
+import re
+
+# Paths that carry a secret (an invite link is a password to join a project while it lives); the
+# access log's lines are redacted the same way in config/gunicorn.py.
+SECRET_IN_PATH = re.compile(r"(/invite/)[^/?#\s\"]+")
+
+
+def redact(text: str) -> str:
+    return SECRET_IN_PATH.sub(r"\1<redacted>", text)
+
 
 # Refusals are part of normal use (a member without the role, an expired session): one quiet line.
 EXPECTED_REFUSALS = frozenset({401, 403})
@@ -17,4 +27,15 @@ class QuietRefusals(logging.Filter):
         if getattr(record, "status_code", None) in EXPECTED_REFUSALS:
             record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
             record.exc_info = record.exc_text = None
+        return True
+
+
+class RedactSecretPaths(logging.Filter):
+    """django.request names the path of every 4xx/5xx ("Not Found: /invite/<secret>/"): without the secret."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
         return True

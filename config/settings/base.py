@@ -318,7 +318,10 @@ JOB_SWEEPERS = [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"quiet_refusals": {"()": "config.log_filters.QuietRefusals"}},
+    "filters": {
+        "quiet_refusals": {"()": "config.log_filters.QuietRefusals"},
+        "redact_secret_paths": {"()": "config.log_filters.RedactSecretPaths"},
+    },
     "formatters": {
         "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}", "style": "{"}
     },
@@ -334,6 +337,6 @@ LOGGING = {
         "django": {"handlers": [], "level": "INFO"},
         "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
         # 401/403 are expected: one INFO line without a traceback (5xx stay errors with theirs).
-        "django.request": {"filters": ["quiet_refusals"]},
+        "django.request": {"filters": ["quiet_refusals", "redact_secret_paths"]},
     },
 }
