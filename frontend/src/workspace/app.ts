@@ -119,6 +119,8 @@ export class Workspace {
   /** Backspace's undo as a button: on a phone (no keyboard) a rated step's buttons are disabled,
    * so a mistaken tap could only be mended by skipping the whole solution. */
   private readonly undoButton: HTMLButtonElement;
+  /** The key list's button, "Shortcuts (?)" while the keys act. */
+  private readonly helpButton: HTMLButtonElement;
   private readonly progress = h("dl", { class: "sl-progress" });
   private readonly reasonDialog: ReasonDialog;
   private readonly shortcutsDialog: ShortcutsDialog;
@@ -171,7 +173,7 @@ export class Workspace {
       { type: "button", class: "sl-btn", "aria-keyshortcuts": "Backspace", onclick: () => this.act(undo) },
       "Undo",
     );
-    const help = h(
+    this.helpButton = h(
       "button",
       { type: "button", class: "sl-btn sl-ghost", "aria-keyshortcuts": "?", onclick: () => this.shortcutsDialog.toggle() },
       "Shortcuts (?)",
@@ -187,7 +189,7 @@ export class Workspace {
         this.skipButton,
         this.giveUpButton,
         this.badButton,
-        help,
+        this.helpButton,
         this.submitButton,
       ),
     );
@@ -243,6 +245,15 @@ export class Workspace {
     const showKeys = (): void => {
       hints.hidden = !this.keysOn.checked;
       root.classList.toggle("sl-keys-off", !this.keysOn.checked); // no key badges on the buttons
+      // and no key in a button's name or aria-keyshortcuts (the steps' buttons: StepView.render)
+      this.helpButton.textContent = this.keysOn.checked ? "Shortcuts (?)" : "Shortcuts";
+      for (const [button, key] of [
+        [this.helpButton, "?"],
+        [this.undoButton, "Backspace"],
+      ] as const) {
+        if (this.keysOn.checked) button.setAttribute("aria-keyshortcuts", key);
+        else button.removeAttribute("aria-keyshortcuts");
+      }
       this.showModeNote();
       this.render(); // the footer names buttons, not keys that do nothing
     };
@@ -369,7 +380,16 @@ export class Workspace {
     this.showModeNote();
     this.tick();
     const parts = views?.stepParts(task.steps, { kind: task.kind, language: task.language });
-    this.steps = task.steps.map((st, i) => new StepView(i, st, (fn, save) => this.act(fn, save), parts?.[i]));
+    this.steps = task.steps.map(
+      (st, i) =>
+        new StepView(
+        i,
+        st,
+        (fn, save) => this.act(fn, save),
+        parts?.[i],
+        () => this.perform("next-step"),
+      ),
+    );
     this.stepList.replaceChildren(...this.steps.map((v) => v.li));
     const typed = this.steps.flatMap((v) => v.restoreTyping(draft?.typing ?? {}));
     this.state = reopenTyped(this.state, typed);
@@ -398,6 +418,7 @@ export class Workspace {
       flagTarget: flagTarget(s),
       critiqueTarget: critiqueTarget(s),
       critiqueRequired: s.critiqueRequired ?? false,
+      keys: this.keysOn.checked,
     };
     for (const v of this.steps) v.render(s, context);
 
@@ -526,7 +547,7 @@ export class Workspace {
         return;
       case "next-step": {
         const before = this.state;
-        if (before && this.act(nextStep) === before) this.say(nextStepWhy(before));
+        if (before && this.act(nextStep) === before) this.say(nextStepWhy(before, this.keysOn.checked));
         return;
       }
       case "submit":

@@ -154,3 +154,20 @@ describe("guidance with the single-key shortcuts off", () => {
     expect(modeNote("phase1")).toContain("(c)"); // on: the keys as before
   });
 });
+
+describe("nextStepWhy with the single-key shortcuts off (the Next step button's answer)", () => {
+  const KEY = /\([a-z1-3]\)|\b[1-3] [NP]|[1-3]\/[1-3]|\b(Enter|Backspace)\b|[Pp]ress [a-z]\b|\b[jn]\b|↓/;
+
+  it("names the buttons, never a key that does nothing", () => {
+    const fresh = createState("phase1", STEPS);
+    const neutral = rate(fresh, 0);
+    expect(nextStepWhy(neutral, false)).toBe(
+      "Nothing at step 1 is Positive, so Next step cannot move on yet: write your own step (Write your own step) or another alternative (Write alternative).",
+    );
+    const offered = moveFocus(rate(createState("phase1", [{ index: 0, text: "a", alternatives: ["x"] }]), 0), -1);
+    for (const s of [fresh, neutral, offered, createState("phase2", STEPS), rate(rate(fresh, 1), 1)]) {
+      expect(nextStepWhy(s, false)).not.toMatch(KEY);
+    }
+    expect(nextStepWhy(neutral)).toContain("(c)"); // on: the keys as before
+  });
+});

@@ -82,7 +82,7 @@ function buttonGuidance(s: LabelingState): string {
   }
   const cur = currentIndex(s);
   if (cur !== null && s.labels[cur].rating !== null && s.mode === "phase1") {
-    return "Rate the alternatives here with their buttons.";
+    return "Rate the alternatives here with their buttons, or press Next step to move on.";
   }
   if (s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null))) {
     return "Rate the alternative you wrote before submitting.";
@@ -160,7 +160,7 @@ export function modeNote(mode: Mode, keys = true): string | null {
   if (!keys) {
     return (
       "Phase 1: rate each step and the alternatives offered with it. Where none of them is Positive, write the " +
-      "step yourself or another alternative and rate it."
+      "step yourself or another alternative and rate it; Next step goes on to the next step once something here is Positive."
     );
   }
   return (
@@ -171,7 +171,8 @@ export function modeNote(mode: Mode, keys = true): string | null {
 }
 
 /** Why the next-step key changed nothing (it only repeated the footer's hint). */
-export function nextStepWhy(s: LabelingState): string {
+export function nextStepWhy(s: LabelingState, keys = true): string {
+  if (!keys) return nextStepWhyByButtons(s);
   const key = keyFor("next-step");
   if (s.mode !== "phase1") return `${key} is a phase 1 key: in this project rating a step moves on by itself.`;
   const cur = currentIndex(s);
@@ -183,4 +184,16 @@ export function nextStepWhy(s: LabelingState): string {
   const own = `write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")})`;
   if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so ${key} cannot move on yet: ${own}.`;
   return `Nothing at step ${n} is Positive yet, so ${key} cannot move on: rate the alternatives (${keyFor("focus-next")}), or ${own}.`;
+}
+
+/** nextStepWhy with the single-key shortcuts off: the Next step button's answer, naming buttons. */
+function nextStepWhyByButtons(s: LabelingState): string {
+  if (s.mode !== "phase1") return "Next step is for phase 1: in this project rating a step moves on by itself.";
+  const cur = currentIndex(s);
+  if (cur === null) return "Nothing is left to rate: press Submit.";
+  const n = cur + 1;
+  if (s.labels[cur].rating === null) return `Rate step ${n} first; Next step moves on once something here is Positive.`;
+  const own = "write your own step (Write your own step) or another alternative (Write alternative)";
+  if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so Next step cannot move on yet: ${own}.`;
+  return `Nothing at step ${n} is Positive yet, so Next step cannot move on: rate the alternatives, or ${own}.`;
 }

@@ -10,6 +10,7 @@ import {
   focusWriter,
   type LabelingState,
   MAX_CRITIQUE,
+  nextStep,
   openCritique,
   type Rating,
   rate,
@@ -21,6 +22,7 @@ import {
 } from "../labeling/state";
 import { renderMarkdown, renderStep } from "../render/markdown";
 import { h, setPressed, setRendered } from "../shared/dom";
+import { nextStepWhy } from "./guidance";
 import { keyFor, RATE_ACTIONS } from "./keymap";
 
 /** A step's body and type badge as a task kind draws them (stepbody.ts for code and traces). */
@@ -51,6 +53,19 @@ export interface RenderContext {
   /** The step the critique key acts on (the one rated last), or null. */
   critiqueTarget: number | null;
   critiqueRequired: boolean;
+  /** Whether the single-key shortcuts are on: off, no button names a key or has `aria-keyshortcuts`. */
+  keys: boolean;
+}
+
+/** A button's key, named in `aria-keyshortcuts` (null: none, the key does not act there or at all). */
+function markKey(button: HTMLElement, key: string | null): void {
+  if (key === null) button.removeAttribute("aria-keyshortcuts");
+  else button.setAttribute("aria-keyshortcuts", key);
+}
+
+/** A button's label with its key in brackets while the single-key shortcuts act: "Critique (e)". */
+function withKey(label: string, key: string | null): string {
+  return key === null ? label : `${label} (${key})`;
 }
 
 function rateButton(b: (typeof RATING_BUTTONS)[number], onclick: () => void): HTMLButtonElement {
@@ -75,11 +90,16 @@ function flagButton(onclick: () => void): HTMLButtonElement {
   );
 }
 
-function markFlagKey(button: HTMLButtonElement, isTarget: boolean): void {
+function markFlagKey(button: HTMLButtonElement, isTarget: boolean, keys: boolean): void {
   const kbd = button.querySelector("kbd");
   if (kbd) kbd.hidden = !isTarget;
-  if (isTarget) button.setAttribute("aria-keyshortcuts", keyFor("flag"));
-  else button.removeAttribute("aria-keyshortcuts");
+  markKey(button, isTarget && keys ? keyFor("flag") : null);
+}
+
+/** The rating buttons of a step or an alternative: their keys named while the shortcuts act. */
+function markRateKeys(buttons: Iterable<HTMLButtonElement>, keys: boolean): void {
+  let k = 0;
+  for (const b of buttons) markKey(b, keys ? keyFor(RATE_ACTIONS[RATING_BUTTONS[k++].rating]) : null);
 }
 
 function ratingName(r: Rating): string {
@@ -125,6 +145,9 @@ export class StepView {
   private readonly writers: HTMLElement;
   private readonly writeHuman: HTMLButtonElement;
   private readonly writeAlt: HTMLButtonElement;
+  /** Phase 1: move on from this step once something here is Positive (what `n` does). */
+  private readonly next: HTMLButtonElement;
+  private readonly newAltHint: HTMLElement;
   private readonly humanShown = h("div", { class: "sl-human-shown" });
   private readonly humanForm: HTMLFormElement;
   private readonly humanInput: HTMLTextAreaElement;
@@ -142,6 +165,8 @@ export class StepView {
    * (it was reset to the saved critique, silently dropping what was written). */
   private critiqueUnsaved = false;
   private readonly rated: boolean;
+  /** The single-key shortcuts' switch as last drawn (alternatives built later name keys by it). */
+  private keys = true;
   private readonly written: ((text: string) => HTMLElement) | null;
 
   constructor(
@@ -149,6 +174,8 @@ export class StepView {
     step: TaskStep,
     private readonly act: Act,
     parts?: StepParts,
+    /** The Next step button's press: the workspace's `n` (it says why when it cannot move on). */
+    onNext?: () => void,
   ) {
     const n = i + 1;
     this.written = parts?.written ?? null;
@@ -196,6 +223,7 @@ export class StepView {
       "Enter saves · Shift+Enter new line · Esc leaves · empty removes it",
       () => this.commitCritique(),
     );
+    this.newAltHint = this.newAltForm.querySelector<HTMLElement>(".sl-hint")!;
     this.critiqueForm.insertBefore(this.critiqueFor, this.critiqueInput);
     this.critiqueInput.addEventListener("input", () => (this.critiqueUnsaved = true));
     const critiqueKey = keyFor("write-critique");
@@ -245,6 +273,12 @@ export class StepView {
       },
       `Write alternative (${altKey})`,
     );
+    // Where n acts, and for whoever does not use it: a mouse, a phone, the single-key shortcuts off.
+    this.next = h(
+      "button",
+      { type: "button", class: "sl-btn sl-small sl-next-step", hidden: true, onclick: () => onNext?.() },
+      "Next step",
+    );
     this.writers = h(
       "div",
       { class: "sl-writers" },
@@ -253,6 +287,7 @@ export class StepView {
         { class: "sl-writer-open" },
         this.writeAlt,
         this.writeHuman,
+        this.next,
       ),
       this.newAltForm,
       this.humanForm,
@@ -328,6 +363,7 @@ export class StepView {
       ),
     );
     const flag = flagButton(() => this.act((s) => toggleFlagAt(s, { step: i, alt: j })));
+    markRateKeys(buttons, this.keys);
     return h(
       "li",
       { class: "sl-alt", tabindex: -1, "aria-label": `Alternative ${j + 1}${offered ? "" : " (yours)"}` },
@@ -346,14 +382,16 @@ export class StepView {
     this.li.classList.toggle("sl-flagged", l.flagged);
     if (isCur) this.li.setAttribute("aria-current", "step");
     else this.li.removeAttribute("aria-current");
+    this.keys = c.keys;
     const mainActive = isCur && l.rating === null;
+    markRateKeys(this.rateButtons, c.keys);
     this.rateButtons.forEach((b, k) => {
       setPressed(b, l.rating === RATING_BUTTONS[k].rating);
       b.disabled = !mainActive;
     });
     setPressed(this.flag, l.flagged);
     this.flag.disabled = i >= c.visible;
-    markFlagKey(this.flag, c.flagTarget?.step === i && c.flagTarget.alt === null);
+    markFlagKey(this.flag, c.flagTarget?.step === i && c.flagTarget.alt === null, c.keys);
     this.li.classList.toggle("sl-focus-main", isCur && s.focus.kind === "main" && l.rating === null);
     this.status.textContent = !this.rated
       ? "shown, not rated"
@@ -374,15 +412,17 @@ export class StepView {
     Array.from(this.altList.children).forEach((item, j) => {
       const a = l.alternatives[j];
       item.classList.toggle("sl-alt-focus", isCur && s.focus.kind === "alt" && s.focus.alt === j);
-      item.querySelectorAll<HTMLButtonElement>("button.sl-rate").forEach((b, k) => {
+      const rates = item.querySelectorAll<HTMLButtonElement>("button.sl-rate");
+      rates.forEach((b, k) => {
         setPressed(b, a.rating === RATING_BUTTONS[k].rating);
         b.disabled = !(isCur && l.rating !== null);
       });
+      markRateKeys(rates, c.keys);
       const fb = item.querySelector<HTMLButtonElement>("button.sl-flag");
       if (fb) {
         setPressed(fb, a.flagged);
         fb.disabled = i >= c.visible;
-        markFlagKey(fb, c.flagTarget?.step === i && c.flagTarget.alt === j);
+        markFlagKey(fb, c.flagTarget?.step === i && c.flagTarget.alt === j, c.keys);
       }
     });
 
@@ -399,15 +439,24 @@ export class StepView {
     this.humanForm.hidden = !(isCur && s.focus.kind === "human");
     this.newAltForm.hidden = !(isCur && s.focus.kind === "newalt");
     // Text left in a closed box (Esc) is not in the labels yet: its button says so, as the critique's does
-    const humanKey = keyFor("write-human");
+    // Keys named (and in aria-keyshortcuts) only while the single-key shortcuts act.
+    const humanKey = c.keys ? keyFor("write-human") : null;
     const ownStep = s.mode === "phase1" ? "your own step" : "corrected step";
-    this.writeHuman.textContent = this.keptIn(this.humanInput, this.humanForm)
-      ? `Finish ${ownStep} (not saved) (${humanKey})`
-      : `Write ${ownStep} (${humanKey})`;
-    const altKey = keyFor("write-alternative");
-    this.writeAlt.textContent = this.keptIn(this.newAltInput, this.newAltForm)
-      ? `Finish alternative (not saved) (${altKey})`
-      : `Write alternative (${altKey})`;
+    this.writeHuman.textContent = withKey(
+      this.keptIn(this.humanInput, this.humanForm) ? `Finish ${ownStep} (not saved)` : `Write ${ownStep}`,
+      humanKey,
+    );
+    markKey(this.writeHuman, humanKey);
+    const altKey = c.keys ? keyFor("write-alternative") : null;
+    this.writeAlt.textContent = withKey(
+      this.keptIn(this.newAltInput, this.newAltForm) ? "Finish alternative (not saved)" : "Write alternative",
+      altKey,
+    );
+    markKey(this.writeAlt, altKey);
+    this.newAltHint.textContent = c.keys
+      ? `Enter adds it, then rate it with ${keyFor("rate-negative")}/${keyFor("rate-neutral")}/${keyFor("rate-positive")}`
+      : "Enter adds it, then rate it";
+    this.renderNext(s, isCur && l.rating !== null && i < c.visible, c.keys);
 
     const critique = l.critique ?? null;
     const editing = s.focus.kind === "critique" && s.focus.step === i;
@@ -423,12 +472,10 @@ export class StepView {
       i >= c.visible ||
       !(c.critiqueTarget === i || l.rating === -1 || critique !== null || unsaved);
     // The key is named only where it acts, as on Flag (an outline there read as keyboard focus).
-    const critiqueKey = keyFor("write-critique");
-    const keyHere = c.critiqueTarget === i;
+    const critiqueKey = c.critiqueTarget === i && c.keys ? keyFor("write-critique") : null;
     const name = unsaved ? "Finish critique (not saved)" : "Critique";
-    this.critiqueOpen.textContent = keyHere ? `${name} (${critiqueKey})` : name;
-    if (keyHere) this.critiqueOpen.setAttribute("aria-keyshortcuts", critiqueKey);
-    else this.critiqueOpen.removeAttribute("aria-keyshortcuts");
+    this.critiqueOpen.textContent = withKey(name, critiqueKey);
+    markKey(this.critiqueOpen, critiqueKey);
     const needed = c.critiqueRequired && l.rating === -1 && !critique;
     this.critiqueOpen.classList.toggle("sl-needed", needed);
     this.critiqueShown.hidden = critique === null && !needed;
@@ -439,8 +486,32 @@ export class StepView {
             // rendered as the corrected step is: annotators write math in it ($(2+1)(2+1)=9$)
             setRendered(h("span", { class: "sl-md sl-critique-text" }), renderMarkdown(critique, { inline: true })),
           ]
-        : [h("em", {}, `This project needs a critique of every Negative step: press ${keyFor("write-critique")}.`)]),
+        : [
+            h(
+              "em",
+              {},
+              `This project needs a critique of every Negative step: press ${c.keys ? keyFor("write-critique") : "its Critique button"}.`,
+            ),
+          ]),
     );
+  }
+
+  /** Phase 1's Next step button on the current, rated step: it does what n does, and where n
+   * cannot move on yet it says so (aria-disabled, so it stays focusable and its press explains). */
+  private renderNext(s: LabelingState, shown: boolean, keys: boolean): void {
+    this.next.hidden = !(shown && s.mode === "phase1");
+    if (this.next.hidden) return;
+    const key = keys ? keyFor("next-step") : null;
+    this.next.textContent = withKey("Next step", key);
+    markKey(this.next, key);
+    const waits = nextStep(s) === s;
+    if (waits) {
+      this.next.setAttribute("aria-disabled", "true");
+      this.next.title = nextStepWhy(s, keys);
+    } else {
+      this.next.removeAttribute("aria-disabled");
+      this.next.removeAttribute("title");
+    }
   }
 
   /** A closed box still holding typed text. */
