@@ -270,10 +270,13 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
     if project.task_kind == TaskKind.COMPARE:
         return _run_reward_training(run=run, t0=t0, log=log)
     try:
-        config = training_config(overrides={k: v for k, v in run.config.items() if k != "extra"})
-        config.extra = {**config.extra, **(run.config.get("extra") or {}), "run_id": run.pk}
         watermark = run.metrics["annotation_watermark"]
         label_count = label_total(project=project, up_to_annotation_id=watermark)
+        # On the row from the start: a running or failed run listed "0 step labels" (the API, the
+        # dashboard's runs table) though it had hundreds to train on.
+        TrainingRun.objects.filter(pk=run.pk).update(label_count=label_count)
+        config = training_config(overrides={k: v for k, v in run.config.items() if k != "extra"})
+        config.extra = {**config.extra, **(run.config.get("extra") or {}), "run_id": run.pk}
         examples = build_examples(project=project, up_to_annotation_id=watermark, auto_labels=config.auto_labels)
         if not any(e.target is not None for e in examples):
             from autolabel.models import AutoStepLabel

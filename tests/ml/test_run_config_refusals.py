@@ -67,3 +67,17 @@ def test_the_reward_only_keys_are_the_reward_models_own():
     from ml.services.config import CONFIG_KEYS, REWARD_ONLY_KEYS
 
     assert {f.name for f in fields(RewardConfig)} - CONFIG_KEYS - {"extra"} == REWARD_ONLY_KEYS
+
+
+def test_a_failed_run_lists_the_step_labels_it_had_to_train_on(project):
+    """Was: label_count stayed 0 unless the run succeeded, so a run that failed on 12 labeled
+    solutions read "0 step labels" in the API and the dashboard's runs table."""
+    from ml.services_auto import label_total
+
+    with override_settings(ML_TRAINING_CONFIG={**TINY, "featurizer": "local_hf"}):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.FAILED
+    assert run.label_count == label_total(project=project) > 0
+    ml = member_client(project, "ml-cfg3", Role.ML_ENGINEER)
+    listed = ml.get("/api/v1/projects/cfg/training-runs/").json()
+    assert listed[0]["id"] == run.pk and listed[0]["label_count"] == run.label_count
