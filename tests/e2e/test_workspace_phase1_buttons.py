@@ -64,19 +64,21 @@ def test_phase1_labeled_and_submitted_by_mouse_with_shortcuts_off(pages, screens
     )
     expect(visible_steps(page)).to_have_count(1)
 
-    # Two alternatives, rated out of order: once the first is Positive, Next step moves on.
+    # Two alternatives written; the first rated Positive while the second waits unrated: the step is
+    # not passed (past it, nothing could rate the second, and a submit refuses it unrated), and Next
+    # step says so. Once the second is rated too, the step passes by itself.
     _write_alternative(page, "Or: $x^2 = 3 \\cdot 3$.")
     _write_alternative(page, "Or: $x^2 = 6$.")
     alts = step.locator(".sl-alt")
-    alts.nth(1).get_by_role("button", name="Negative").click()
     alts.nth(0).get_by_role("button", name="Positive").click()
-    expect(visible_steps(page)).to_have_count(1)  # still here: the step waits for Next step
-    expect(next_button).not_to_have_attribute("aria-disabled", "true")
-    expect(page.locator(".sl-footer")).to_have_text(
-        "Rate the alternatives here with their buttons, or press Next step to move on."
+    expect(visible_steps(page)).to_have_count(1)
+    expect(next_button).to_have_attribute("aria-disabled", "true")
+    next_button.click(force=True)
+    expect(page.locator(".sl-notice")).to_have_text(
+        "Rate the alternative you wrote at step 1 first; then Next step moves on."
     )
     screenshot(page, "workspace-phase1-next-step-button")
-    next_button.click()
+    alts.nth(1).get_by_role("button", name="Negative").click()
     expect(visible_steps(page)).to_have_count(2)
     expect(current_step(page)).to_have_attribute("aria-label", "Step 2")
     expect(next_button).to_be_hidden()

@@ -339,6 +339,22 @@ describe("phase 1", () => {
     expect(p.steps[0].alternatives.map((a) => a.rating)).toEqual([-1, 1]);
   });
 
+  it("n does not move past an alternative the annotator wrote and has not rated", () => {
+    let s = rate(createState("phase1", [{ index: 0, text: "s0" }, { index: 1, text: "s1" }]), 0);
+    s = addAlternative(s, "my other step");
+    s = addAlternative(s, "a third");
+    expect(s.focus).toEqual({ kind: "alt", alt: 1 });
+    s = rate(s, 1); // the second is Positive: the step is resolved, the first still unrated
+    // was: the step was passed, and the unrated one blocked the submit until Undo
+    expect(currentIndex(s)).toBe(0);
+    expect(s.focus).toEqual({ kind: "alt", alt: 0 }); // focus goes to it
+    expect(nextStep(s)).toBe(s); // n waits for it too
+    s = rate(s, -1);
+    expect(currentIndex(s)).toBe(1);
+    s = rate(s, 1);
+    expect(finishReason(s)).toBe("solution");
+  });
+
   it("with alternatives to rate after a Positive step, n moves on early", () => {
     let s = rate(createState("phase1", [{ index: 0, text: "s0", alternatives: ["a", "b"] }]), 1);
     expect(currentIndex(s)).toBe(0);

@@ -156,7 +156,7 @@ export function visibleCount(s: LabelingState): number {
 
 /** Alternatives the annotator wrote but has not rated yet: they block completion. */
 function hasUnratedWrittenAlternative(s: LabelingState): boolean {
-  return s.labels.some((l) => l.alternatives.some((a) => !a.offered && a.rating === null));
+  return s.labels.some(unratedWritten);
 }
 
 /** The finish reason the ratings imply, or null while the labeling is incomplete. */
@@ -174,6 +174,11 @@ export function isComplete(s: LabelingState): boolean {
 }
 
 /** Phase 1: the current step has a Positive (main or alternative) or a written human step. */
+/** An alternative written at this step that has no rating yet. */
+export function unratedWritten(l: StepLabel): boolean {
+  return l.alternatives.some((a) => !a.offered && a.rating === null);
+}
+
 function isResolved(l: StepLabel): boolean {
   if (l.rating === null) return false;
   if (l.rating === 1 || l.alternatives.some((a) => a.rating === 1)) return true;
@@ -281,7 +286,12 @@ function edit(s: LabelingState): LabelingState {
 function phase1After(next: LabelingState, cur: number, fromAlt: number | null): LabelingState {
   const l = next.labels[cur];
   const firstAlt = fromAlt === null ? 0 : fromAlt + 1;
-  if (firstAlt < l.alternatives.length) return { ...next, focus: { kind: "alt", alt: firstAlt } };
+  const following = l.alternatives.findIndex((a, i) => i >= firstAlt && a.rating === null);
+  if (following >= 0) return { ...next, focus: { kind: "alt", alt: following } };
+  // One the annotator wrote earlier and left unrated is rated before the step is passed (after it,
+  // nothing can rate it, and a submit refuses it).
+  const unrated = l.alternatives.findIndex((a) => !a.offered && a.rating === null);
+  if (unrated >= 0) return { ...next, focus: { kind: "alt", alt: unrated } };
   if (isResolved(l)) {
     l.done = true;
   }
@@ -369,7 +379,8 @@ export function setHumanStep(s: LabelingState, text: string): LabelingState {
   if (s.labels[cur].human === value) return { ...s, focus: MAIN };
   const next = edit(s);
   next.labels[cur].human = value;
-  if (s.mode === "phase1" && value !== null && isResolved(next.labels[cur])) next.labels[cur].done = true;
+  const passed = isResolved(next.labels[cur]) && !unratedWritten(next.labels[cur]);
+  if (s.mode === "phase1" && value !== null && passed) next.labels[cur].done = true;
   return { ...next, focus: MAIN };
 }
 
@@ -377,6 +388,9 @@ export function setHumanStep(s: LabelingState, text: string): LabelingState {
 export function nextStep(s: LabelingState): LabelingState {
   const cur = currentIndex(s);
   if (s.mode !== "phase1" || cur === null || !isResolved(s.labels[cur])) return s;
+  // An alternative the annotator wrote must be rated (a submit refuses it unrated), and once the
+  // step is passed it can no longer be: moving on would leave a submit that only Undo unblocks.
+  if (unratedWritten(s.labels[cur])) return s;
   const next = edit(s);
   next.labels[cur].done = true;
   return { ...next, focus: MAIN };

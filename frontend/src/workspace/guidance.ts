@@ -10,6 +10,7 @@ import {
   needsHumanStep,
   rateableCount,
   ratedCount,
+  unratedWritten,
 } from "../labeling/state";
 import { keyFor } from "./keymap";
 
@@ -181,6 +182,9 @@ export function nextStepWhy(s: LabelingState, keys = true): string {
   if (s.labels[cur].rating === null) {
     return `Rate step ${n} first (${keyFor("rate-negative")}/${keyFor("rate-neutral")}/${keyFor("rate-positive")}); ${key} moves on once something here is Positive.`;
   }
+  if (unratedWritten(s.labels[cur])) {
+    return `Rate the alternative you wrote at step ${n} first (${keyFor("focus-next")} reaches it); then ${key} moves on.`;
+  }
   const own = `write your own step (${keyFor("write-human")}) or another alternative (${keyFor("write-alternative")})`;
   if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so ${key} cannot move on yet: ${own}.`;
   return `Nothing at step ${n} is Positive yet, so ${key} cannot move on: rate the alternatives (${keyFor("focus-next")}), or ${own}.`;
@@ -193,6 +197,7 @@ function nextStepWhyByButtons(s: LabelingState): string {
   if (cur === null) return "Nothing is left to rate: press Submit.";
   const n = cur + 1;
   if (s.labels[cur].rating === null) return `Rate step ${n} first; Next step moves on once something here is Positive.`;
+  if (unratedWritten(s.labels[cur])) return `Rate the alternative you wrote at step ${n} first; then Next step moves on.`;
   const own = "write your own step (Write your own step) or another alternative (Write alternative)";
   if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so Next step cannot move on yet: ${own}.`;
   return `Nothing at step ${n} is Positive yet, so Next step cannot move on: rate the alternatives, or ${own}.`;
