@@ -58,7 +58,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "selection_strategy": "The queue's order; the default gives graded-wrong answers half the labels. "
             "The dashboard says how each did against random. A change reorders the open queue at once "
             "(a worker, within a minute).",
-            "retrain_every": "Retrain the PRM after this many new step labels.",
+            "retrain_every": "Retrain the PRM after this many new step labels (0: only when asked).",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",
             "guidelines": "Markdown with $LaTeX$ math; annotators read it beside every task. Raw HTML shows as text.",
@@ -78,8 +78,9 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["qc_rate"].widget.attrs.update(min=0, max=1, step=0.01)
         self.fields["control_share"].widget.attrs.update(min=0, max=MAX_CONTROL_SHARE, step=0.01)
         self.fields["control_share"].required = False  # a form from before the field keeps the current share
-        _bounded(self.fields["retrain_every"], 1, 10_000_000)
-        self.fields["retrain_every"].widget.attrs.update(min=1)
+        # 0 turns automatic retraining off (ml.services_auto; the dashboard and README say so)
+        _bounded(self.fields["retrain_every"], 0, 10_000_000)
+        self.fields["retrain_every"].widget.attrs.update(min=0)
         if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
             self._for_pairs()
         elif "task_kind" in self.fields:
@@ -92,7 +93,7 @@ class ProjectSettingsForm(forms.ModelForm):
     COMPARE_HELP = {
         "overlap": "How many different annotators compare each pair (1 to 10). A change applies at once; tasks "
         "in progress are kept.",
-        "retrain_every": "Retrain the reward model after this many new preferences.",
+        "retrain_every": "Retrain the reward model after this many new preferences (0: only when asked).",
     }
 
     def _for_pairs(self) -> None:

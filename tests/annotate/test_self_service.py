@@ -103,7 +103,7 @@ def test_only_creators_see_and_use_create_project(client):
         ("overlap", "0", "greater than or equal to 1"),
         ("qc_rate", "1.5", "less than or equal to 1"),
         ("control_share", "0.8", "less than or equal to 0.5"),
-        ("retrain_every", "0", "greater than or equal to 1"),
+        ("retrain_every", "-1", "greater than or equal to 0"),  # 0 is allowed: it turns retraining off
         ("task_kind", "rank", "Select a valid choice"),
         ("name", "", "This field is required"),
     ],
@@ -116,6 +116,22 @@ def test_create_project_refuses_bad_fields_by_name_and_creates_nothing(client, f
     assert message in " ".join(response.context["form"].errors[field])
     assert list(Project.objects.values_list("slug", flat=True)) == ["taken"]
     assert not AuditEvent.objects.exists()
+
+
+def test_retrain_every_0_turns_automatic_retraining_off_from_the_settings_page(client):
+    """Found by the active-learning walkthrough: the README and the dashboard say 0 turns automatic
+    retraining off, and the trigger reads it so, but the form refused 0."""
+    lead = user("lead")
+    project = project_with(lead)
+    signed_in(client, lead)
+    form = {**NEW, "slug": project.slug, "retrain_every": "0"}
+    form.pop("slug")
+    response = client.post("/projects/algebra/settings/", form)
+    assert response.status_code == 302, response.context["form"].errors if response.context else response
+    project.refresh_from_db()
+    assert project.retrain_every == 0
+    page = client.get("/projects/algebra/settings/").content.decode()
+    assert "(0: only when asked)" in page
 
 
 def test_settings_change_is_saved_and_audited_with_before_and_after(client):

@@ -301,13 +301,13 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
     # the settings that mean something else for pairs say so
     expect(page.locator("#id_overlap_helptext")).to_contain_text("compare each pair")
     retrain_help = page.locator("#id_retrain_every_helptext")
-    expect(retrain_help).to_have_text("Retrain the reward model after this many new preferences.")
+    expect(retrain_help).to_have_text("Retrain the reward model after this many new preferences (0: only when asked).")
     screenshot(page, "lead-new-compare-project", full_page=True)
     # back to Steps: the fields return with what was typed, and the steps' help
     page.get_by_label("Task kind").select_option("steps")
     for field in [*step_only, *helps]:
         expect(field).to_be_visible()
-    expect(retrain_help).to_have_text("Retrain the PRM after this many new step labels.")
+    expect(retrain_help).to_have_text("Retrain the PRM after this many new step labels (0: only when asked).")
     expect(page.get_by_label("Control share")).to_have_value("0.2")
     expect(links).to_be_visible()
 
