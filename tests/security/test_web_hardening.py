@@ -184,6 +184,7 @@ def test_check_deploy_is_clean_with_production_settings():
         "SECRET_KEY": "k" * 20 + "-deploy-check-" + "x7Yq2#pL9&vR4!zM8@wN5^sT1*bU6%",
         "ALLOWED_HOSTS": "steplabel.example.org",
         "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steplabel"),
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     }
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
@@ -195,6 +196,21 @@ def test_check_deploy_is_clean_with_production_settings():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+    # Without DATABASE_URL or CELERY_BROKER_URL a deployment fell back to the embedded SQLite file
+    # and filesystem queue without a word (the operations walkthrough): the deploy check names both.
+    bare = {k: v for k, v in env.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=bare,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "steplabel.W001" in result.stderr and "DATABASE_URL is not set" in result.stderr
+    assert "steplabel.W002" in result.stderr and "CELERY_BROKER_URL is not set" in result.stderr
 
 
 def test_production_refuses_a_key_that_is_not_random():
