@@ -121,6 +121,17 @@ def test_the_banners_token_command_names_the_var_dir_the_server_runs_with(monkey
     assert line == f"{prefix}DJANGO_SETTINGS_MODULE=config.settings.local {TOKEN_COMMAND}"
 
 
+def test_the_banner_masks_the_brokers_password(settings):
+    """The operations walkthrough: `make run` on Redis printed the broker URL, password and all."""
+    from annotate.management.commands.run_dev import Command
+
+    settings.CELERY_BROKER_URL = "redis://:s3cret-pass@127.0.0.1:6379/0"
+    out = io.StringIO()
+    Command(stdout=out)._banner("127.0.0.1", 8000, {"web": SimpleNamespace(pid=1), "worker": SimpleNamespace(pid=2)})
+    (line,) = [x.strip() for x in out.getvalue().splitlines() if x.strip().startswith("broker:")]
+    assert line == "broker:   redis://:**@127.0.0.1:6379/0"
+
+
 def _up(url: str):
     try:
         return get(url)

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import OperationalError, connection
+from kombu.utils.url import maybe_sanitize_url
 
 from annotate.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
 
@@ -144,7 +145,7 @@ class Command(BaseCommand):
             f"             {var}DJANGO_SETTINGS_MODULE=config.settings.local"
             " .venv/bin/python manage.py drf_create_token mlengineer",
             f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}",
-            f"  broker:   {settings.CELERY_BROKER_URL}",
+            f"  broker:   {maybe_sanitize_url(settings.CELERY_BROKER_URL)}",  # its password masked, as Celery logs it
             f"  web pid {processes['web'].pid}, worker pid {processes['worker'].pid}; Ctrl-C stops both.",
             "=" * 72,
             "",
