@@ -8,14 +8,17 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from annotate.admin.problems import short
-from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import Annotation, AnnotationRevision, Assignment
 from annotate.review import first_critique, review_table
 from annotate.services import audit, label_edits
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(ProjectScopedAdmin):
+class AssignmentAdmin(FixedIdentityMixin, ProjectScopedAdmin):
+    # Whose claim on what: fixed once made (re-pointed, a submitted claim's label would stand under
+    # another annotator or solution). Its status stays editable: ending a stuck claim is the admin's.
+    identity_fields = ("project", "solution", "comparison", "annotator")
     list_display = [
         "id",
         "project",

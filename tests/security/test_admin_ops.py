@@ -92,3 +92,22 @@ def test_a_lead_changes_no_preference_and_no_pseudonym_in_the_admin():
     # A superuser may delete a pseudonym (an operator's decision, across projects).
     root = world.session_client("superuser")
     assert root.get(f"/admin/annotate/labelerprofile/{profile.pk}/delete/").status_code == 200
+
+
+def test_an_assignments_identity_is_fixed_in_the_admin_and_its_status_is_not():
+    """The operator walkthrough: a lead could re-point a claim (its project, solution or annotator)
+    after the fact, as the admin fixes for problems, solutions and pairs."""
+    world = build_world()
+    assignment = world.rows["annotate.assignment"]
+    lead = world.session_client("lead")
+    page = lead.get(f"/admin/annotate/assignment/{assignment.pk}/change/").content.decode()
+    for field in ("project", "solution", "annotator"):
+        assert f'name="{field}"' not in page, field
+    assert 'name="status"' in page
+    before = (assignment.project_id, assignment.solution_id, assignment.annotator_id)
+    lead.post(
+        f"/admin/annotate/assignment/{assignment.pk}/change/",
+        {"annotator": world.users["lead"].pk, "status": assignment.status, "generation": assignment.generation or 0},
+    )
+    assignment.refresh_from_db()
+    assert (assignment.project_id, assignment.solution_id, assignment.annotator_id) == before
