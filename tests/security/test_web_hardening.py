@@ -176,6 +176,17 @@ def test_expensive_endpoints_answer_429_past_their_rate():
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_check_deploy_is_clean_with_production_settings():
     env = {
         # The browser tests' conftest sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; no deployment does.
@@ -186,28 +197,14 @@ def test_check_deploy_is_clean_with_production_settings():
         "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steplabel"),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     }
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _check_deploy(env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
 
     # Without DATABASE_URL or CELERY_BROKER_URL a deployment fell back to the embedded SQLite file
     # and filesystem queue without a word (the operations walkthrough): the deploy check names both.
     bare = {k: v for k, v in env.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=bare,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _check_deploy(bare)
     assert result.returncode != 0
     assert "steplabel.W001" in result.stderr and "DATABASE_URL is not set" in result.stderr
     assert "steplabel.W002" in result.stderr and "CELERY_BROKER_URL is not set" in result.stderr
