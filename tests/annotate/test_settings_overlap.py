@@ -187,5 +187,5 @@ def test_a_number_below_its_range_gets_one_error_not_two():
     }
     form = ProjectSettingsForm(data=data, instance=project)
     assert not form.is_valid()
-    assert form.errors["retrain_every"] == ["Ensure this value is greater than or equal to 1."]
+    assert form.errors["retrain_every"] == ["Ensure this value is greater than or equal to 0."]  # 0: off
     assert form.errors["overlap"] == ["Ensure this value is greater than or equal to 1."]
