@@ -1,4 +1,5 @@
-"""Celery tasks of automatic labeling (default queue: HTTP and grading, no torch).
+"""Celery tasks of automatic labeling (the `autolabel` queue: hours of HTTP and grading, no torch;
+kept off `default`, whose workers run imports, exports and the sweep).
 
 Stale jobs are restarted by the project's one sweep (core.tasks.sweep_jobs -> autolabel.services.sweep).
 """

@@ -33,7 +33,9 @@ def purge_broker() -> None:
 
 
 @contextmanager
-def celery_worker(*, queues: str = "default,ml", extra_env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    *, queues: str = "default,ml,autolabel", extra_env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen]:
     """Start `celery worker` for the duration of the block; SIGTERM (then SIGKILL) at exit."""
     env = {
         **os.environ,

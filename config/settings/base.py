@@ -299,7 +299,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}}
+# Training on its own queue, and autolabel jobs (hours of HTTP calls each) on theirs, so neither
+# holds the `default` workers that run imports, exports and the job sweep.
+CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}, "autolabel.tasks.*": {"queue": "autolabel"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # Fail fast when the broker is down (the job row stays `created` and the sweep re-sends it).
 CELERY_BROKER_CONNECTION_TIMEOUT = 2

@@ -37,7 +37,7 @@ def test_a_lead_labels_automatically_from_the_data_page(pages, screenshot, tmp_p
     assert not AutolabelJob.objects.exists()
 
     purge_broker()
-    with stand_in_server(_behaviour()) as url, celery_worker(queues="default"):
+    with stand_in_server(_behaviour()) as url, celery_worker(queues="default,autolabel"):
         form.get_by_label("Model server").fill(url)
         form.get_by_label("Rollouts per step").fill("4")
         form.get_by_label("Requests at once").fill("4")
@@ -65,7 +65,7 @@ def test_a_reloaded_data_page_follows_the_running_job_and_stops_it(pages, screen
     stop = form.get_by_role("button", name="Stop the job")
     expect(stop).to_be_hidden()
     purge_broker()
-    with stand_in_server(_behaviour(solutions, delay_s=0.5)) as url, celery_worker(queues="default"):
+    with stand_in_server(_behaviour(solutions, delay_s=0.5)) as url, celery_worker(queues="default,autolabel"):
         form.get_by_label("Model server").fill(url)
         form.get_by_label("Model", exact=True).fill("stand-in")
         form.get_by_label("Rollouts per step").fill("2")

@@ -90,8 +90,8 @@ class Command(BaseCommand):
             # one writer at a time whatever the concurrency, so 2 processes x 4 threads are plenty.
             "web": [str(bin_dir / "gunicorn"), "-c", "config/gunicorn.py", "--bind", f"{host}:{port}",
                     "--workers", "2", "--threads", "4"],
-            "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "default,ml", "--concurrency", "1",
-                       "--loglevel", "INFO"],
+            "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "default,ml,autolabel",
+                       "--concurrency", "1", "--loglevel", "INFO"],
         }  # fmt: skip
         processes: dict[str, subprocess.Popen] = {}
         stopping = False
