@@ -94,6 +94,10 @@ def test_run_dev_serves_demo_with_a_worker_and_stops_on_ctrl_c(embedded_env, tmp
             cwd=ROOT, env=embedded_env, check=True,
         )  # fmt: skip
         wait_for(lambda: re.search(r"celery.accumulate\[.*\] succeeded.*4242", log_path.read_text()), 60, "the task")
+        # Beat runs inside the worker (-B), so the job sweep is scheduled in the dev stack too.
+        var_dir = Path(embedded_env["STEPLABEL_VAR_DIR"])
+        wait_for(lambda: list(var_dir.glob("celerybeat-schedule*")), 60, "beat's schedule file")
+        assert "beat: Starting..." in log_path.read_text()
         web_pid = int(re.search(r"web pid (\d+)", banner).group(1))
     finally:
         proc.send_signal(signal.SIGINT)

@@ -90,8 +90,11 @@ class Command(BaseCommand):
             # one writer at a time whatever the concurrency, so 2 processes x 4 threads are plenty.
             "web": [str(bin_dir / "gunicorn"), "-c", "config/gunicorn.py", "--bind", f"{host}:{port}",
                     "--workers", "2", "--threads", "4"],
+            # -B: beat inside the worker, so the job sweep (CELERY_BEAT_SCHEDULE) runs here too and a
+            # job whose worker was killed is sent again; a deployment runs beat on its own (compose).
             "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "default,ml,autolabel",
-                       "--concurrency", "1", "--loglevel", "INFO"],
+                       "--concurrency", "1", "--loglevel", "INFO",
+                       "-B", "--schedule", str(settings.VAR_DIR / "celerybeat-schedule")],
         }  # fmt: skip
         processes: dict[str, subprocess.Popen] = {}
         stopping = False
