@@ -118,7 +118,9 @@ def test_ratings_submitted_from_another_device_are_not_reported_lost(pages):
     page = open_second_tab(pages, ctx)
     expect(page.locator(".sl-problem-text")).to_contain_text("second problem")
     old = Assignment.objects.get(annotator=ann, solution=first)
-    page.wait_for_function(f"!Object.keys(localStorage).includes('steplabel:draft:{old.pk}')")
+    # A function, not an expression: Playwright eval()s an expression in the page each time it polls,
+    # which the page's CSP refuses (the test failed whenever the draft was not gone at once).
+    page.wait_for_function(f"() => !Object.keys(localStorage).includes('steplabel:draft:{old.pk}')")
     expect(page.locator(".sl-alert")).to_be_hidden()
     assert main_ratings(annotation_for(first)) == [1, 0, 1]
 
