@@ -29,13 +29,16 @@ from labeling_api.serializers_export import (
     ImportRequestSerializer,
     StreamRequestSerializer,
 )
+from labeling_api.throttling import SaysItsRateLimit
 
 EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
 DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
 
 
-class StreamedExportView(APIView):
+class StreamedExportView(SaysItsRateLimit, APIView):
     throttle_scope = "export"  # labeling_api.throttling: per-user rate limit
+    throttle_counts = "export requests (streamed exports and export jobs together, refused ones too)"
+    throttle_setting = "THROTTLE_EXPORT"
 
     @extend_schema(
         operation_id="projects_export_stream",
@@ -72,8 +75,10 @@ class StreamedExportView(APIView):
         return response
 
 
-class ExportJobListView(APIView):
+class ExportJobListView(SaysItsRateLimit, APIView):
     throttle_scope = {"POST": "export"}  # labeling_api.throttling: per-user rate limit
+    throttle_counts = StreamedExportView.throttle_counts
+    throttle_setting = StreamedExportView.throttle_setting
 
     @extend_schema(
         operation_id="projects_exports_create",

@@ -6,10 +6,9 @@ Thin views over ml.services; who may call them is in labeling_api.access.
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from labeling_api.access import project_for_action
@@ -21,28 +20,13 @@ from labeling_api.serializers_ml import (
     TrainingRunRequestSerializer,
     TrainingRunSerializer,
 )
+from labeling_api.throttling import SaysItsRateLimit
 from ml import selectors as ml_selectors
 from ml import services
 from ml.prm.config import ConfigError
 
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Training run id.")
 DENIED = denied(forbidden="A member without the required role.", not_found="No such project (or run), or not a member.")
-PERIODS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
-
-
-class SaysItsRateLimit:
-    """A 429 that names the limit, what counts toward it and the setting that raises it. DRF's own,
-    "Request was throttled. Expected available in 2798 seconds.", reached a lead who had pressed
-    Retrain now while runs were joined (each press counts), with no word of which limit or why."""
-
-    throttle_counts: str = "requests"
-    throttle_setting: str = ""
-
-    def throttled(self, request, wait):
-        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.throttle_scope) or ""
-        number, _, period = rate.partition("/")
-        limit = f"at most {number} {self.throttle_counts} per user per {PERIODS.get(period[:1], period)}"
-        raise Throttled(wait, detail=f"Request was throttled: {limit} ({self.throttle_setting}).")
 
 
 class TrainingRunListView(SaysItsRateLimit, APIView):

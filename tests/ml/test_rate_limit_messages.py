@@ -47,3 +47,23 @@ def test_a_throttled_retrain_or_score_says_which_limit_and_how_to_raise_it():
             "Request was throttled: at most 1 scoring requests per user per minute (THROTTLE_SCORE)."
         )
         assert lead.get(url).status_code == 200  # listing runs is not limited
+
+
+@pytest.mark.django_db
+def test_a_throttled_export_says_its_limit_on_the_stream_and_the_job_endpoint():
+    """The export limit answered DRF's bare message too; the job list throttles POST only (a scope
+    per method), which the message reads the same way."""
+    project = Project.objects.create(slug="exp-limits")
+    ml = member_client(project, "ml-limits", Role.ML_ENGINEER)
+    with override_settings(**_settings(export="1/hour")):
+        assert ml.get("/api/v1/projects/exp-limits/export/?format=prm800k").status_code == 200
+        for refused in (
+            ml.get("/api/v1/projects/exp-limits/export/?format=prm800k"),
+            ml.post("/api/v1/projects/exp-limits/exports/", {"format": "prm800k"}, format="json"),
+        ):
+            assert refused.status_code == 429
+            assert refused.json()["detail"].startswith(
+                "Request was throttled: at most 1 export requests (streamed exports and export jobs together, "
+                "refused ones too) per user per hour (THROTTLE_EXPORT)."
+            )
+        assert ml.get("/api/v1/projects/exp-limits/exports/").status_code == 200  # the job list is not limited
