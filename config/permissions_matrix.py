@@ -98,6 +98,7 @@ ROUTES: dict[str, list[Call]] = {
         Call("GET",                   row(401, 404, 404, 404, 200, 200, 200, 403)),
         Call("POST",                  row(401, 404, 404, 404, 400, 400, 400, 403), body={"config": "not an object"}),
     ],
+    "training-run-detail": [Call("GET", row(401, 404, 404, 404, 200, 200, 200, 403))],
     "training-run-activate": [Call("POST", row(401, 404, 404, 404, 403, 409, 409, 403))],
     "prm-score": [
         Call("POST",                  row(401, 404, 404, 404, 409, 409, 409, 403),

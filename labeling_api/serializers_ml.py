@@ -5,6 +5,7 @@ from rest_framework import serializers
 from core.errors import unknown_name
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError
+from ml.selectors import run_note
 from ml.services import CONFIG_KEYS, validate_config
 from ml.services.config import REWARD_ONLY_KEYS
 
@@ -21,6 +22,10 @@ MAX_TEXT = 20_000
 class TrainingRunSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.slug", read_only=True)
     duration_seconds = serializers.SerializerMethodField(help_text="Wall time of the run (training and scoring).")
+    note = serializers.SerializerMethodField(
+        help_text="Why a succeeded run is not the active model: it finished after a lead activated another "
+        "run by hand (a rollback), which stays active. Empty otherwise."
+    )
 
     class Meta:
         model = TrainingRun
@@ -34,12 +39,16 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             "config",
             "duration_seconds",
             "error",
+            "note",
             "created_at",
             "started_at",
             "finished_at",
             "activated_at",
         ]
         read_only_fields = fields
+
+    def get_note(self, run: TrainingRun) -> str:
+        return run_note(run.metrics)
 
     def get_duration_seconds(self, run: TrainingRun) -> float | None:
         if run.started_at is None or run.finished_at is None:

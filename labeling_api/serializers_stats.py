@@ -221,6 +221,7 @@ class RunSerializer(serializers.Serializer):
     started_at = _nullable(serializers.DateTimeField)
     finished_at = _nullable(serializers.DateTimeField)
     error = S(allow_blank=True)
+    note = S(allow_blank=True, help_text="Why a succeeded run is not active: it finished after a lead's rollback.")
 
 
 class CurvePointSerializer(HeldoutSerializer):

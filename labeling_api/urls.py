@@ -47,6 +47,11 @@ urlpatterns = [
     # The model loop (ml.services)
     path("projects/<slug:slug>/training-runs/", views_ml.TrainingRunListView.as_view(), name="project-training-runs"),
     path(
+        "projects/<slug:slug>/training-runs/<rowid:id>/",
+        views_ml.TrainingRunDetailView.as_view(),
+        name="training-run-detail",
+    ),
+    path(
         "projects/<slug:slug>/training-runs/<rowid:id>/activate/",
         views_ml.TrainingRunActivateView.as_view(),
         name="training-run-activate",

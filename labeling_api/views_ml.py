@@ -89,13 +89,30 @@ class TrainingRunListView(SaysItsRateLimit, APIView):
         return Response(TrainingRunSerializer(runs, many=True).data)
 
 
+class TrainingRunDetailView(APIView):
+    @extend_schema(
+        operation_id="projects_training_runs_retrieve",
+        summary="One training run",
+        description=(
+            "The run that `POST .../training-runs/` answered with, to follow it until it ends: status, label count, "
+            "held-out metrics, its error when it failed, and `note` when it succeeded but was not activated."
+        ),
+        parameters=[SLUG, RUN_ID],
+        responses={200: TrainingRunSerializer, **DENIED},
+    )
+    def get(self, request: Request, slug: str, id: int) -> Response:
+        project = project_for_action(request, slug, "view_models")
+        return Response(TrainingRunSerializer(ml_selectors.run_of(project=project, run_id=id)).data)
+
+
 class TrainingRunActivateView(APIView):
     @extend_schema(
         operation_id="projects_training_runs_activate",
         summary="Activate a training run (roll back)",
         description=(
             "Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the "
-            "queue with it."
+            "queue with it. A run queued or training at that moment finishes without replacing it (`note` says "
+            "so); a training run requested afterwards replaces it as usual."
         ),
         parameters=[SLUG, RUN_ID],
         request=None,
@@ -108,7 +125,9 @@ class TrainingRunActivateView(APIView):
     def post(self, request: Request, slug: str, id: int) -> Response:
         project = project_for_action(request, slug, "activate_model")
         run = ml_selectors.run_of(project=project, run_id=id)
-        run = services.rollback(project=project, run=run)  # RunNotActivatable: 409 (labeling_api.exceptions)
+        run = services.rollback(
+            project=project, run=run, by=request.user
+        )  # RunNotActivatable: 409 (labeling_api.exceptions)
         return Response(TrainingRunSerializer(run).data)
 
 

@@ -38,8 +38,10 @@ class TrainingRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
         "status",
         "config",
         "requested_by",
+        "requested_at",
         "is_active",
         "activated_at",
+        "activated_by",
         "label_count",
         "metrics",
         "artifact_path",
@@ -64,7 +66,7 @@ class TrainingRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
         run = runs[0]
         # The same path as the API's activate: a new generation, then the queue rescored with it.
         try:
-            services.rollback(project=run.project, run=run)
+            services.rollback(project=run.project, run=run, by=request.user)
         except services.RunNotActivatable as exc:
             self.message_user(request, str(exc), messages.ERROR)
             return

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from core.models import JobStatus
 
@@ -17,8 +18,16 @@ class TrainingRun(models.Model):
     label_count = models.PositiveIntegerField(default=0, help_text="Step labels the run trained on.")
     metrics = models.JSONField(default=dict, blank=True)
     artifact_path = models.CharField(max_length=500, blank=True)
+    # When the run was last asked for: created, or joined by a later request. A lead's hand
+    # activation (a rollback) after it keeps the run from taking over when it finishes.
+    requested_at = models.DateTimeField(default=timezone.now)
     is_active = models.BooleanField(default=False)
     activated_at = models.DateTimeField(null=True, blank=True)
+    # The lead who made this run active by hand (a rollback); null when it activated on finishing.
+    # For the admin only, like requested_by.
+    activated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

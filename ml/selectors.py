@@ -30,6 +30,17 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def run_note(metrics: dict | None) -> str:
+    """Why a succeeded run is not the active model, when it finished after a lead's rollback."""
+    chosen = (metrics or {}).get("held_back_by")
+    if not chosen:
+        return ""
+    return (
+        f"Not activated: a lead made run #{chosen} the active model while this run waited or trained. "
+        "Activate this run to use it."
+    )
+
+
 def _heldout(metrics: dict) -> dict:
     """The held-out metrics of a run (ml.prm.train writes {"train": {...}, "heldout": {...}}), with
     the held-out size, the 95% intervals training computed, and whether the set is too small."""
@@ -86,6 +97,7 @@ def model_summary(*, project: Project) -> dict:
                 "started_at": _iso(run["started_at"]),
                 "finished_at": _iso(run["finished_at"]),
                 "error": (run["error"] or "").strip().splitlines()[-1][:300] if run["error"] else "",
+                "note": run_note(run["metrics"]),
             }
         )
     curve = sorted(

@@ -4,7 +4,6 @@ re-activates the previous model (ml.tasks.rescore_queue)."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 
@@ -12,24 +11,19 @@ from annotate.models import Project
 from core.models import JobStatus
 from ml.models import TrainingRun
 from ml.services.config import RunNotActivatable, artifact_abspath
-from ml.services.scoring import (
-    rescore_project,
-)
-from ml.tasks import rescore_queue
-
-if TYPE_CHECKING:
-    pass
-
-
 from ml.services.runs import _activate, _lock_project
+from ml.services.scoring import rescore_project
+from ml.tasks import rescore_queue
 
 logger = logging.getLogger("ml.services")
 
 
-def rollback(*, project: Project, run: TrainingRun) -> TrainingRun:
+def rollback(*, project: Project, run: TrainingRun, by=None) -> TrainingRun:
     """Activate an earlier succeeded run (a new generation) and enqueue the queue's rescoring with it
     as a job (`ml.tasks.rescore_queue` -> `rescore_after_activation`): the caller gets its answer at
-    once, and a failed rescoring re-activates the model that was active before."""
+    once, and a failed rescoring re-activates the model that was active before. `by`, the lead who
+    chose it, is kept on the run; a run asked for before this finishes without taking over
+    (ml.services.runs._held_back_by)."""
     if run.project_id != project.pk or run.status != JobStatus.SUCCEEDED or not run.artifact_path:
         raise RunNotActivatable(f"Run {run.pk} is {run.status}; only a succeeded run of {project.slug} can be active.")
     if not artifact_abspath(run.artifact_path).exists():
@@ -42,7 +36,7 @@ def rollback(*, project: Project, run: TrainingRun) -> TrainingRun:
             run.refresh_from_db()
             return run
         previous = TrainingRun.objects.filter(project=project, is_active=True).exclude(pk=run.pk).first()
-        _activate(run=run, project=locked)
+        _activate(run=run, project=locked, by=by if getattr(by, "pk", None) else None)
         args = [run.pk, previous.pk if previous else None]
         transaction.on_commit(lambda: _send_rescore(args))
     run.refresh_from_db()

@@ -34,7 +34,7 @@ from django.utils import timezone
 from annotate.models import Annotation, Preference, Project, TaskKind
 from core import jobs
 from core.models import JobStatus
-from ml.models import TrainingRun
+from ml.models import StepScore, TrainingRun
 from ml.prm.config import ConfigError
 from ml.services.config import STALE_AFTER, artifact_abspath, training_config, validate_run_config
 from ml.services.examples import build_examples
@@ -100,11 +100,11 @@ def request_retrain(
     waiting = TrainingRun.objects.filter(project=project, status=JobStatus.CREATED).order_by("id").first()
     if waiting is not None:
         _take_settings(waiting=waiting, config=config)
-        waiting.merged = True
+        _asked_again(waiting)
         return waiting
     running = TrainingRun.objects.filter(project=project, status=JobStatus.RUNNING).order_by("-id").first()
     if running is not None and _trains_the_same(running=running, config=config):
-        running.merged = True
+        _asked_again(running)
         return running
     if skip_if_current and running is None and not config:
         active = TrainingRun.objects.filter(project=project, is_active=True, status=JobStatus.SUCCEEDED).first()
@@ -122,6 +122,14 @@ def request_retrain(
     if enqueue:
         _enqueue(run.pk)
     return run
+
+
+def _asked_again(run: TrainingRun) -> None:
+    """A request joined `run`: it is asked for now, so a rollback made before this request no
+    longer keeps it from taking over when it finishes (`_held_back_by`)."""
+    run.requested_at = timezone.now()
+    TrainingRun.objects.filter(pk=run.pk).update(requested_at=run.requested_at)
+    run.merged = True
 
 
 def _take_settings(*, waiting: TrainingRun, config: dict[str, Any] | None) -> None:
@@ -321,10 +329,14 @@ def run_training(*, run_id: int, log: Callable[[str], None] | None = None) -> Tr
         generation = _finish_run(
             run=run, t0=t0, config=config.to_dict(), label_count=label_count, metrics=metrics, artifact=artifact
         )
-        apply_selection(selection=selection, generation=generation)
-        drop_other_scores(project=project, run=run)
-        if log:
-            log(f"run {run.pk}: active as generation {generation}; {len(selection.solution_ids)} solutions reordered")
+        if generation is None:
+            _held_back(run=run, log=log)
+        else:
+            apply_selection(selection=selection, generation=generation)
+            drop_other_scores(project=project, run=run)
+            if log:
+                reordered = len(selection.solution_ids)
+                log(f"run {run.pk}: active as generation {generation}; {reordered} solutions reordered")
     except Exception:
         _fail_run(run=run, artifact=artifact if written else None)
     finally:
@@ -353,7 +365,9 @@ def _run_reward_training(*, run: TrainingRun, t0: float, log: Callable[[str], No
             artifact=artifact,
             also=lambda: reward.apply_pair_scores(scored),
         )
-        if log:
+        if generation is None:
+            _held_back(run=run, log=log)
+        elif log:
             log(f"run {run.pk}: reward model active as generation {generation}; {len(scored)} open pairs reordered")
     except Exception:
         _fail_run(run=run, artifact=artifact)
@@ -372,17 +386,24 @@ def _finish_run(
     metrics: dict[str, Any],
     artifact: str,
     also: Callable[[], None] | None = None,
-) -> int:
+) -> int | None:
     """Activate a trained run and mark it succeeded, in one transaction with the project row locked
-    (`also` writes what must change with the activation). Returns the new generation."""
+    (`also` writes what must change with the activation). Returns the new generation, or None when
+    a lead activated another run by hand after this one was asked for: the run succeeds but the
+    lead's choice stays the active model (`held_back_by` in its metrics; a lead may activate it)."""
     with transaction.atomic():
         locked = _lock_project(run.project_id)
         # The sweeper may have failed this run meanwhile: then it must not activate.
         if not TrainingRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING).exists():
             raise RuntimeError("the run was marked failed while it trained (stale timeout); not activated")
-        generation = _activate(run=run, project=locked)
-        if also is not None:
-            also()
+        chosen = _held_back_by(run)
+        generation = None
+        if chosen is None:
+            generation = _activate(run=run, project=locked)
+            if also is not None:
+                also()
+        else:
+            metrics = {**metrics, "held_back_by": chosen}
         TrainingRun.objects.filter(pk=run.pk).update(
             status=JobStatus.SUCCEEDED,
             config=config,
@@ -393,6 +414,29 @@ def _finish_run(
             error="",
         )
     return generation
+
+
+def _held_back_by(run: TrainingRun) -> int | None:
+    """The run a lead activated by hand (a rollback) after `run` was last asked for, if any: the
+    lead chose that model knowing what was in flight, and a run that finishes later must not undo
+    the choice. A request after the rollback (a retrain, automatic or not) takes over as usual."""
+    requested_at = TrainingRun.objects.filter(pk=run.pk).values_list("requested_at", flat=True).first()
+    chosen = (
+        TrainingRun.objects.filter(
+            project_id=run.project_id, is_active=True, activated_by__isnull=False, activated_at__gt=requested_at
+        )
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return chosen
+
+
+def _held_back(*, run: TrainingRun, log: Callable[[str], None] | None) -> None:
+    """A run that finished after a lead's rollback: its step scores go (only the active model's are
+    kept) and the queue keeps the chosen model's order."""
+    StepScore.objects.filter(training_run=run).delete()
+    if log:
+        log(f"run {run.pk}: succeeded, not activated: a lead chose another model while it waited or trained")
 
 
 def _fail_run(*, run: TrainingRun, artifact: str | None) -> None:
@@ -422,11 +466,12 @@ def _enqueue_waiting(*, project_id: int) -> None:
         jobs.send_task(train_model, waiting.pk)
 
 
-def _activate(*, run: TrainingRun, project: Project) -> int:
+def _activate(*, run: TrainingRun, project: Project, by=None) -> int:
     """Make `run` the project's one active model and advance its generation (in the caller's
-    transaction, with the project row locked). Returns the new generation."""
+    transaction, with the project row locked); `by`: the lead who chose it by hand (a rollback).
+    Returns the new generation."""
     TrainingRun.objects.filter(project=project, is_active=True).exclude(pk=run.pk).update(is_active=False)
-    TrainingRun.objects.filter(pk=run.pk).update(is_active=True, activated_at=timezone.now())
+    TrainingRun.objects.filter(pk=run.pk).update(is_active=True, activated_at=timezone.now(), activated_by=by)
     project.current_generation = F("current_generation") + 1
     project.save(update_fields=["current_generation"])
     project.refresh_from_db(fields=["current_generation"])

@@ -223,3 +223,53 @@ def test_an_annotators_table_without_labels_says_so_under_its_header(pages):
     columns = table.locator("thead th").count()
     assert columns > 1 and cell.get_attribute("colspan") == str(columns)
     expect(table.locator("caption")).to_have_count(0)
+
+
+def test_a_lead_rolls_back_from_the_runs_table_and_a_run_in_flight_does_not_undo_it(pages, screenshot, tmp_path):
+    """Two real (tiny) runs; the lead activates the first from the runs table while a third waits.
+    The third then finishes: it succeeds, the first stays the active model, and its row says why."""
+    project = planted_project("rollback", labeled=60, open_=10)
+    make_user("lena", project, Role.LEAD)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        second = services.run_training(
+            run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk
+        )
+        waiting = services.request_retrain(project=project, config={"seed": 8}, enqueue=False)
+        page = pages.page()
+        login(page, "lena", "/dashboard/rollback/")
+        page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+        runs = page.locator('[data-slot="runs"]')
+        expect(runs.locator("tr.sl-active th")).to_have_text(f"#{second.pk} (active)")
+        expect(runs.get_by_role("button", name=f"Activate run #{second.pk}")).to_have_count(0)
+        expect(runs.get_by_role("button", name=f"Activate run #{waiting.pk}")).to_have_count(0)  # not trained
+
+        runs.get_by_role("button", name=f"Activate run #{first.pk}").click()
+        message = page.locator('[data-slot="runs-message"]')
+        expect(message).to_contain_text(f"Run #{first.pk} is the active model")
+        expect(runs.locator("tr.sl-active th")).to_have_text(f"#{first.pk} (active)")
+        first.refresh_from_db()
+        assert first.is_active and first.activated_by.username == "lena"
+
+        held = services.run_training(run_id=waiting.pk)
+        assert held.status == "succeeded" and not held.is_active
+        page.reload()
+        page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+        expect(runs.locator("tr.sl-active th")).to_have_text(f"#{first.pk} (active)")
+        held_row = runs.locator("tbody tr").filter(has_text=f"#{held.pk}")
+        expect(held_row.locator('[data-slot="run-note"]')).to_contain_text(
+            f"Not activated: a lead made run #{first.pk} the active model while this run waited or trained."
+        )
+        expect(held_row.get_by_role("button", name=f"Activate run #{held.pk}")).to_be_visible()
+        page.locator("#model").scroll_into_view_if_needed()
+        screenshot(page, "dashboard-rollback")
+
+        # a model file gone from the server: the lead reads why, and nothing changes
+        (tmp_path / second.artifact_path).unlink()
+        runs.get_by_role("button", name=f"Activate run #{second.pk}").click()
+        expect(message).to_have_text(
+            f"Could not activate run #{second.pk}: 409: Run {second.pk}'s model file is missing."
+        )
+        expect(message).to_have_class(re.compile("sl-error"))
+    first.refresh_from_db()
+    assert first.is_active

@@ -221,6 +221,24 @@ def test_activate_rolls_back_to_an_earlier_run(clients, project):
 
 
 @pytest.mark.django_db
+def test_one_run_is_read_by_id_to_follow_it(clients, project):
+    """The run POST answered with is followed at its own address (not found in the list by id)."""
+    started = clients["ml"].post("/api/v1/projects/api/training-runs/", {}, format="json")
+    assert started.status_code == 202
+    url = f"/api/v1/projects/api/training-runs/{started.data['id']}/"
+    waiting = clients["ml"].get(url)
+    assert waiting.status_code == 200 and waiting.data["status"] == "created" and waiting.data["note"] == ""
+    services.run_training(run_id=started.data["id"])
+    done = clients["lead"].get(url).json()
+    assert done["status"] == "succeeded" and done["is_active"] and done["label_count"] > 0
+    assert 0 <= done["metrics"]["accuracy"] <= 1
+    other = TrainingRun.objects.create(project=Project.objects.get(slug="other"), status=JobStatus.SUCCEEDED)
+    assert clients["lead"].get(f"/api/v1/projects/api/training-runs/{other.pk}/").status_code == 404
+    assert clients["annotator"].get(url).status_code == 403
+    assert clients["outsider"].get(url).status_code == 404
+
+
+@pytest.mark.django_db
 def test_score_returns_probabilities_and_both_solution_scores(clients, project):
     no_model = clients["ml"].post("/api/v1/prm/score/", SCORE_BODY, format="json")
     assert no_model.status_code == 409

@@ -198,6 +198,55 @@ def test_rollback_activates_an_earlier_model_and_rescores_with_it(tmp_path):
 
 
 @pytest.mark.django_db
+def test_a_run_asked_for_before_a_rollback_finishes_without_undoing_it(tmp_path):
+    """The lead rolls back while a run waits (or trains): that run succeeds but the lead's choice stays
+    active, with the queue in its order; a retrain asked for after the rollback takes over as usual."""
+    project = planted_project("rbhold", labeled=60, open_=15, strategy=Strategy.UNCERTAINTY)
+    lead = make_user("rbhold-lead")
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY, ML_STORE_STEP_SCORES=True):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        services.run_training(run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk)
+        in_flight = services.request_retrain(project=project, config={"seed": 8}, enqueue=False)
+        services.rollback(project=project, run=first, by=lead)
+        services.rescore_after_activation(run_id=first.pk, previous_id=None)
+        queue_before = [(s.pk, s.priority, s.model_run_id, s.generation) for s in open_queue(project)]
+        held = services.run_training(run_id=in_flight.pk)
+
+        assert held.status == JobStatus.SUCCEEDED and not held.is_active
+        assert held.metrics["held_back_by"] == first.pk
+        first.refresh_from_db()
+        assert first.is_active and first.activated_by == lead
+        assert [(s.pk, s.priority, s.model_run_id, s.generation) for s in open_queue(project)] == queue_before
+        assert not StepScore.objects.filter(training_run=held).exists()  # only the active model's scores stay
+        runs = {r["id"]: r for r in model_summary(project=project)["runs"]}
+        assert runs[held.pk]["note"].startswith(f"Not activated: a lead made run #{first.pk} the active model")
+        assert runs[first.pk]["note"] == ""
+
+        # the lead may still take the held-back run, and a later request trains and takes over as usual
+        services.rollback(project=project, run=held, by=lead)
+        after = services.run_training(
+            run_id=services.request_retrain(project=project, config={"seed": 9}, enqueue=False).pk
+        )
+    assert after.is_active and "held_back_by" not in after.metrics
+    assert {s.model_run_id for s in open_queue(project)} == {after.pk}
+
+
+@pytest.mark.django_db
+def test_a_request_that_joins_a_waiting_run_after_a_rollback_lets_it_take_over(tmp_path):
+    project = planted_project("rbjoin", labeled=60, open_=10)
+    lead = make_user("rbjoin-lead")
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        services.run_training(run_id=services.request_retrain(project=project, config={"seed": 7}, enqueue=False).pk)
+        waiting = services.request_retrain(project=project, config={"seed": 8}, enqueue=False)
+        services.rollback(project=project, run=first, by=lead)
+        joined = services.request_retrain(project=project, user=lead, enqueue=False)  # "Retrain now" after it
+        assert joined.pk == waiting.pk and joined.merged
+        done = services.run_training(run_id=waiting.pk)
+    assert done.is_active and "held_back_by" not in done.metrics
+
+
+@pytest.mark.django_db
 def test_a_failed_rescore_after_rollback_reactivates_the_previous_model(tmp_path):
     """Rollback answers at once; if its rescoring job fails, the model that was active comes back
     (so the active model and the queue's order never disagree)."""

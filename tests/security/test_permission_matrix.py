@@ -136,6 +136,9 @@ def _url(key: str, world: World, kind: str) -> str:
         "training-run-activate": reverse(
             "training-run-activate", kwargs={"slug": project.slug, "id": rows["ml.trainingrun"].pk}
         ),
+        "training-run-detail": reverse(
+            "training-run-detail", kwargs={"slug": project.slug, "id": rows["ml.trainingrun"].pk}
+        ),
     }
     if key in special:
         return special[key]

@@ -156,10 +156,17 @@ export interface paths {
      */
     post: operations["projects_training_runs_create"];
   };
+  "/api/v1/projects/{slug}/training-runs/{id}/": {
+    /**
+     * One training run
+     * @description The run that `POST .../training-runs/` answered with, to follow it until it ends: status, label count, held-out metrics, its error when it failed, and `note` when it succeeded but was not activated.
+     */
+    get: operations["projects_training_runs_retrieve"];
+  };
   "/api/v1/projects/{slug}/training-runs/{id}/activate/": {
     /**
      * Activate a training run (roll back)
-     * @description Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the queue with it.
+     * @description Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the queue with it. A run queued or training at that moment finishes without replacing it (`note` says so); a training run requested afterwards replaces it as usual.
      */
     post: operations["projects_training_runs_activate"];
   };
@@ -986,6 +993,8 @@ export interface components {
       /** Format: date-time */
       finished_at: string | null;
       error: string;
+      /** @description Why a succeeded run is not active: it finished after a lead's rollback. */
+      note: string;
     };
     Savings: {
       /** @description `ok`, or `not_enough_data` below min_control / min_strategy labelings or with no first error in the control yet. */
@@ -1315,6 +1324,8 @@ export interface components {
        */
       duration_seconds: number | null;
       error: string;
+      /** @description Why a succeeded run is not the active model: it finished after a lead activated another run by hand (a rollback), which stays active. Empty otherwise. */
+      note: string;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1345,6 +1356,8 @@ export interface components {
        */
       duration_seconds: number | null;
       error: string;
+      /** @description Why a succeeded run is not the active model: it finished after a lead activated another run by hand (a rollback), which stays active. Empty otherwise. */
+      note: string;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -2359,8 +2372,41 @@ export interface operations {
     };
   };
   /**
+   * One training run
+   * @description The run that `POST .../training-runs/` answered with, to follow it until it ends: status, label count, held-out metrics, its error when it failed, and `note` when it succeeded but was not activated.
+   */
+  projects_training_runs_retrieve: {
+    parameters: {
+      path: {
+        /** @description Training run id. */
+        id: number;
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["TrainingRun"];
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the required role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project (or run), or not a member. */
+      404: {
+        content: never;
+      };
+    };
+  };
+  /**
    * Activate a training run (roll back)
-   * @description Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the queue with it.
+   * @description Lead only. Makes an earlier succeeded run the active model, advances the generation and reorders the queue with it. A run queued or training at that moment finishes without replacing it (`note` says so); a training run requested afterwards replaces it as usual.
    */
   projects_training_runs_activate: {
     parameters: {

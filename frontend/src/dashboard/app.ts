@@ -121,6 +121,11 @@ export class Dashboard {
     this.button("retrain").addEventListener("click", (event) => {
       if (!repeatedClick(event)) void this.retrain();
     });
+    // The runs table is redrawn on every refresh: one listener on its slot serves each row's "Activate".
+    this.slot("runs").addEventListener("click", (event) => {
+      const button = (event.target as Element).closest<HTMLButtonElement>("button[data-activate]");
+      if (button && !button.disabled && !repeatedClick(event)) void this.activate(button);
+    });
     // The statistics refresh by themselves while the tab is visible, and pause while it is hidden.
     this.refreshing = true;
     document.addEventListener("visibilitychange", () => this.onVisibility());
@@ -471,7 +476,7 @@ export class Dashboard {
         el(
           "tr",
           {},
-          ...["Run", "Status", this.isCompare ? "Preferences" : "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished"].map((h) =>
+          ...["Run", "Status", this.isCompare ? "Preferences" : "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished", "Model"].map((h) =>
             el("th", { scope: "col" }, h),
           ),
         ),
@@ -558,6 +563,27 @@ export class Dashboard {
     return this.retraining;
   }
 
+  /**
+   * A run's "Activate" (a rollback, or taking a run that finished after one): the lead's choice
+   * becomes the active model at once and the queue is reordered with it by a job on the worker.
+   */
+  private async activate(button: HTMLButtonElement): Promise<void> {
+    const id = Number(button.dataset.activate);
+    const message = this.slot("runs-message");
+    button.disabled = true;
+    message.classList.remove("sl-error");
+    message.textContent = `Activating run #${id}…`;
+    try {
+      await this.http.json("POST", `${this.config.urls.training_runs}${id}/activate/`);
+      message.textContent = activatedNote(id);
+      await this.load();
+    } catch (error) {
+      message.textContent = `Could not activate run #${id}: ${describe(error)}`;
+      message.classList.add("sl-error");
+      button.disabled = false;
+    }
+  }
+
   /** A run that the note says was created or is running has ended: the note says how. */
   private followRun(runs: { id: number; status: string }[], activeId: number | undefined): void {
     const run = runs.find((r) => r.id === this.followedRun);
@@ -599,6 +625,14 @@ export function retrainNote(run: Pick<TrainingRunRequested, "id" | "status" | "m
   return run.merged // joined the run that waits for, or already trains on, these labels
     ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
     : `Training run #${run.id} ${run.status ?? "queued"}.`;
+}
+
+/** The note under the runs table once a lead's "Activate" is answered. */
+export function activatedNote(id: number): string {
+  return (
+    `Run #${id} is the active model: the queue is being reordered with it. A run that was queued or ` +
+    "training before this finishes without replacing it; a retrain asked for from now on does replace it."
+  );
 }
 
 /** How the note under "Retrain now" reads once the run it followed has ended. */
@@ -757,7 +791,13 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
     "tr",
     r.is_active ? { class: "sl-active" } : {},
     el("th", { scope: "row" }, `#${r.id}${r.is_active ? " (active)" : ""}`),
-    el("td", { class: r.status === "failed" ? "sl-error" : "" }, r.status, r.error ? el("small", {}, ` ${r.error}`) : null),
+    el(
+      "td",
+      { class: r.status === "failed" ? "sl-error" : "" },
+      r.status,
+      r.error ? el("small", {}, ` ${r.error}`) : null,
+      r.note ? el("small", { "data-slot": "run-note" }, ` ${r.note}`) : null,
+    ),
     el("td", { class: "sl-num" }, fmtInt(r.label_count)),
     ...metrics.map((k) => el("td", { class: "sl-num" }, score(k))),
     el(
@@ -770,5 +810,17 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
           : "—",
     ),
     el("td", {}, when(r.finished_at)),
+    el("td", {}, modelCell(r)),
+  );
+}
+
+/** The active run says so; another succeeded run offers "Activate" (the API's 409 explains a missing model file). */
+function modelCell(r: Run): HTMLElement | string {
+  if (r.is_active) return "active";
+  if (r.status !== "succeeded") return "—";
+  return el(
+    "button",
+    { type: "button", class: "sl-button sl-small", "data-activate": String(r.id), "aria-label": `Activate run #${r.id}` },
+    "Activate",
   );
 }
