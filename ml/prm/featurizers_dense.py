@@ -8,10 +8,12 @@ ml.prm.featurizers.make_featurizer builds them from a config.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from ml.prm.config import ConfigError
 from ml.prm.featurizers import StepInput, as_inputs, csr_from_triples, merge_rows
 
 
@@ -53,6 +55,17 @@ class MiniLMFeaturizer:
         return torch.cat([steps, ctx], dim=1)
 
 
+def _check_model_dir(path: str) -> None:
+    """A path that is not a model directory, said as such: transformers read "/models/x" as a hub
+    repo id and answered "Repo id must be in the form 'repo_name' or 'namespace/repo_name'"."""
+    where = Path(path)
+    what = "a local Hugging Face model directory (config.json, weights, tokenizer files; nothing is downloaded)"
+    if not where.is_dir():
+        raise ConfigError("hf_model_path", f"no directory at {path}: it must be {what}")
+    if not (where / "config.json").is_file():
+        raise ConfigError("hf_model_path", f"{path} holds no config.json: it must be {what}")
+
+
 class LocalHFModelFeaturizer:
     """Hidden states of a local Hugging Face model directory at the step's tokens.
 
@@ -75,8 +88,13 @@ class LocalHFModelFeaturizer:
             raise ValueError(f"pooling must be 'mean' or 'last', not {pooling!r}")
         self.path, self.pooling, self.max_length = str(path), pooling, int(max_length)
         self.device, self.batch_size = device, batch_size
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(device).eval()
+        _check_model_dir(self.path)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+            self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(device).eval()
+        except (OSError, ValueError) as exc:  # missing weights or tokenizer files, an unknown architecture
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError("hf_model_path", f"{self.path} could not be loaded as a model: {reason}") from exc
         self.dim = int(self.model.config.hidden_size)
 
     def spec(self) -> dict:

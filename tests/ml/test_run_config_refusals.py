@@ -81,3 +81,25 @@ def test_a_failed_run_lists_the_step_labels_it_had_to_train_on(project):
     ml = member_client(project, "ml-cfg3", Role.ML_ENGINEER)
     listed = ml.get("/api/v1/projects/cfg/training-runs/").json()
     assert listed[0]["id"] == run.pk and listed[0]["label_count"] == run.label_count
+
+
+@pytest.mark.parametrize("where", ["missing", "empty", "no_weights"])
+def test_a_model_directory_that_is_not_one_fails_the_run_naming_the_path(project, tmp_path, where):
+    """Was: "OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/x'"
+    (transformers read a missing directory as a hub repo id), in the run's error on the dashboard."""
+    path = {"missing": tmp_path / "no-such-model", "empty": tmp_path / "empty", "no_weights": tmp_path / "bare"}[where]
+    if where != "missing":
+        path.mkdir()
+    if where == "no_weights":
+        (path / "config.json").write_text('{"model_type": "bert"}')
+    overrides = {**TINY, "featurizer": "local_hf", "hf_model_path": str(path)}
+    with override_settings(ML_TRAINING_CONFIG=overrides):
+        run = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+    assert run.status == JobStatus.FAILED
+    expected = {
+        "missing": f"Training config: hf_model_path: no directory at {path}: it must be a local Hugging Face model",
+        "empty": f"Training config: hf_model_path: {path} holds no config.json: it must be a local Hugging Face",
+        "no_weights": f"Training config: hf_model_path: {path} could not be loaded as a model: ",
+    }[where]
+    assert run.error.startswith(expected), run.error
+    assert "Repo id" not in run.error and "details in the worker's log" not in run.error
