@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from annotate.admin.audited import AuditedEditsMixin
 from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
 from annotate.models import Comparison, Preference, TaskKind
 
@@ -34,9 +35,10 @@ class ComparisonForm(forms.ModelForm):
 
 
 @admin.register(Comparison)
-class ComparisonAdmin(FixedIdentityMixin, ProjectScopedAdmin):
+class ComparisonAdmin(AuditedEditsMixin, FixedIdentityMixin, ProjectScopedAdmin):
     form = ComparisonForm
     identity_fields = ("project", "problem", "solution_a", "solution_b")
+    audited_fields = ("is_gold", "gold_preference", "is_open")
     list_display = ["id", "project", "problem", "solution_a", "solution_b", "reason", "is_open", "annotation_count"]
     list_display += ["is_gold", "gold_preference", "model_probability"]
     list_filter = ["reason", "is_open", "is_gold", "project"]
