@@ -704,3 +704,36 @@ def test_a_compare_projects_settings_leave_out_what_pairs_have_no_use_for(client
     assert saved.status_code == 200
     duel.refresh_from_db()
     assert (duel.overlap, duel.retrain_every, duel.selection_strategy) == (2, 300, "answer_stratified")
+
+
+def test_a_compare_projects_past_imports_count_the_new_pairs(client, settings, tmp_path):
+    """A compare project's import makes pairs; its past-imports table said only solutions and labels."""
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotate.services.imports import run_import_job, start_import
+
+    settings.MEDIA_ROOT = tmp_path
+    lead = user("lead")
+    duel = project_with(lead, slug="duel")
+    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
+    duel.refresh_from_db()
+    lines = [
+        {"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": [s], "answer": a}
+        for n in (1, 2, 3)
+        for s, a in ((f"{n} + {n} = {2 * n}", str(2 * n)), (f"{n} + {n} = {2 * n + 1}", str(2 * n + 1)))
+    ]
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    job = start_import(project=duel, user=lead, upload=SimpleUploadedFile("pairs.jsonl", body))
+    run_import_job(import_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.counters["pairs_created"] == duel.comparisons.count() == 3
+    html = signed_in(client, lead).get("/projects/duel/data/").content.decode()
+    table = html.split("data-imports>")[1].split("</table>")[0]
+    assert '<th class="sl-num">New pairs</th>' in table
+    cells = table.split("pairs.jsonl")[1].split("</tr>")[0]
+    assert '<td class="sl-num">6</td>' in cells and '<td class="sl-num">3</td>' in cells
+    # a steps project's table has no pairs column
+    project_with(lead, slug="algebra")
+    assert "New pairs" not in client.get("/projects/algebra/data/").content.decode()
