@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from django.conf import settings
 
-from annotate.models import Project, QueueOrigin, Solution, Strategy
+from annotate.models import Project, QueueOrigin, Solution, Strategy, TaskKind
 from annotate.queue_order import route_controls
 from annotate.queue_positions import write_positions
 from core.bulk_insert import copy_arrays
@@ -260,7 +260,17 @@ def drop_other_scores(*, project: Project, run: TrainingRun) -> None:
 
 
 def rescore_project(*, project: Project, run: TrainingRun, log: Callable[[str], None] | None = None) -> int:
-    """Score the open solutions with `run`'s model and reorder the queue; returns rows updated."""
+    """Score the open solutions with `run`'s model and reorder the queue; returns rows updated. A
+    compare project's run is a reward model: its open pairs are scored and reordered instead (read
+    as a PRM, its file failed every rollback, which then put the previous model back)."""
+    if project.task_kind == TaskKind.COMPARE:
+        from ml.services import reward
+
+        scored = reward.score_open_pairs(
+            project=project, model=reward.load_reward_model(artifact_abspath(run.artifact_path))
+        )
+        reward.apply_pair_scores(scored)
+        return len(scored)
     prm = load_prm(run=run)
     selection = score_open_solutions(project=project, run=run, prm=prm, log=log)
     project.refresh_from_db(fields=["current_generation"])

@@ -4,6 +4,7 @@ accuracy above chance, activates, and reorders the open pairs by the model's unc
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.test import override_settings
 
@@ -107,3 +108,31 @@ def test_preferences_trigger_an_automatic_retrain_after_retrain_every(tmp_path):
         )
     waiting = TrainingRun.objects.filter(project=project).exclude(pk=first.pk)
     assert [(run.status, run.config["extra"]["trigger"]) for run in waiting] == [("created", "auto")]
+
+
+@pytest.mark.django_db
+def test_a_compare_project_rolls_back_to_an_earlier_reward_model_and_reorders_its_pairs(tmp_path):
+    """Was: the rollback job read the reward model's file as a PRM, failed ("lr: must be a number in
+    [0.0, 1.0], got 2.0") and put the newer model back: a compare project could not roll back."""
+    project = planted_compare_project("cmprb", 130, labeled=100)
+    with override_settings(MEDIA_ROOT=tmp_path):
+        first = services.run_training(run_id=services.request_retrain(project=project, enqueue=False).pk)
+        second = services.run_training(
+            run_id=services.request_retrain(project=project, config={"seed": 3}, enqueue=False).pk
+        )
+        assert first.status == second.status == JobStatus.SUCCEEDED, (first.error, second.error)
+        Comparison.objects.filter(project=project, is_open=True).update(model_probability=None, priority=0)
+        services.rollback(project=project, run=first)
+        reordered = services.rescore_after_activation(run_id=first.pk, previous_id=second.pk)
+    assert TrainingRun.objects.get(project=project, is_active=True) == first
+    open_pairs = list(Comparison.objects.filter(project=project, is_open=True))
+    assert reordered == len(open_pairs) == 30
+    model = load_reward_model(tmp_path / first.artifact_path)
+    for pair in open_pairs[:5]:  # the first model's probabilities, not the second's
+        a, b = (
+            (pair.problem.text, [s.text for s in solution.steps.order_by("index")])
+            for solution in (pair.solution_a, pair.solution_b)
+        )
+        ra, rb = model.rewards([a, b])
+        assert pair.model_probability == pytest.approx(1 / (1 + np.exp(-(ra - rb))), abs=1e-6)
+        assert pair.priority == pytest.approx(1 - abs(2 * pair.model_probability - 1), abs=1e-6)
