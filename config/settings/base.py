@@ -136,7 +136,10 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # Axes otherwise prints its start-up banner on stderr of every process (each management command).
 AXES_VERBOSE = env_bool("AXES_VERBOSE", False)
-# Behind a proxy set AXES_IPWARE_META_PRECEDENCE_ORDER (see django-axes docs) so the client IP is used.
+# Reverse proxies in front of Django that append to X-Forwarded-For (0: none). Lockouts and rate
+# limits key on the address the outermost of them saw (config/client_ip.py; DRF's NUM_PROXIES).
+TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", "0"))
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
 # Content-Security-Policy (django-csp): every script and asset from this origin; KaTeX needs inline
 # styles. Pages pass configuration as <script type="application/json">, never inline code.
@@ -221,6 +224,9 @@ REST_FRAMEWORK = {
     "URL_FORMAT_OVERRIDE": None,
     # Per-user (so per-token) limits on expensive endpoints, by their `throttle_scope`.
     "DEFAULT_THROTTLE_CLASSES": ["labeling_api.throttling.ScopedRateThrottle"],
+    # The client address (anonymous rate limits, and login lockouts through config/client_ip.py):
+    # without it DRF keys on the whole X-Forwarded-For header, which a client writes.
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "export": os.environ.get("THROTTLE_EXPORT", "60/hour"),
         "retrain": os.environ.get("THROTTLE_RETRAIN", "20/hour"),

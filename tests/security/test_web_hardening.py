@@ -67,6 +67,48 @@ def test_login_locks_after_five_failures_per_username_and_ip():
 
 
 @pytest.mark.django_db
+def test_behind_a_trusted_proxy_the_lockout_keys_on_the_client_not_the_proxy(settings):
+    """Behind a proxy every login came from the proxy's address: five wrong passwords from anyone
+    locked the username out for everyone. With TRUSTED_PROXIES=1 the key is the address the proxy
+    saw; what the client writes into X-Forwarded-For itself is not read."""
+    settings.AXES_FAILURE_LIMIT = 3
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}  # TRUSTED_PROXIES=1
+    world = build_world()
+    user = world.users["annotator"]
+    url = reverse("login")
+
+    def via_proxy(client_address: str, forged: str = "") -> Client:
+        chain = f"{forged}, {client_address}" if forged else client_address
+        return Client(REMOTE_ADDR="172.18.0.2", HTTP_X_FORWARDED_FOR=chain)
+
+    # an attacker who changes the forged part each time is still one address
+    for n in range(3):
+        response = via_proxy("203.0.113.9", forged=f"10.9.9.{n}").post(
+            url, {"username": user.username, "password": "x"}
+        )
+    assert response.status_code == 429
+    assert (
+        via_proxy("203.0.113.9").post(url, {"username": user.username, "password": "pw-steplabel-test"}).status_code
+        == 429
+    )
+    # the user, behind the same proxy from their own address, still signs in
+    own = via_proxy("198.51.100.4").post(url, {"username": user.username, "password": "pw-steplabel-test"})
+    assert own.status_code == 302
+
+
+@pytest.mark.django_db
+def test_without_trusted_proxies_a_forwarded_header_is_not_read(settings):
+    settings.AXES_FAILURE_LIMIT = 3
+    world = build_world()
+    user = world.users["annotator"]
+    url = reverse("login")
+    for n in range(3):
+        client = Client(REMOTE_ADDR="10.0.0.20", HTTP_X_FORWARDED_FOR=f"192.0.2.{n}")
+        response = client.post(url, {"username": user.username, "password": "x"})
+    assert response.status_code == 429  # a new forged address per try does not escape the lockout
+
+
+@pytest.mark.django_db
 @override_settings(AXES_FAILURE_LIMIT=5)
 def test_successful_login_resets_the_failure_count():
     world = build_world()
