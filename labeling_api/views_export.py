@@ -21,6 +21,7 @@ from annotate.models import Export
 from annotate.services import exports, imports
 from core.models import JobStatus
 from labeling_api.access import project_for_action
+from labeling_api.negotiation import FileOrJsonErrors
 from labeling_api.openapi import SLUG, denied, throttled
 from labeling_api.serializers_export import (
     ExportJobRequestSerializer,
@@ -39,6 +40,7 @@ class StreamedExportView(SaysItsRateLimit, APIView):
     throttle_scope = "export"  # labeling_api.throttling: per-user rate limit
     throttle_counts = "export requests (streamed exports and export jobs together, refused ones too)"
     throttle_setting = "THROTTLE_EXPORT"
+    content_negotiation_class = FileOrJsonErrors  # Accept: application/x-ndjson is served, not a 406
 
     @extend_schema(
         operation_id="projects_export_stream",
@@ -138,12 +140,15 @@ class ExportJobDetailView(APIView):
 
 
 class ExportDownloadView(APIView):
+    content_negotiation_class = FileOrJsonErrors  # Accept: application/x-ndjson or application/gzip is served
+
     @extend_schema(
         operation_id="exports_download",
         summary="Download a finished export",
         parameters=[EXPORT_ID],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            (200, "application/gzip"): OpenApiResponse(OpenApiTypes.BINARY, description="The file, of a gzip job."),
             409: OpenApiResponse(description="Not finished."),
             **DENIED,
         },

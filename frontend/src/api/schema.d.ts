@@ -1659,6 +1659,7 @@ export interface operations {
       200: {
         content: {
           "application/x-ndjson": string;
+          "application/gzip": string;
         };
       };
       /** @description No or bad token. */

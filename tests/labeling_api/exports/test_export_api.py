@@ -433,3 +433,42 @@ def test_same_json_helper_checks_order_and_types():
     assert same_json({"a": 1, "b": [1.5]}, {"a": 1, "b": [1.5]})
     assert not same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
     assert not same_json({"a": 1}, {"a": 1.0})
+
+
+# --- content negotiation: a client that asks for the type the docs name gets it ----------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("accept", ["application/x-ndjson", "application/x-ndjson, application/json;q=0.9"])
+def test_the_stream_answers_a_client_that_accepts_only_ndjson(clients, accept):
+    """The docs (and Swagger's "Try it out") send `Accept: application/x-ndjson`, the stream's own type: it was 406."""
+    response = clients["ml"].get("/api/v1/projects/exp/export/", HTTP_ACCEPT=accept)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert b"".join(response.streaming_content) == (FIXTURES / "edge_cases.jsonl").read_bytes()
+    bad = clients["ml"].get("/api/v1/projects/exp/export/?split=dev", HTTP_ACCEPT=accept)
+    assert bad.status_code == 400  # the error is JSON naming the field, not a 406 that hides it
+    assert bad["Content-Type"] == "application/json" and bad.json() == {"split": ["must be train or test, got 'dev'"]}
+    denied = clients["annotator"].get("/api/v1/projects/exp/export/", HTTP_ACCEPT=accept)
+    assert denied.status_code == 403 and "export" in denied.json()["detail"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gz", "accept"), [(False, "application/x-ndjson"), (True, "application/gzip")])
+def test_a_download_answers_a_client_that_accepts_only_the_files_type(project, clients, tmp_path, gz, accept):
+    from annotate.services.exports import jobs as export_jobs
+
+    with override_settings(MEDIA_ROOT=tmp_path):
+        job = clients["ml"].post("/api/v1/projects/exp/exports/", {"gzip": gz}, format="json").data
+        url = f"/api/v1/exports/{job['id']}/download/"
+        early = clients["ml"].get(url, HTTP_ACCEPT=accept)
+        assert early.status_code == 409 and early.json() == {"detail": "The export is created, not ready."}
+        export_jobs.run_export_job(export_id=job["id"])
+        response = clients["ml"].get(url, HTTP_ACCEPT=accept)
+        assert response.status_code == 200, response.content
+        assert response["Content-Type"] == accept
+        body = b"".join(response.streaming_content)
+    assert (gzip.decompress(body) if gz else body) == (FIXTURES / "edge_cases.jsonl").read_bytes()
+    assert clients["ml"].get("/api/v1/exports/999999/download/", HTTP_ACCEPT=accept).json() == {
+        "detail": "No such export of yours."
+    }
