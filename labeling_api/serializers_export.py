@@ -105,6 +105,12 @@ class ExportJobRequestSerializer(ExportOptionsSerializer):
 
     def to_internal_value(self, data) -> dict:
         params = _params(data)
+        if "trailer" in params:
+            raise exports.ExportOptionError(
+                "trailer",
+                "a job's file is whole or not written at all (the job fails); trailer applies to the stream "
+                "(GET /api/v1/projects/{slug}/export/)",
+            )
         exports.refuse_unknown(params, exports.OPTION_NAMES | {"gzip"})
         gzip_output = exports.parse_flag(exports.single_value(params, "gzip"), "gzip")
         params.pop("gzip", None)

@@ -299,6 +299,13 @@ def test_a_misspelt_option_is_400_with_the_nearest_name_not_the_whole_export(cli
     jobs_before = Export.objects.count()
     job = clients["ml"].post("/api/v1/projects/exp/exports/", {"fromat": "trl"}, format="json")
     assert job.status_code == 400 and "did you mean format?" in job.json()["fromat"][0]
+    trailer = clients["ml"].post("/api/v1/projects/exp/exports/", {"trailer": True}, format="json")
+    assert trailer.status_code == 400 and trailer.json() == {  # the stream's option, said so (was: "unknown")
+        "trailer": [
+            "a job's file is whole or not written at all (the job fails); trailer applies to the stream "
+            "(GET /api/v1/projects/{slug}/export/)"
+        ]
+    }
     assert Export.objects.count() == jobs_before  # nothing started
 
 
