@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from core.errors import unknown_name
+from labeling_api.serializers_submit import flat_errors
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError
 from ml.selectors import run_note
@@ -121,17 +122,40 @@ class StrictText(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class CountedList(serializers.ListField):
+    """A list whose bounds are said in words, with the count sent, and checked before its items are
+    parsed (DRF said "Ensure this field has at least 1 elements." after parsing every item).
+    min_length and max_length stay for the OpenAPI schema."""
+
+    def __init__(self, *, too_few: str, too_many: str, **kwargs):
+        super().__init__(**kwargs)
+        self.too_few, self.too_many = too_few, too_many
+
+    def to_internal_value(self, data):
+        if isinstance(data, list):
+            if self.min_length is not None and len(data) < self.min_length:
+                raise serializers.ValidationError(self.too_few)
+            if self.max_length is not None and len(data) > self.max_length:
+                raise serializers.ValidationError(self.too_many.format(most=self.max_length, got=len(data)))
+        return super().to_internal_value(data)
+
+
+# Errors by path, as the submit's: {"solutions[1][2]": ["Must be a string."]} (is_valid below).
 class ScoreRequestSerializer(KnownFieldsOnly):
     project = serializers.SlugField(help_text="Project slug: its active PRM scores the steps.")
     problem = StrictText(max_length=MAX_TEXT, trim_whitespace=False)
-    solutions = serializers.ListField(
-        child=serializers.ListField(
+    solutions = CountedList(
+        child=CountedList(
             child=StrictText(max_length=MAX_TEXT, trim_whitespace=False, allow_blank=True),
             min_length=1,
             max_length=MAX_STEPS,
+            too_few="a solution needs at least one step",
+            too_many="at most {most} steps per solution, got {got}",
         ),
         min_length=1,
         max_length=MAX_SOLUTIONS,
+        too_few="give at least one candidate solution (a list of step texts)",
+        too_many="at most {most} solutions per request, got {got}: send them in batches",
         help_text="Candidate solutions, each a list of step texts in order.",
     )
     rank_by = serializers.ChoiceField(
@@ -141,6 +165,12 @@ class ScoreRequestSerializer(KnownFieldsOnly):
         "minimum (a steps project's active PRM) or by the reward model (a compare project's active Bradley-Terry "
         "model, which gives `reward` per solution instead of step scores).",
     )
+
+    def is_valid(self, *, raise_exception: bool = False) -> bool:
+        valid = super().is_valid()
+        if not valid and raise_exception:  # {"solutions": {1: {2: [...]}}} -> {"solutions[1][2]": [...]}
+            raise serializers.ValidationError(flat_errors(self.errors))
+        return valid
 
 
 class StepScoreSerializer(serializers.Serializer):

@@ -147,7 +147,9 @@ class ScoreView(SaysItsRateLimit, APIView):
         request=ScoreRequestSerializer,
         responses={
             200: ScoreResponseSerializer,
-            400: OpenApiResponse(description="A malformed request, named by field."),
+            400: OpenApiResponse(
+                description='A malformed request, named by field path: `{"solutions[1][2]": ["Must be a string."]}`.'
+            ),
             409: OpenApiResponse(description="The project has no active model yet."),
             **DENIED,
             **throttled("score"),

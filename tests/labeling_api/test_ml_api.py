@@ -291,6 +291,27 @@ def test_score_validation(clients, body):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("solutions", "errors"),
+    [
+        ([], {"solutions": ["give at least one candidate solution (a list of step texts)"]}),
+        ([["a"]] * 65, {"solutions": ["at most 64 solutions per request, got 65: send them in batches"]}),
+        ([["a"], []], {"solutions[1]": ["a solution needs at least one step"]}),
+        ([["a"], ["b"] * 201], {"solutions[1]": ["at most 200 steps per solution, got 201"]}),
+        ([["a"], ["b", 3]], {"solutions[1][1]": ["Must be a string."]}),
+        ([["a", None]], {"solutions[0][1]": ["This field may not be null."]}),
+        (["a"], {"solutions[0]": ['Expected a list of items but got type "str".']}),
+    ],
+)
+def test_score_errors_name_the_solution_and_step_by_path(clients, solutions, errors):
+    """As the submit's errors (`steps[2].rating`): was {"solutions": {"1": {"1": [...]}}} and DRF's
+    "Ensure this field has at least 1 elements." for an empty solution."""
+    body = {"project": "api", "problem": "x", "solutions": solutions}
+    response = clients["ml"].post("/api/v1/prm/score/", body, format="json")
+    assert response.status_code == 400 and response.json() == errors
+
+
+@pytest.mark.django_db
 def test_unknown_project_in_score_is_404(clients):
     assert clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "project": "nope"}, format="json").status_code == 404
 

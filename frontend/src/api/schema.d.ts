@@ -1711,7 +1711,7 @@ export interface operations {
           "application/json": components["schemas"]["ScoreResponse"];
         };
       };
-      /** @description A malformed request, named by field. */
+      /** @description A malformed request, named by field path: `{"solutions[1][2]": ["Must be a string."]}`. */
       400: {
         content: never;
       };
