@@ -25,6 +25,9 @@ from annotate.selectors.pages import home_rows
 from annotate.services import events, team, tokens
 
 TOKEN_PLACEHOLDER = "YOUR_TOKEN"
+# --fail-with-body: an error answer (a 429 when the rate limit is spent, a 403) makes curl exit
+# non-zero instead of saving it under the file name as if it were the export (README, export API).
+CURL = "curl -sS --fail-with-body"
 
 
 def curl_lines(request: HttpRequest, key: str) -> list[dict]:
@@ -37,11 +40,11 @@ def curl_lines(request: HttpRequest, key: str) -> list[dict]:
         if "export" in allowed_actions(user=request.user, roles=set(row["roles"])):
             for link in export_links(project):
                 url = request.build_absolute_uri(link["path"])
-                command = f'curl -H "Authorization: Token {key}" "{url}" -o {slug}-{link["format"]}.jsonl'
+                command = f'{CURL} -H "Authorization: Token {key}" "{url}" -o {slug}-{link["format"]}.jsonl'
                 lines.append({"slug": slug, "format": link["format"], "what": link["what"], "command": command})
         else:
             url = request.build_absolute_uri(reverse("project-me", args=[slug]))
-            command = f'curl -H "Authorization: Token {key}" "{url}"'
+            command = f'{CURL} -H "Authorization: Token {key}" "{url}"'
             lines.append({"slug": slug, "format": "", "what": "your progress", "command": command})
     return lines
 

@@ -442,8 +442,8 @@ def test_token_is_shown_once_and_rotation_revokes_the_old_one(client):
     key = Token.objects.get(user=ml).key
     assert f'data-token="{key}"' in page
     assert (
-        f"curl -H &quot;Authorization: Token {key}&quot; &quot;http://testserver/api/v1/projects/algebra/export/?format=prm800k&quot;"
-        in page
+        f"curl -sS --fail-with-body -H &quot;Authorization: Token {key}&quot; "
+        "&quot;http://testserver/api/v1/projects/algebra/export/?format=prm800k&quot;" in page
     )
     again = client.get("/account/token/").content.decode()
     assert key not in again and "Rotate token" in again and "YOUR_TOKEN" in again

@@ -55,11 +55,12 @@ def test_one_command_per_export_format_and_each_one_works(client):
     }
     base = "http://testserver/api/v1/projects"
     assert commands[("algebra", "prm800k")] == (
-        f'curl -H "Authorization: Token {key}" "{base}/algebra/export/?format=prm800k" -o algebra-prm800k.jsonl'
-    )
+        f'curl -sS --fail-with-body -H "Authorization: Token {key}" "{base}/algebra/export/?format=prm800k" '
+        "-o algebra-prm800k.jsonl"
+    )  # --fail-with-body: an error answer (429, 403) is an exit status, not saved as the data
     assert f'"{base}/algebra/export/?format=trl&neutral=positive" -o algebra-trl.jsonl' in commands[("algebra", "trl")]
     assert f'"{base}/duel/export/?format=preference" -o duel-preference.jsonl' in commands[("duel", "preference")]
-    assert commands[("third", None)] == f'curl -H "Authorization: Token {key}" "{base}/third/me/"'
+    assert commands[("third", None)] == f'curl -sS --fail-with-body -H "Authorization: Token {key}" "{base}/third/me/"'
 
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
