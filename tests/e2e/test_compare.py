@@ -414,3 +414,53 @@ def test_code_and_trace_pairs_draw_as_their_kind_and_marks_skip_observations(pag
     expect(page.locator(".sl-save")).to_contain_text("Submitted")
     preference = Preference.objects.get(annotator=user)
     assert {preference.first_wrong_a, preference.first_wrong_b} == {3, None}
+
+
+def _in_view(page, selector: str) -> bool:
+    """The element is inside the window, below the sticky bar."""
+    return page.evaluate(
+        """(sel) => {
+            const r = document.querySelector(sel).getBoundingClientRect();
+            const bar = document.querySelector('.sl-bar').getBoundingClientRect();
+            return r.top >= bar.bottom - 1 && r.top < innerHeight;
+        }""",
+        selector,
+    )
+
+
+def test_on_a_long_pair_the_keys_show_what_they_did(pages, screenshot, tmp_path: Path):
+    """A keyboard labeler on a pair longer than the screen: q / p scroll the step the marker moved to
+    into view, clear of the sticky bar (it went below the screen's end unseen); the choice shows in
+    the sticky bar (the verdict under the pair is off screen); and the next pair, after a Submit
+    pressed under a long pair, starts at its top (it was shown scrolled to where the last ended)."""
+    project = make_project("longduel", name="Which is better", task_kind="compare")
+    make_user("ann", project)
+    steps = [f"Step {i}: so $x_{{{i}}} = {i} \\cdot 2$, which is a long enough sentence to wrap." for i in range(30)]
+    lines = [
+        _line(f"Problem {k}: find $x$.", str(k + j), steps + [f"# Answer\n\n{k + j}"], str(k))
+        for k in range(2)
+        for j in range(2)
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_file(project=project, path=path)
+    page = pages.page()
+    open_workspace(page, "ann", slug="longduel")
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+    problem = page.locator(".sl-problem-text").inner_text()
+
+    for _ in range(14):
+        page.keyboard.press("q")
+    expect(page.locator('[data-side="A"] .sl-first-wrong')).to_have_attribute("data-index", "13")
+    assert _in_view(page, '[data-side="A"] .sl-first-wrong')
+    page.keyboard.press("b")
+    page.keyboard.press("2")
+    expect(page.locator(".sl-bar-choice")).to_have_text("B is clearly better")
+    expect(page.locator(".sl-bar-choice")).to_be_visible()
+    screenshot(page, "compare-long-pair-marker-in-view")
+
+    page.get_by_role("button", name="Submit (Enter)").click()  # under the pair: scrolled to its end
+    expect(page.locator(".sl-save")).to_have_text("Submitted (1 this session)")
+    expect(page.locator(".sl-problem-text")).not_to_have_text(problem)
+    assert _in_view(page, ".sl-problem-text")
+    expect(page.locator(".sl-bar-choice")).to_have_text("")  # no choice made on this pair yet

@@ -163,6 +163,9 @@ export class CompareWorkspace {
   private viewsTried = false;
   private readonly columns = h("div", { class: "sl-compare" });
   private readonly verdict = h("p", { class: "sl-compare-verdict", "aria-live": "polite" });
+  /** The verdict again in the sticky bar: the line under the pair is off screen on a long pair,
+   * so a key's choice shows where the annotator is reading (read out once, by the verdict). */
+  private readonly barChoice = h("p", { class: "sl-bar-choice", "aria-hidden": "true" });
   /** Buttons for what the keys do (which is better, by how much), for a mouse or a touch screen. */
   private readonly choices = h("div", { class: "sl-compare-choices" });
   private readonly submitButton = h(
@@ -226,18 +229,25 @@ export class CompareWorkspace {
       this.showKeys();
     });
     this.showKeys();
+    // the page's h1, as on the step page: its h2s (Problem, Guidelines, Keys) sit under it
+    const bar = h(
+      "div",
+      { class: "sl-bar" },
+      h("h1", { class: "sl-compare-title" }, this.config.project.name || this.config.project.slug),
+      this.barChoice,
+      this.status,
+      this.saveNews,
+    );
+    // As on the step page: what a key scrolls to (a marked step) keeps clear of the sticky bar,
+    // whose height workspace.css reads from --sl-bar-h (it wraps to more rows on a phone).
+    new ResizeObserver(() =>
+      document.documentElement.style.setProperty("--sl-bar-h", `${Math.ceil(bar.offsetHeight)}px`),
+    ).observe(bar);
     this.root.replaceChildren(
       h(
         "div",
         { class: "sl-compare-page" },
-        // the page's h1, as on the step page: its h2s (Problem, Guidelines, Keys) sit under it
-        h(
-          "div",
-          { class: "sl-bar" },
-          h("h1", { class: "sl-compare-title" }, this.config.project.name || this.config.project.slug),
-          this.status,
-          this.saveNews,
-        ),
+        bar,
         this.alert,
         this.taskArea,
         this.empty,
@@ -290,11 +300,17 @@ export class CompareWorkspace {
       });
       return;
     }
+    // a new pair after a submit or skip (pressed under a long pair) starts at its top, not where
+    // the last one was left: the problem, then both solutions from their first step
+    const newPair = this.task !== null && task !== null && task.assignment_id !== this.task.assignment_id;
     this.task = task;
     this.taskArea.hidden = task === null;
     this.empty.hidden = task !== null;
     const saved = this.sync.begin(task?.assignment_id ?? null, upgradeDraft(task?.draft ?? null));
-    if (!task) return;
+    if (!task) {
+      this.barChoice.textContent = ""; // the bar stays: no choice of a pair gone is left in it
+      return;
+    }
     this.choice = saved?.choice ?? fresh();
     this.history = [];
     this.repeat.shown();
@@ -314,6 +330,7 @@ export class CompareWorkspace {
     // keys act with focus in the page (focusInWorkspace): a pair shown with focus nowhere takes it
     const active = document.activeElement;
     if (!active || active === document.body) this.problemHeading.focus({ preventScroll: true });
+    if (newPair) this.taskArea.scrollIntoView({ block: "start", behavior: "instant" as ScrollBehavior });
     this.sync.started(saved, this.untouched());
     if (saved && !this.untouched()) this.showStatus("Resumed your saved work");
   }
@@ -437,6 +454,7 @@ export class CompareWorkspace {
       ),
     );
     this.verdict.textContent = verdictText(this.choice, keys);
+    this.barChoice.textContent = this.choice.preference === null ? "" : this.verdict.textContent;
     if (refocus) this.root.querySelector<HTMLElement>(`[data-focus-key="${refocus}"]`)?.focus({ preventScroll: true });
   }
 
@@ -479,9 +497,11 @@ export class CompareWorkspace {
         return this.change((c) => withStrength(c, strength));
       }
       case "mark-wrong-a":
-        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0], rated[0]) } }));
+        this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, A: nextMarker(c.firstWrong.A, n[0], rated[0]) } }));
+        return this.showMarker("A");
       case "mark-wrong-b":
-        return this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1], rated[1]) } }));
+        this.change((c) => ({ ...c, firstWrong: { ...c.firstWrong, B: nextMarker(c.firstWrong.B, n[1], rated[1]) } }));
+        return this.showMarker("B");
       case "undo":
         return this.undo();
       case "submit":
@@ -489,6 +509,14 @@ export class CompareWorkspace {
       default:
         return;
     }
+  }
+
+  /** After q / p: the step the marker moved to is scrolled into view (the keys move it down a
+   * long solution, past the screen's end); past the last step (no marker), the side's heading. */
+  private showMarker(side: Side): void {
+    const column = this.columns.querySelector<HTMLElement>(`[data-side="${side}"]`);
+    const target = column?.querySelector<HTMLElement>(".sl-first-wrong") ?? column?.querySelector<HTMLElement>("h3");
+    target?.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
   }
 
   /** Back to the choice before the last change (Backspace, or the Undo button on a phone). */
