@@ -217,8 +217,9 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.solution": AdminModel("project"),
     "annotate.step": AdminModel("project", add=False),
     "annotate.assignment": AdminModel("project"),
-    # Labels come from submits and imports; the admin corrects them (with an audit trail).
-    "annotate.annotation": AdminModel("project", add=False),
+    # Labels come from submits and imports; the admin corrects them (with an audit trail). Deleting one
+    # is for superusers (annotate.admin.audited: recorded whole, its solution served again).
+    "annotate.annotation": AdminModel("project", add=False, delete_by_superusers=True),
     # The audit trail: read-only for everyone, superusers included.
     "annotate.annotationrevision": AdminModel("project", add=False, delete=False),
     "annotate.importjob": AdminModel("project", add=False),
@@ -228,8 +229,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.export": AdminModel("project", add=False),
     # Compare projects: pairs (gold pairs are marked here) and the preferences submitted on them.
     "annotate.comparison": AdminModel("project"),
-    # A compare project's labels, read-only (no audit trail for them); deleting stays, as for annotations.
-    "annotate.preference": AdminModel("project", add=False),
+    # A compare project's labels, read-only (no audit trail for them); superusers delete, as for annotations.
+    "annotate.preference": AdminModel("project", add=False, delete_by_superusers=True),
     # Runs come from the API, auto-retrain and the command, which check their settings: read-only here.
     "ml.trainingrun": AdminModel("project", add=False),
     "ml.stepscore": AdminModel("project", add=False),

@@ -1,15 +1,26 @@
-"""Audit rows for the admin's edits to what decides a label's weight: gold, quality-control and
-screening marks, open or closed, a problem's answer and text. Annotations keep revisions of their
-own (annotate.services.audit); these rows are AuditEvents, read by superusers in the admin."""
+"""Audit rows for admin edits and deletions that move labels' weight or take data away.
+
+Edits: gold, quality-control and screening marks, open or closed, a problem's answer and text
+(`AuditedEditsMixin`). Deletions: a `<model>.deleted` row per deleted row, with what went with it
+(`AuditedDeletesMixin`). Labels themselves (annotations, preferences) are deleted by superusers
+only (`LabelsKeptMixin`), so a lead's delete of a problem, solution, pair or project that carries
+labels is refused by the admin's own check of the rows it would take along. Annotations keep
+revisions of their own (annotate.services.audit); these rows are AuditEvents, read by superusers.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.db.models import Model
+from django.contrib.admin.utils import NestedObjects
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import router, transaction
+from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from annotate.models import Project
 from annotate.services import events
 
 LONGEST = 500  # a problem's text is kept whole up to this, then cut: the row says what changed, not a copy
@@ -47,3 +58,48 @@ class AuditedEditsMixin:
                 id=obj.pk,
                 changes=changes,
             )
+
+
+def _deleted(obj: Model) -> dict[str, Any]:
+    """What a deletion takes: the row's own fields (labels included, so a deleted label can be put
+    back by hand from the audit row) and how many rows of each kind go with it (cascades)."""
+    collector = NestedObjects(using=router.db_for_write(type(obj)))
+    collector.collect([obj])
+    along = {
+        model._meta.label: len(rows) for model, rows in collector.model_objs.items() if model is not type(obj) and rows
+    }
+    fields = {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+    return {"id": obj.pk, "row": json.loads(json.dumps(fields, cls=DjangoJSONEncoder)), "with": along}
+
+
+class AuditedDeletesMixin:
+    """A `<model>.deleted` event for every row deleted in the admin, one by one or as a list action."""
+
+    def _record_deletions(self, request: HttpRequest, objs: list[Model]) -> list[tuple[Project | None, dict]]:
+        return [(None if isinstance(o, Project) else getattr(o, "project", None), _deleted(o)) for o in objs]
+
+    def _write(self, request: HttpRequest, model: type[Model], rows: list[tuple[Project | None, dict]]) -> None:
+        for project, details in rows:
+            if isinstance(project, Project) and not Project.objects.filter(pk=project.pk).exists():
+                project = None  # deleted with the row (a project's own deletion)
+            events.record(actor=request.user, project=project, action=f"{model._meta.model_name}.deleted", **details)
+
+    def delete_model(self, request: HttpRequest, obj: Model) -> None:
+        with transaction.atomic():
+            rows = self._record_deletions(request, [obj])
+            super().delete_model(request, obj)  # type: ignore[misc]
+            self._write(request, type(obj), rows)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        with transaction.atomic():
+            rows = self._record_deletions(request, list(queryset))
+            super().delete_queryset(request, queryset)  # type: ignore[misc]
+            self._write(request, queryset.model, rows)
+
+
+class LabelsKeptMixin:
+    """Labels are deleted by superusers only: a lead corrects a label (a revision) or reopens its
+    solution for another, and no delete of a row that carries labels gets past the admin's check."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)  # type: ignore[misc]

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
+from annotate.admin.audited import AuditedDeletesMixin
 from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin, ScopedTabularInline
 from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
 from annotate.services.members import add_member
@@ -62,7 +63,7 @@ class MembershipInline(ScopedTabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(ProjectScopedAdmin):
+class ProjectAdmin(AuditedDeletesMixin, ProjectScopedAdmin):
     list_display = [
         "slug",
         "name",
@@ -89,6 +90,15 @@ class ProjectAdmin(ProjectScopedAdmin):
         # page stores them, or its next save reports (and audits) a guidelines change nobody made.
         obj.guidelines = obj.guidelines.replace("\r\n", "\n")
         super().save_model(request, obj, form, change)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # The last-lead guard keeps a project from being left without a lead; deleting the project
+        # takes its memberships with it, and the guard made every project with a lead undeletable.
+        membership = str(Membership._meta.verbose_name)
+        if membership in perms_needed and self.admin_site.get_model_admin(Membership).has_delete_permission(request):
+            perms_needed = perms_needed - {membership}
+        return deleted, counts, perms_needed, protected
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from annotate.admin.audited import AuditedEditsMixin
+from annotate.admin.audited import AuditedDeletesMixin, AuditedEditsMixin
 from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
 from annotate.models import Problem, Solution, Step
 from annotate.services import audit
@@ -18,7 +18,7 @@ def short(text: str | None, chars: int = 80) -> str:
 
 
 @admin.register(Problem)
-class ProblemAdmin(AuditedEditsMixin, FixedIdentityMixin, ProjectScopedAdmin):
+class ProblemAdmin(AuditedDeletesMixin, AuditedEditsMixin, FixedIdentityMixin, ProjectScopedAdmin):
     identity_fields = ("project",)
     audited_fields = ("ground_truth_answer", "text")
     list_display = [
@@ -65,7 +65,7 @@ class SolutionForm(forms.ModelForm):
 
 
 @admin.register(Solution)
-class SolutionAdmin(AuditedEditsMixin, FixedIdentityMixin, ProjectScopedAdmin):
+class SolutionAdmin(AuditedDeletesMixin, AuditedEditsMixin, FixedIdentityMixin, ProjectScopedAdmin):
     form = SolutionForm
     identity_fields = ("project", "problem")
     audited_fields = ("is_gold", "is_quality_control", "is_screening", "is_open", "answer_correct", "final_answer")

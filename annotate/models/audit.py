@@ -40,7 +40,8 @@ class AuditEvent(models.Model):
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    # SET_NULL: a project's trail outlives it (its deletion is itself an event, by the slug).
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
     action = models.CharField(max_length=64)
     details = models.JSONField(default=dict, blank=True)
     at = models.DateTimeField(auto_now_add=True, db_index=True)

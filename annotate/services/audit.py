@@ -10,6 +10,7 @@ UPDATE of the label columns that did not write such a revision in the same trans
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import date, datetime
 from typing import Any
 
@@ -198,3 +199,24 @@ def history_by_annotation(annotation_ids: list[int]) -> dict[int, list[dict[str,
             }
         )
     return out
+
+
+def release_label_counts(*, solutions: Counter[int] | None = None, pairs: Counter[int] | None = None) -> None:
+    """After labels are deleted (a superuser in the admin): each solution (pair) counts the labels it
+    lost no more, and one of the queue opens again when it has room by the rule a submit closes it
+    by; gold and screening ones stay as they are. Without this a solution whose label was deleted
+    stayed closed at its old count and was never served for the label it was missing."""
+    from annotate.models import Comparison
+
+    for counts, model in ((solutions or Counter(), Solution), (pairs or Counter(), Comparison)):
+        project_ids = set()
+        for row_id, n in counts.items():
+            model.objects.filter(pk=row_id).update(annotation_count=Greatest(F("annotation_count") - n, Value(0)))
+        for row in model.objects.filter(pk__in=list(counts)).select_related("project"):
+            project_ids.add(row.project_id)
+            room = row.annotation_count < row.project.overlap + getattr(row, "extra_labels", 0)
+            queued = not row.is_gold and not getattr(row, "is_screening", False)
+            if queued and room and not row.is_open:
+                model.objects.filter(pk=row.pk).update(is_open=True)
+        for project_id in project_ids:
+            _refresh_stats(project_id)

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotate.models import AuditEvent, Comparison, Project, Role
+from annotate.models import Annotation, Assignment, AuditEvent, Comparison, Project, Role, Solution
 from tests.api_clients import member_client
 from tests.factories import make_solutions
 from tests.security.test_admin_identity import _lead_of, duel, form_data  # noqa: F401  (duel: a fixture)
@@ -66,3 +66,114 @@ def test_unmarking_a_gold_pair_is_recorded(duel):  # noqa: F811
     assert marked.details["changes"] == {"is_gold": [False, True], "gold_preference": ["", "B"]}
     assert unmarked.details["changes"] == {"is_gold": [True, False], "gold_preference": ["B", ""]}
     assert marked.project == duel and unmarked.details["id"] == pair.pk
+
+
+# --- deletions -------------------------------------------------------------------------------
+
+
+def _labeled(project: Project, n: int = 2) -> list:
+    """`n` solutions, each labeled once through the API (overlap 1: each is closed after it)."""
+    from tests.factories import payload
+
+    solutions = make_solutions(project, n)
+    annotator = member_client(project, f"{project.slug}-ann", Role.ANNOTATOR)
+    for i in range(n):
+        task = annotator.get(f"/api/v1/projects/{project.slug}/tasks/next/").json()
+        submit = f"/api/v1/assignments/{task['assignment_id']}/submit/"
+        assert annotator.post(submit, payload([1, -1, None], key=f"k{i}"), format="json").status_code == 201
+    return solutions
+
+
+def _superuser() -> Client:
+    root = Client()
+    root.force_login(get_user_model().objects.create_superuser("boss", "boss@example.org", "pw"))
+    return root
+
+
+def test_a_lead_cannot_delete_labels_nor_rows_that_carry_them_but_deletes_an_unlabeled_one():
+    algebra = Project.objects.create(slug="algebra", overlap=1)
+    labeled = _labeled(algebra)[0]
+    spare = make_solutions(algebra, 1)[0]
+    lead = _lead_of(algebra)
+    annotation = Annotation.objects.get(solution=labeled)
+    assert lead.get(f"/admin/annotate/annotation/{annotation.pk}/delete/").status_code == 403
+    # the solution's delete page names what it would take and that the lead may not take it
+    page = lead.get(f"/admin/annotate/solution/{labeled.pk}/delete/")
+    assert "your account doesn't have permission to delete the following types of objects" in page.content.decode()
+    assert lead.post(f"/admin/annotate/solution/{labeled.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Annotation.objects.filter(pk=annotation.pk).exists() and Solution.objects.filter(pk=labeled.pk).exists()
+    # a list action cannot take them either
+    changelist = lead.post(
+        "/admin/annotate/solution/",
+        {"action": "delete_selected", "_selected_action": [labeled.pk], "post": "yes"},
+    )
+    assert changelist.status_code == 403 and Solution.objects.filter(pk=labeled.pk).exists()
+
+    steps = spare.steps.count()
+    assert lead.post(f"/admin/annotate/solution/{spare.pk}/delete/", {"post": "yes"}).status_code == 302
+    event = AuditEvent.objects.get(action="solution.deleted")
+    assert event.actor.username == "two-project-lead" and event.project == algebra
+    assert event.details["id"] == spare.pk and event.details["row"]["problem_id"] == spare.problem_id
+    assert event.details["with"] == {"annotate.Step": steps}
+
+
+def test_a_superusers_label_deletion_is_recorded_whole_and_its_solution_is_served_again():
+    algebra = Project.objects.create(slug="algebra", overlap=1)
+    first, second = _labeled(algebra)
+    assert not Solution.objects.get(pk=first.pk).is_open
+    doomed = Annotation.objects.get(solution=first)
+    root = _superuser()
+    assert root.post(f"/admin/annotate/annotation/{doomed.pk}/delete/", {"post": "yes"}).status_code == 302
+    first.refresh_from_db()
+    assert first.annotation_count == 0 and first.is_open  # missing its label again: queued
+    event = AuditEvent.objects.get(action="annotation.deleted")
+    assert event.project == algebra and event.details["id"] == doomed.pk
+    row = event.details["row"]
+    assert row["label_steps"] == doomed.label_steps and row["labeler_uuid"] == doomed.labeler_uuid
+    assert row["solution_id"] == first.pk and row["finish_reason"] == doomed.finish_reason
+    # the annotator is served it again
+    annotator = member_client(algebra, "algebra-ann2", Role.ANNOTATOR)
+    task = annotator.get("/api/v1/projects/algebra/tasks/next/").json()
+    assert Assignment.objects.get(pk=task["assignment_id"]).solution_id == first.pk
+    second.refresh_from_db()
+    assert second.annotation_count == 1 and not second.is_open
+
+
+def test_a_deleted_projects_trail_outlives_it():
+    doomed = Project.objects.create(slug="doomed")
+    _labeled(doomed, 1)
+    lead = _lead_of(doomed)
+    solution = Solution.objects.get(project=doomed)
+    data = form_data(lead.get(f"/admin/annotate/solution/{solution.pk}/change/"))
+    lead.post(f"/admin/annotate/solution/{solution.pk}/change/", {**data, "is_gold": "on"})
+    assert AuditEvent.objects.filter(action="solution.changed", project=doomed).exists()
+    assert lead.post(f"/admin/annotate/project/{doomed.pk}/delete/", {"post": "yes"}).status_code == 403  # labels
+    root = _superuser()
+    assert root.post(f"/admin/annotate/project/{doomed.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not Project.objects.filter(slug="doomed").exists()
+    gone = AuditEvent.objects.get(action="project.deleted")
+    assert gone.project is None and gone.details["row"]["slug"] == "doomed"
+    assert gone.details["with"]["annotate.Annotation"] == 1 and gone.details["with"]["annotate.Solution"] == 1
+    kept = AuditEvent.objects.get(action="solution.changed")
+    assert kept.project is None and kept.details["id"] == solution.pk  # the edit's row stays
+
+
+def test_a_superusers_preference_deletion_reopens_its_pair(duel):  # noqa: F811
+    from annotate.models import Preference
+
+    Project.objects.filter(pk=duel.pk).update(overlap=1)
+    annotator = member_client(duel, "duel-ann", Role.ANNOTATOR)
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    body = {"idempotency_key": "p1", "preference": "A", "strength": 2, "total_time_ms": 900}
+    answered = annotator.post(f"/api/v1/assignments/{task['assignment_id']}/submit/", body, format="json")
+    assert answered.status_code == 201, answered.content
+    pair = Preference.objects.get().comparison
+    assert pair.annotation_count == 1 and not pair.is_open
+    lead = _lead_of(duel)
+    preference = Preference.objects.get(comparison=pair)
+    assert lead.get(f"/admin/annotate/preference/{preference.pk}/delete/").status_code == 403
+    assert _superuser().post(f"/admin/annotate/preference/{preference.pk}/delete/", {"post": "yes"}).status_code == 302
+    pair.refresh_from_db()
+    assert pair.annotation_count == 0 and pair.is_open
+    event = AuditEvent.objects.get(action="preference.deleted")
+    assert event.details["row"]["shown"] == "A" and event.details["row"]["comparison_id"] == pair.pk
