@@ -11,6 +11,7 @@ revisions of their own (annotate.services.audit); these rows are AuditEvents, re
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from django.contrib.admin.utils import NestedObjects
@@ -21,7 +22,7 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 
 from annotate.models import Project
-from annotate.services import events
+from annotate.services import audit, events
 
 LONGEST = 500  # a problem's text is kept whole up to this, then cut: the row says what changed, not a copy
 
@@ -73,7 +74,11 @@ def _deleted(obj: Model) -> dict[str, Any]:
 
 
 class AuditedDeletesMixin:
-    """A `<model>.deleted` event for every row deleted in the admin, one by one or as a list action."""
+    """A `<model>.deleted` event for every row deleted in the admin, one by one or as a list action.
+    `releases` names, for a label model, the field of the row that counts it and the keyword of
+    `audit.release_label_counts` that gives that row back its room in the queue."""
+
+    releases: tuple[str, str] | None = None
 
     def _record_deletions(self, request: HttpRequest, objs: list[Model]) -> list[tuple[Project | None, dict]]:
         return [(None if isinstance(o, Project) else getattr(o, "project", None), _deleted(o)) for o in objs]
@@ -84,17 +89,25 @@ class AuditedDeletesMixin:
                 project = None  # deleted with the row (a project's own deletion)
             events.record(actor=request.user, project=project, action=f"{model._meta.model_name}.deleted", **details)
 
+    def _release(self, objs: list[Model]) -> None:
+        if self.releases is not None:
+            field, keyword = self.releases
+            audit.release_label_counts(**{keyword: Counter(getattr(o, field) for o in objs)})
+
     def delete_model(self, request: HttpRequest, obj: Model) -> None:
         with transaction.atomic():
             rows = self._record_deletions(request, [obj])
             super().delete_model(request, obj)  # type: ignore[misc]
             self._write(request, type(obj), rows)
+            self._release([obj])
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         with transaction.atomic():
-            rows = self._record_deletions(request, list(queryset))
+            objs = list(queryset)
+            rows = self._record_deletions(request, objs)
             super().delete_queryset(request, queryset)  # type: ignore[misc]
             self._write(request, queryset.model, rows)
+            self._release(objs)
 
 
 class LabelsKeptMixin:

@@ -1,18 +1,12 @@
 """Compare projects: pairs (a lead marks gold pairs here) and the preferences given on them."""
 
-from collections import Counter
-
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import QuerySet
-from django.http import HttpRequest
 
 from annotate.admin.audited import AuditedDeletesMixin, AuditedEditsMixin, LabelsKeptMixin
 from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
 from annotate.models import Comparison, Preference, TaskKind
-from annotate.services import audit
 
 
 class ComparisonForm(forms.ModelForm):
@@ -61,18 +55,7 @@ class PreferenceAdmin(LabelsKeptMixin, AuditedDeletesMixin, ReadOnlyAdminMixin, 
     superusers, as for annotations: the pair counts the preference no more and may open again."""
 
     deletable = True
-
-    def delete_model(self, request: HttpRequest, obj: Preference) -> None:
-        with transaction.atomic():
-            super().delete_model(request, obj)
-            audit.release_label_counts(pairs=Counter([obj.comparison_id]))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Preference]) -> None:
-        with transaction.atomic():
-            pairs = Counter(queryset.values_list("comparison_id", flat=True))
-            super().delete_queryset(request, queryset)
-            audit.release_label_counts(pairs=pairs)
-
+    releases = ("comparison_id", "pairs")
     list_display = ["id", "project", "comparison", "annotator", "preferred", "shown", "swapped", "strength"]
     list_display += ["is_gold", "submitted_at"]
     list_filter = ["preferred", "swapped", "strength", "is_gold", "project"]

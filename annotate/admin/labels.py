@@ -1,11 +1,9 @@
 """Claims and labels: assignments, annotations (corrected with an audit trail) and their revisions."""
 
 import json
-from collections import Counter
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -93,6 +91,7 @@ class AnnotationForm(forms.ModelForm):
 @admin.register(Annotation)
 class AnnotationAdmin(LabelsKeptMixin, AuditedDeletesMixin, ProjectScopedAdmin):
     form = AnnotationForm
+    releases = ("solution_id", "solutions")
     list_display = [
         "id",
         "project",
@@ -146,17 +145,6 @@ class AnnotationAdmin(LabelsKeptMixin, AuditedDeletesMixin, ProjectScopedAdmin):
         names = [Annotation._meta.get_field(f).attname for f in form.changed_data if f != "change_reason"]
         reason = form.cleaned_data.get("change_reason") or "Edited in the admin"
         audit.revise_annotation(annotation=obj, user=request.user, reason=reason, **{n: getattr(obj, n) for n in names})
-
-    def delete_model(self, request: HttpRequest, obj: Annotation) -> None:
-        with transaction.atomic():
-            super().delete_model(request, obj)
-            audit.release_label_counts(solutions=Counter([obj.solution_id]))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Annotation]) -> None:
-        with transaction.atomic():
-            solutions = Counter(queryset.values_list("solution_id", flat=True))
-            super().delete_queryset(request, queryset)
-            audit.release_label_counts(solutions=solutions)
 
     @admin.display(description="reason", ordering="finish_note")
     def reason(self, obj: Annotation) -> str:

@@ -634,20 +634,30 @@ def test_a_compare_project_posted_with_an_untouched_step_template_starts_with_th
     assert g.starting_guidelines(text=g.TRACE, content_kind="trace", task_kind="steps") == g.TRACE
 
 
+def _compare_project(lead) -> Project:
+    duel = project_with(lead, slug="duel")
+    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
+    duel.refresh_from_db()
+    return duel
+
+
+def _pair_lines(problems: int) -> list[dict]:
+    """Two solutions of each problem, one right and one wrong: one pair per problem."""
+    return [
+        {"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": [s], "answer": a}
+        for n in range(1, problems + 1)
+        for s, a in ((f"{n} + {n} = {2 * n}", str(2 * n)), (f"{n} + {n} = {2 * n + 1}", str(2 * n + 1)))
+    ]
+
+
 def test_home_counts_a_compare_projects_pairs_and_preferences_not_its_solutions(client, tmp_path):
     import json
 
     from annotate.services.imports import import_file
 
     lead = user("lead")
-    duel = project_with(lead, slug="duel")
-    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
-    duel.refresh_from_db()
-    lines = [
-        {"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": [s], "answer": a}
-        for n in (1, 2)
-        for s, a in ((f"{n} + {n} = {2 * n}", str(2 * n)), (f"{n} + {n} = {2 * n + 1}", str(2 * n + 1)))
-    ]
+    duel = _compare_project(lead)
+    lines = _pair_lines(2)
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     import_file(project=duel, path=path)
@@ -716,14 +726,8 @@ def test_a_compare_projects_past_imports_count_the_new_pairs(client, settings, t
 
     settings.MEDIA_ROOT = tmp_path
     lead = user("lead")
-    duel = project_with(lead, slug="duel")
-    Project.objects.filter(pk=duel.pk).update(task_kind="compare")
-    duel.refresh_from_db()
-    lines = [
-        {"problem": f"What is {n} + {n}?", "ground_truth_answer": str(2 * n), "steps": [s], "answer": a}
-        for n in (1, 2, 3)
-        for s, a in ((f"{n} + {n} = {2 * n}", str(2 * n)), (f"{n} + {n} = {2 * n + 1}", str(2 * n + 1)))
-    ]
+    duel = _compare_project(lead)
+    lines = _pair_lines(3)
     body = "".join(json.dumps(line) + "\n" for line in lines).encode()
     job = start_import(project=duel, user=lead, upload=SimpleUploadedFile("pairs.jsonl", body))
     run_import_job(import_id=job.pk)
