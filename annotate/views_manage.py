@@ -210,6 +210,7 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
     exports = reads.own_exports(project=project, user=request.user)
     for e in exports:
         e.newer_query = export_page.newer_query(e) if (e.filters or {}).get("cursor") else ""
+        e.settings_summary = export_page.settings_summary(e)
     initial, carried = export_page.form_state(request.GET)
     form = ExportForm(initial=initial, task_kind=project.task_kind)
     context = {"form": form, "carried": carried, "exports": exports, "config": config}

@@ -94,3 +94,22 @@ def test_the_format_menu_offers_the_projects_own_formats_and_keeps_a_reopened_on
     for name in ("generation", "finish_reason", "screening"):
         assert f'name="{name}"' in steps_page and f'name="{name}"' not in duel_page
     assert 'name="since"' in duel_page and 'name="split"' in duel_page
+
+
+@pytest.mark.django_db
+def test_past_exports_say_what_each_held_so_two_of_one_format_can_be_told_apart(client):
+    project = Project.objects.create(slug="exp-rows", name="Export rows")
+    lead = make_user("lena")
+    Membership.objects.create(project=project, user=lead, role=Role.LEAD)
+    cursor = encode_cursor(project=project, seq=3)
+    plain = ExportOptions().as_dict()
+    narrow = ExportOptions(split="train", qc="exclude", finish_reason=["solution", "give_up"], since=cursor)
+    for filters in (plain, {**narrow.as_dict(), "since": cursor, "gzip": True}):
+        Export.objects.create(project=project, requested_by=lead, status="succeeded", format="prm800k", filters=filters)
+    client.force_login(lead)
+    page = client.get("/projects/exp-rows/export/").content.decode()
+    cells = [html.unescape(c) for c in re.findall(r"<td data-export-settings>([^<]*)</td>", page)]
+    assert cells == [  # newest first
+        "finish_reason=solution,give_up, split=train, qc=exclude, gzip, since a cursor",  # the form's order
+        "all labels",
+    ]
