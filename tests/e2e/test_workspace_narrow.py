@@ -3,9 +3,13 @@ page scrolling sideways; what is wider than the screen scrolls inside its own bo
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 
+from annotate.models import Membership, Role
+from annotate.services.imports import import_file
 from tests.e2e.helpers import expect_rated, make_project, make_solution, make_user, open_workspace
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -131,3 +135,48 @@ def test_at_200_percent_zoom_the_bar_scrolls_away_and_the_critique_box_shows(pag
     assert bar is not None and where is not None
     assert bar["y"] + bar["height"] <= where["y"] or bar["y"] >= where["y"] + where["height"], (bar, where)
     screenshot(page, "workspace-zoom-200-critique")
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+
+def test_on_a_touch_screen_no_text_names_a_key(pages, screenshot, tmp_path):
+    """A phone has no keys to press: the key list was hidden there, but the guidance still said
+    "press Enter to submit ... (a to write one)", the buttons read "Critique (e)" with 1 / 2 / 3
+    badges, and the compare page "Which is better? ← / a, → / b" and "Submit (Enter)". The keys
+    themselves still act (a keyboard may be attached)."""
+    project = make_project()
+    user = make_user("ann", project)
+    make_solution(project, ["$x = 3$.", "So $x^2 = 9$.", "# Answer\n\n10"])
+    page = pages.page(pages.context(**PHONE))
+    open_workspace(page, "ann")
+    current = page.locator(".sl-step.sl-current")
+    expect(current.get_by_role("button", name="Positive", exact=True)).to_be_visible()
+    expect(page.locator(".sl-step kbd:visible")).to_have_count(0)
+    expect(page.get_by_role("button", name="Shortcuts", exact=True)).to_be_visible()
+    current.get_by_role("button", name="Positive").tap()
+    page.keyboard.press("1")  # an attached keyboard still rates
+    expect_rated(page, 2)
+    expect(page.locator(".sl-step.sl-error").get_by_role("button", name="Critique", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Write alternative", exact=True)).to_be_visible()
+    text = page.locator("#sl-workspace").inner_text()
+    for key_words in ("press Enter", "(a to", "(c)", "(e)", "1/2/3", "Shortcuts (?)"):
+        assert key_words not in text, key_words
+    screenshot(page, "workspace-phone-no-keys-named", full_page=True)
+
+    duel = make_project("tapduel2", name="Which is better", task_kind="compare")
+    Membership.objects.create(project=duel, user=user, role=Role.ANNOTATOR)
+    lines = [
+        {"problem": "Solve $2x = 10$.", "ground_truth_answer": "5", "steps": [s], "answer": a}
+        for s, a in (("Divide by 2: $x = 5$.", "5"), ("Subtract 2: $x = 8$.", "8"))
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_file(project=duel, path=path)
+    page.goto("/annotate/tapduel2/")
+    expect(page.locator(".sl-candidate")).to_have_count(2)
+    expect(page.locator(".sl-compare-verdict")).to_have_text("Which is better? A, B or a tie")
+    expect(page.get_by_role("button", name="Submit", exact=True)).to_be_visible()
+    expect(page.locator(".sl-compare-choices kbd:visible")).to_have_count(0)
+    page.get_by_role("button", name="B is better").tap()
+    expect(page.locator(".sl-compare-verdict")).to_have_text("B is better: by how much? slightly, clearly or much")

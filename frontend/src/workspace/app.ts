@@ -40,7 +40,9 @@ import {
   ignoredRepeat,
   type KeyAction,
   keyFor,
+  keysNamed,
   listedFor,
+  onTouchScreenChange,
   ratingOf,
   setSingleKeys,
   singleKeysOn,
@@ -244,9 +246,9 @@ export class Workspace {
     // Off: no key of the key map acts (WCAG 2.1.4); Tab and the buttons do everything.
     const showKeys = (): void => {
       hints.hidden = !this.keysOn.checked;
-      root.classList.toggle("sl-keys-off", !this.keysOn.checked); // no key badges on the buttons
+      root.classList.toggle("sl-keys-off", !this.namesKeys()); // no key badges on the buttons
       // and no key in a button's name or aria-keyshortcuts (the steps' buttons: StepView.render)
-      this.helpButton.textContent = this.keysOn.checked ? "Shortcuts (?)" : "Shortcuts";
+      this.helpButton.textContent = this.namesKeys() ? "Shortcuts (?)" : "Shortcuts";
       for (const [button, key] of [
         [this.helpButton, "?"],
         [this.undoButton, "Backspace"],
@@ -262,6 +264,7 @@ export class Workspace {
       setSingleKeys(this.keysOn.checked);
     });
     showKeys();
+    onTouchScreenChange(showKeys);
     const side = h(
       "aside",
       { class: "sl-side", "aria-label": "Project" },
@@ -418,7 +421,7 @@ export class Workspace {
       flagTarget: flagTarget(s),
       critiqueTarget: critiqueTarget(s),
       critiqueRequired: s.critiqueRequired ?? false,
-      keys: this.keysOn.checked,
+      keys: this.namesKeys(),
     };
     for (const v of this.steps) v.render(s, context);
 
@@ -431,13 +434,18 @@ export class Workspace {
     this.badButton.disabled = submitting;
     this.skipButton.disabled = submitting;
     this.undoButton.disabled = submitting || s.past.length === 0;
-    this.footer.textContent = guidance(s, submitting, this.keysOn.checked);
+    this.footer.textContent = guidance(s, submitting, this.namesKeys());
+  }
+
+  /** Whether texts and buttons name keys: while they act, and not on a touch screen (keymap.ts). */
+  private namesKeys(): boolean {
+    return keysNamed(this.keysOn.checked);
   }
 
   /** The line over the steps on the project's mode, naming keys only while they act. */
   private showModeNote(): void {
     const mode = this.state?.mode;
-    const note = mode ? modeNote(mode, this.keysOn.checked) : null;
+    const note = mode ? modeNote(mode, this.namesKeys()) : null;
     this.modeNote.hidden = note === null;
     this.modeNote.textContent = note ?? "";
   }
@@ -547,7 +555,7 @@ export class Workspace {
         return;
       case "next-step": {
         const before = this.state;
-        if (before && this.act(nextStep) === before) this.say(nextStepWhy(before, this.keysOn.checked));
+        if (before && this.act(nextStep) === before) this.say(nextStepWhy(before, this.namesKeys()));
         return;
       }
       case "submit":
@@ -613,7 +621,7 @@ export class Workspace {
         // "Submitted" confirmation on screen instead of replacing it with "Not ready".
         if (this.repeat.isRepeat(!hasWork(s))) return;
         const missing = missingCritique(s);
-        const critique = this.keysOn.checked ? keyFor("write-critique") : "Critique"; // its key while keys act
+        const critique = this.namesKeys() ? keyFor("write-critique") : "Critique"; // its key while keys act
         this.say(
           missing === null
             ? `${NOT_READY} ${e.message}.`

@@ -25,6 +25,8 @@ import {
   ignoredRepeat,
   type KeyAction,
   keyFor,
+  keysNamed,
+  onTouchScreenChange,
   setSingleKeys,
   singleKeysOn,
 } from "./keymap";
@@ -229,6 +231,7 @@ export class CompareWorkspace {
       this.showKeys();
     });
     this.showKeys();
+    onTouchScreenChange(() => this.showKeys());
     // the page's h1, as on the step page: its h2s (Problem, Guidelines, Keys) sit under it
     const bar = h(
       "div",
@@ -342,9 +345,10 @@ export class CompareWorkspace {
   /** The single-key shortcuts on or off: the key list, badges, and the texts that name keys follow. */
   private showKeys(): void {
     const on = this.keysOn.checked;
+    const named = keysNamed(on); // not on a touch screen (keymap.ts)
     this.keyList.hidden = !on;
-    this.root.classList.toggle("sl-keys-off", !on); // no key badges on the buttons
-    this.submitButton.textContent = on ? "Submit (Enter)" : "Submit";
+    this.root.classList.toggle("sl-keys-off", !named); // no key badges on the buttons
+    this.submitButton.textContent = named ? "Submit (Enter)" : "Submit";
     if (on) this.undoButton.setAttribute("aria-keyshortcuts", "Backspace");
     else this.undoButton.removeAttribute("aria-keyshortcuts");
     if (this.task) this.render();
@@ -364,7 +368,8 @@ export class CompareWorkspace {
       focused instanceof HTMLElement && (this.columns.contains(focused) || this.choices.contains(focused))
         ? focused.dataset.focusKey
         : undefined;
-    const keys = this.keysOn.checked;
+    const keys = this.keysOn.checked; // the keys act (aria-keyshortcuts)
+    const named = keysNamed(keys); // and texts name them
     this.undoButton.disabled = this.history.length === 0;
     // Not ready: looks it, but stays pressable, to say what is still missing
     this.submitButton.classList.toggle("sl-not-ready", answerOf(this.choice) === null);
@@ -453,7 +458,7 @@ export class CompareWorkspace {
         ),
       ),
     );
-    this.verdict.textContent = verdictText(this.choice, keys);
+    this.verdict.textContent = verdictText(this.choice, named);
     this.barChoice.textContent = this.choice.preference === null ? "" : this.verdict.textContent;
     if (refocus) this.root.querySelector<HTMLElement>(`[data-focus-key="${refocus}"]`)?.focus({ preventScroll: true });
   }
@@ -538,7 +543,7 @@ export class CompareWorkspace {
     if (answer === null) {
       // the "Submitted" note stays: nothing was chosen on this pair yet, so there is nothing to fix
       if (byKey && this.repeat.isRepeat(this.untouched())) return;
-      return this.fail(missingChoice(this.choice, this.keysOn.checked) ?? "");
+      return this.fail(missingChoice(this.choice, keysNamed(this.keysOn.checked)) ?? "");
     }
     this.submitting = true;
     this.sync.cancel(); // a draft saved after the submit would be refused (409): the submit carries it

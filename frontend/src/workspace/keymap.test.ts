@@ -8,8 +8,10 @@ import {
   ignoredRepeat,
   KEYMAP,
   keyFor,
+  keysNamed,
   listedFor,
   ratingOf,
+  TOUCH_SCREEN,
   setSingleKeys,
   singleKeysOn,
 } from "./keymap";
@@ -127,5 +129,15 @@ describe("listedFor", () => {
     expect(listedFor("steps", "phase2").some((b) => b.action === "next-step")).toBe(false);
     // n stays bound in phase 2, where the page says why it does nothing there
     expect(press("n")).toBe("next-step");
+  });
+});
+
+describe("keysNamed", () => {
+  const screen = (touch: boolean) => (query: string) => ({ matches: touch && query === TOUCH_SCREEN });
+  it("names keys while they act, except on a touch screen", () => {
+    expect(keysNamed(true, screen(false))).toBe(true);
+    expect(keysNamed(true, screen(true))).toBe(false);
+    expect(keysNamed(false, screen(false))).toBe(false);
+    expect(keysNamed(true, null)).toBe(true); // no matchMedia: as a desktop
   });
 });

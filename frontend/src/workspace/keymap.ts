@@ -215,6 +215,25 @@ export function singleKeysOn(store: Pick<Storage, "getItem"> | null = storage())
   }
 }
 
+/** A phone or tablet held in the hand: a coarse pointer on a narrow screen, where workspace.css
+ * hides the key list. Keys still act there (a keyboard may be attached), but no text or button
+ * names one: "press Enter to submit" or "Critique (e)" points at keys its screen does not have. */
+export const TOUCH_SCREEN = "(pointer: coarse) and (max-width: 900px)";
+
+/** Whether the texts and buttons name keys: the shortcuts are on, and this is no touch screen. */
+export function keysNamed(on: boolean, media: ((query: string) => { matches: boolean }) | null = browserMedia()): boolean {
+  return on && !(media?.(TOUCH_SCREEN).matches ?? false);
+}
+
+function browserMedia(): ((query: string) => MediaQueryList) | null {
+  return typeof window !== "undefined" && typeof window.matchMedia === "function" ? (q) => window.matchMedia(q) : null;
+}
+
+/** Call `redraw` when the screen starts or stops being a touch screen (a tablet turned, a window resized). */
+export function onTouchScreenChange(redraw: () => void): void {
+  browserMedia()?.(TOUCH_SCREEN).addEventListener("change", redraw);
+}
+
 /** Remember the switch in this browser. */
 export function setSingleKeys(on: boolean, store: Pick<Storage, "setItem" | "removeItem"> | null = storage()): void {
   try {
