@@ -82,6 +82,13 @@ def test_export_page_offers_trls_neutral_and_alternatives_options(pages, screens
         expect(page.get_by_label("Solution", exact=True)).to_be_checked()
         expect(page.get_by_label("Since (cursor)")).to_have_value(latest.filters["cursor"])
         assert _export_rows(page) == []  # nothing newer
+        # each past export's Download is on screen at a laptop's width: the long cursor wraps
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.reload()
+        for link in page.locator("[data-exports] tbody tr").get_by_role("link", name="Download").all():
+            box = link.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 1280, box
+        screenshot(page, "self-service-export-past-1280", full_page=True)
         newer = Export.objects.order_by("-id").first()
         assert newer.pk != latest.pk and newer.filters["since"] > 0
         same = ("format", "neutral", "alternatives", "finish_reason", "qc", "screening", "generation", "split")
