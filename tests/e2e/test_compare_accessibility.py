@@ -154,3 +154,20 @@ def test_saves_are_not_read_out_but_failures_are(pages, tmp_path: Path):
     page.context.route("**/api/v1/assignments/*/draft/", lambda route: route.abort())
     page.keyboard.press("3")
     expect(page.get_by_role("status").filter(has_text="Offline")).to_have_count(1)
+
+
+def test_a_marked_steps_button_is_named_with_the_word_it_shows(pages, tmp_path: Path):
+    """Marked, a step's button shows "Unmark" but was named "A: step 1 is the first wrong step": a
+    speech-input user saying "click Unmark" reached nothing (WCAG 2.5.3, axe's
+    label-content-name-mismatch). The name now holds the word shown, and the pressed state stays."""
+    _user, page = _compare(pages, tmp_path)
+    page.keyboard.press("q")
+    marked = page.locator('[data-side="A"] .sl-first-wrong .sl-mark-wrong')
+    expect(marked).to_have_text("Unmark")
+    expect(marked).to_have_attribute("aria-pressed", "true")
+    expect(marked).to_have_accessible_name("Unmark A: step 1 as the first wrong step")
+    marked.click()  # the button unmarks
+    expect(page.locator('[data-side="A"] .sl-first-wrong')).to_have_count(0)
+    expect(page.get_by_role("button", name="A: step 1 is the first wrong step")).to_have_attribute(
+        "aria-pressed", "false"
+    )

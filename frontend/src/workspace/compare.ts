@@ -409,7 +409,11 @@ export class CompareWorkspace {
                   type: "button",
                   class: "sl-btn sl-small sl-mark-wrong",
                   "aria-pressed": wrong === s.index ? "true" : "false",
-                  "aria-label": `${side}: step ${s.index + 1} is the first wrong step`,
+                  // the name holds the words shown (WCAG 2.5.3: a speech user says "Unmark")
+                  "aria-label":
+                    wrong === s.index
+                      ? `Unmark ${side}: step ${s.index + 1} as the first wrong step`
+                      : `${side}: step ${s.index + 1} is the first wrong step`,
                   "data-focus-key": `mark-${side}-${s.index}`,
                   onclick: () =>
                     this.change((ch) => ({
