@@ -195,3 +195,40 @@ def test_settings_preview_is_a_named_quiet_scroll_box_with_headings_in_order(pag
     expect(page.get_by_role("heading", level=2, name="Preview, as annotators see it")).to_be_visible()
     region.focus()
     screenshot(page, "a11y-settings-preview", full_page=True)
+
+
+# WCAG's contrast ratio of an element's text colour on the background it is drawn over.
+CONTRAST = """(el) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 4).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  let bg = el;
+  while (bg && (rgb(getComputedStyle(bg).backgroundColor)[3] ?? 1) === 0) bg = bg.parentElement;
+  const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(rgb(getComputedStyle(bg).backgroundColor))];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+def test_a_neutral_rating_on_the_current_step_is_readable(pages):
+    """Phase 1 keeps a step rated Neutral current (nothing there is Positive yet): its "Neutral"
+    status, grey on the current step's blue, had a contrast of 3.99 (axe color-contrast; 4.5 is
+    WCAG AA's minimum for text this size)."""
+    from annotate.models import LabelingMode
+
+    project = make_project(labeling_mode=LabelingMode.PHASE1)
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("2")
+    status = current_step(page).locator('.sl-step-status[data-rating="0"]')
+    expect(status).to_have_text("Neutral")
+    assert status.evaluate(CONTRAST) >= 4.5
+    page.keyboard.press("a")  # a neutral alternative's symbol, on the same background
+    page.keyboard.type("Another way: x = 3.")
+    page.keyboard.press("Enter")
+    page.keyboard.press("2")
+    symbol = current_step(page).locator(".sl-alt .sl-neu[aria-pressed=true] .sl-sym")
+    assert symbol.evaluate(CONTRAST) >= 3  # a graphical object's minimum (WCAG 1.4.11)
