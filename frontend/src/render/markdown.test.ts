@@ -134,3 +134,31 @@ describe("renderAnswer", () => {
     expect(renderStep("# Answer\n\n\\frac{1}{11}")).toContain('class="katex"');
   });
 });
+
+describe("a bare \\boxed{} answer (models write one without $: ProcessBench's solutions do)", () => {
+  const visible = (html: string) => html.replace(/<span class="katex-mathml">[\s\S]*?<\/span><span class="katex-html"/g, "<span").replace(/<[^>]+>/g, "");
+
+  it("is typeset, nested braces and all", () => {
+    const html = renderStep("So the remainder is \\boxed{9}, and the area is \\boxed{\\frac{1}{3}}.");
+    expect(html).toContain("katex");
+    expect(html).toContain("boxed"); // KaTeX's box, not the source
+    expect(visible(html)).not.toContain("\\boxed");
+    expect(visible(html)).not.toContain("\\frac");
+    expect(extractMath("is \\boxed{\\frac{1}{3}}.", "n").math).toEqual([
+      { tex: "\\boxed{\\frac{1}{3}}", display: false, bare: true },
+    ]);
+  });
+
+  it("stays as written where KaTeX cannot read it, never a red error", () => {
+    const html = renderMarkdown("The share is \\boxed{70%}.");
+    expect(html).not.toContain("katex-error");
+    expect(html).toContain("\\boxed{70%}");
+  });
+
+  it("is left alone unclosed or empty, inside $ math, and in code (no $ added)", () => {
+    expect(extractMath("put it in \\boxed{ here", "n").math).toEqual([]);
+    expect(extractMath("use \\boxed{} for it", "n").math).toEqual([]);
+    expect(extractMath("$x = \\boxed{2}$", "n").math).toEqual([{ tex: "x = \\boxed{2}", display: false }]);
+    expect(renderMarkdown("write `\\boxed{9}` at the end")).toContain("<code>\\boxed{9}</code>");
+  });
+});

@@ -24,6 +24,9 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
 export interface MathSegment {
   tex: string;
   display: boolean;
+  /** Found with no delimiters around it (a bare `\boxed{…}`): typeset if KaTeX reads it, else
+   * shown as written, never as a red error. */
+  bare?: boolean;
 }
 
 export interface Extracted {
@@ -38,6 +41,18 @@ function placeholder(nonce: string, i: number): string {
 /** LaTeX display environments KaTeX typesets on their own, also outside `$$`. */
 const DISPLAY_ENV = /^\\begin\{((?:align|alignat|equation|gather)\*?)\}/;
 
+/** The end of the group opened by the `{` at `open` (its index), or -1 when it is not closed. */
+function closingBrace(src: string, open: number): number {
+  let depth = 0;
+  for (let j = open; j < src.length; j++) {
+    const c = src[j];
+    if (c === "\\") j += 1;
+    else if (c === "{") depth += 1;
+    else if (c === "}" && --depth === 0) return j;
+  }
+  return -1;
+}
+
 /**
  * Replace math by placeholders. `\$` stays a literal dollar. A single `$` opens inline math only
  * when followed by a non-space and closes at a `$` preceded by a non-space and not followed by a
@@ -47,9 +62,9 @@ export function extractMath(src: string, nonce: string): Extracted {
   const math: MathSegment[] = [];
   let out = "";
   let i = 0;
-  const push = (tex: string, display: boolean): void => {
+  const push = (tex: string, display: boolean, bare = false): void => {
     out += placeholder(nonce, math.length);
-    math.push({ tex, display });
+    math.push(bare ? { tex, display, bare } : { tex, display });
   };
   while (i < src.length) {
     const ch = src[i];
@@ -63,6 +78,16 @@ export function extractMath(src: string, nonce: string): Extracted {
         if (end !== -1) {
           push(src.slice(i, end + close.length), true);
           i = end + close.length;
+          continue;
+        }
+      }
+      // Models end a solution with "the answer is \boxed{9}" without `$`: the final answer shown
+      // typeset, as PRM800K's `$\boxed{9}$` is (the importer reads the answer from it too).
+      if (src.startsWith("\\boxed{", i)) {
+        const end = closingBrace(src, i + 6);
+        if (end > i + 7) {
+          push(src.slice(i, end + 1), false, true);
+          i = end + 1;
           continue;
         }
       }
@@ -139,6 +164,24 @@ export function renderTex(tex: string, display: boolean): string {
   return html;
 }
 
+/** Bare TeX (no delimiters: a guess that it is math) typeset, or, where KaTeX cannot read it
+ * (`\boxed{70%}`: a comment to KaTeX), the text as written. */
+function renderBare(tex: string): string {
+  try {
+    return katex.renderToString(tex, {
+      displayMode: false,
+      throwOnError: true,
+      trust: false,
+      strict: "ignore",
+      maxSize: 20,
+      maxExpand: 500,
+      output: "htmlAndMathml",
+    });
+  } catch {
+    return md.utils.escapeHtml(tex);
+  }
+}
+
 function randomNonce(): string {
   const bytes = new Uint8Array(6);
   crypto.getRandomValues(bytes);
@@ -173,7 +216,8 @@ md.renderer.rules.text = (tokens, idx, _options, e) => {
   if (!env?.math?.length || !env.re) return html;
   return html.replace(env.re, (whole, n: string) => {
     const seg = env.math?.[Number(n)];
-    return seg ? renderTex(seg.tex, seg.display) : whole;
+    if (!seg) return whole;
+    return seg.bare ? renderBare(seg.tex) : renderTex(seg.tex, seg.display);
   });
 };
 
@@ -187,7 +231,7 @@ export function renderMarkdown(src: string, opts: { inline?: boolean; headingLev
   return html.replace(env.re, (whole, n: string) => {
     const seg = math[Number(n)];
     if (!seg) return whole;
-    const delim = seg.display ? "$$" : "$";
+    const delim = seg.bare ? "" : seg.display ? "$$" : "$";
     return md.utils.escapeHtml(delim + seg.tex + delim);
   });
 }
