@@ -215,7 +215,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.annotatorstatus": AdminModel("project"),
     "annotate.problem": AdminModel("project"),
     "annotate.solution": AdminModel("project"),
-    "annotate.step": AdminModel("project", add=False),
+    # Steps go with their solution, never alone (labels rate them by position): no delete page.
+    "annotate.step": AdminModel("project", add=False, delete=False),
     "annotate.assignment": AdminModel("project"),
     # Labels come from submits and imports; the admin corrects them (with an audit trail). Deleting one
     # is for superusers (annotate.admin.audited: recorded whole, its solution served again).

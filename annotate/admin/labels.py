@@ -10,15 +10,18 @@ from django.http import HttpRequest
 from annotate.admin.audited import AuditedDeletesMixin, LabelsKeptMixin
 from annotate.admin.problems import short
 from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
-from annotate.models import Annotation, AnnotationRevision, Assignment
+from annotate.models import Annotation, AnnotationRevision, Assignment, AssignmentStatus
 from annotate.review import first_critique, review_table
 from annotate.services import audit, label_edits
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(FixedIdentityMixin, ProjectScopedAdmin):
+class AssignmentAdmin(AuditedDeletesMixin, FixedIdentityMixin, ProjectScopedAdmin):
     # Whose claim on what: fixed once made (re-pointed, a submitted claim's label would stand under
     # another annotator or solution). Its status stays editable: ending a stuck claim is the admin's.
+    # A submitted claim carries its label and is what keeps the annotator from being served that
+    # solution again: deleted, the claim query saw none and served it to them a second time (two
+    # labels of one person on one solution, once it had room). Superusers only, as labels.
     identity_fields = ("project", "solution", "comparison", "annotator")
     list_display = [
         "id",
@@ -38,6 +41,11 @@ class AssignmentAdmin(FixedIdentityMixin, ProjectScopedAdmin):
     list_select_related = ["project", "annotator"]
     readonly_fields = ["created_at", "updated_at"]
     show_full_result_count = False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Assignment | None = None) -> bool:
+        if obj is not None and obj.status == AssignmentStatus.SUBMITTED and not request.user.is_superuser:
+            return False
+        return super().has_delete_permission(request, obj)
 
 
 class AnnotationForm(forms.ModelForm):

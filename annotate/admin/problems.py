@@ -2,9 +2,9 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.text import Truncator
 
 from annotate.admin.audited import AuditedDeletesMixin, AuditedEditsMixin
@@ -120,7 +120,14 @@ class SolutionAdmin(AuditedDeletesMixin, AuditedEditsMixin, FixedIdentityMixin, 
 
 
 @admin.register(Step)
-class StepAdmin(ProjectScopedAdmin):
+class StepAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """A solution's steps are what its labels rate, by position: they are never edited, added or
+    deleted here (one deleted step of a labeled solution shifted its labels onto the next step's
+    text in every export, and left no trace). The solution is the unit a lead deletes; its steps go
+    with it, so the delete permission stays (the admin checks it on every row a deletion takes)
+    while this admin offers no delete of its own."""
+
+    deletable = True  # for the cascade of a solution's, problem's or project's deletion
     list_display = ["id", "solution", "index", "short_text"]
     list_filter = ["solution__project"]
     search_fields = ["text", "=solution__id"]
@@ -132,5 +139,15 @@ class StepAdmin(ProjectScopedAdmin):
     def short_text(self, obj: Step) -> str:
         return short(obj.text)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
+        raise PermissionDenied("A step is deleted with its solution, never alone.")
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None
+    ) -> HttpResponse:
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "show_delete": False})

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from annotate.models import Annotation, Assignment, AuditEvent, Comparison, Project, Role, Solution
 from tests.api_clients import member_client
@@ -177,3 +179,60 @@ def test_a_superusers_preference_deletion_reopens_its_pair(duel):  # noqa: F811
     assert pair.annotation_count == 0 and pair.is_open
     event = AuditEvent.objects.get(action="preference.deleted")
     assert event.details["row"]["shown"] == "A" and event.details["row"]["comparison_id"] == pair.pk
+
+
+def test_a_step_is_never_deleted_alone_but_goes_with_its_solution():
+    """A lead deleted one step of a labeled solution in the admin: the labels, which rate steps by
+    position, then stood under the next step's text in every export, and no event said so."""
+    algebra = Project.objects.create(slug="algebra", overlap=1)
+    labeled = _labeled(algebra, 1)[0]
+    spare = make_solutions(algebra, 1)[0]
+    step = labeled.steps.order_by("index")[1]
+    lead = _lead_of(algebra)
+    for client in (lead, _superuser()):
+        assert client.get(f"/admin/annotate/step/{step.pk}/delete/").status_code == 403
+        assert client.post(f"/admin/annotate/step/{step.pk}/delete/", {"post": "yes"}).status_code == 403
+        listing = client.get("/admin/annotate/step/")
+        assert listing.status_code == 200 and "delete_selected" not in listing.content.decode()
+        bulk = client.post(
+            "/admin/annotate/step/", {"action": "delete_selected", "_selected_action": [step.pk], "post": "yes"}
+        )
+        assert bulk.status_code in (200, 302)  # "No action selected": the action is not offered
+        change = client.get(f"/admin/annotate/step/{step.pk}/change/").content.decode()
+        assert f"/admin/annotate/step/{step.pk}/delete/" not in change
+    assert labeled.steps.count() == labeled.n_steps
+    # a solution still goes whole, its steps with it
+    assert lead.post(f"/admin/annotate/solution/{spare.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not Solution.objects.filter(pk=spare.pk).exists()
+
+
+def test_a_submitted_claim_is_kept_from_leads_and_a_deleted_claim_is_recorded():
+    """A lead deleted the submitted claim behind a label: the claim query then saw no claim of that
+    annotator on the solution and, once it had room, served it to them again (a second label)."""
+    algebra = Project.objects.create(slug="algebra", overlap=1)
+    labeled = _labeled(algebra, 1)[0]
+    open_one = make_solutions(algebra, 1)[0]
+    submitted = Assignment.objects.get(solution=labeled)
+    lead = _lead_of(algebra)
+    assert lead.get(f"/admin/annotate/assignment/{submitted.pk}/delete/").status_code == 403
+    assert lead.post(f"/admin/annotate/assignment/{submitted.pk}/delete/", {"post": "yes"}).status_code == 403
+    bulk = lead.post(
+        "/admin/annotate/assignment/", {"action": "delete_selected", "_selected_action": [submitted.pk], "post": "yes"}
+    )
+    assert bulk.status_code == 403 and Assignment.objects.filter(pk=submitted.pk).exists()
+    # room again (overlap 2): the annotator who labeled it is not served it a second time
+    Project.objects.filter(pk=algebra.pk).update(overlap=2)
+    Solution.objects.filter(pk=labeled.pk).update(is_open=True)
+    annotator = APIClient()
+    annotator.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=submitted.annotator).key}")
+    task = annotator.get("/api/v1/projects/algebra/tasks/next/").json()
+    claim = Assignment.objects.get(pk=task["assignment_id"])
+    assert claim.solution_id == open_one.pk
+    # an open claim (a stuck lease) a lead may delete, and the deletion is recorded
+    assert lead.post(f"/admin/annotate/assignment/{claim.pk}/delete/", {"post": "yes"}).status_code == 302
+    event = AuditEvent.objects.get(action="assignment.deleted")
+    assert event.project == algebra and event.details["row"]["solution_id"] == open_one.pk
+    assert event.actor.username == "two-project-lead"
+    # a superuser may delete a submitted one, recorded too
+    assert _superuser().post(f"/admin/annotate/assignment/{submitted.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert AuditEvent.objects.filter(action="assignment.deleted", details__id=submitted.pk).exists()
