@@ -248,6 +248,8 @@ def test_a_lead_rolls_back_from_the_runs_table_and_a_run_in_flight_does_not_undo
         message = page.locator('[data-slot="runs-message"]')
         expect(message).to_contain_text(f"Run #{first.pk} is the active model")
         expect(runs.locator("tr.sl-active th")).to_have_text(f"#{first.pk} (active)")
+        # the redraw took the pressed button away: the keyboard's place is the note, not the page top
+        expect(message).to_be_focused()
         first.refresh_from_db()
         assert first.is_active and first.activated_by.username == "lena"
 

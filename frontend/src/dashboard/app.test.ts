@@ -27,6 +27,10 @@ class FakeElement {
   removeAttribute(name: string): void {
     this.attributes.delete(name);
   }
+  focused = false;
+  focus(): void {
+    this.focused = true;
+  }
 }
 
 function page() {
@@ -34,13 +38,19 @@ function page() {
     '[data-action="retrain"]': new FakeElement(),
     '[data-slot="retrain-message"]': new FakeElement(),
     '[data-slot="meta"]': new FakeElement(),
+    '[data-slot="runs-message"]': new FakeElement(),
   };
   const root = { querySelector: (selector: keyof typeof els) => els[selector] ?? null } as unknown as HTMLElement;
   const config = {
     urls: { stats: "/api/v1/projects/p/stats/", training_runs: "/api/v1/projects/p/training-runs/" },
     csrf_token: "t",
   } as unknown as DashboardConfig;
-  return { dashboard: new Dashboard(root, config), button: els['[data-action="retrain"]'], message: els['[data-slot="retrain-message"]'] };
+  return {
+    dashboard: new Dashboard(root, config),
+    button: els['[data-action="retrain"]'],
+    message: els['[data-slot="retrain-message"]'],
+    runsMessage: els['[data-slot="runs-message"]'],
+  };
 }
 
 /** fetch that holds every POST until release() and refuses the statistics reload (load() then stops). */
@@ -258,5 +268,39 @@ describe("runEndedNote", () => {
     );
     expect(runEndedNote({ id: 7, status: "succeeded" }, 6)).toBe("Training run #7 succeeded.");
     expect(runEndedNote({ id: 8, status: "failed" }, 6)).toBe("Training run #8 failed: its error is in the runs table.");
+  });
+});
+
+describe("the two notes of the model section", () => {
+  it("a rollback clears the note that called the run it replaced the active model", async () => {
+    const { dashboard, message, runsMessage } = page();
+    vi.stubGlobal(
+      "fetch",
+      vi.fn((_url: string, init?: RequestInit) =>
+        Promise.resolve(init?.method === "POST" ? new Response("{}", { status: 200 }) : new Response("{}", { status: 503 })),
+      ),
+    );
+    message.textContent = "Training run #4 succeeded: it is the active model and the queue follows it.";
+    const pressed = Object.assign(new FakeElement(), { dataset: { activate: "2" } });
+    await (dashboard as unknown as { activate(b: unknown): Promise<void> }).activate(pressed);
+    expect(runsMessage.textContent).toContain("Run #2 is the active model");
+    expect(message.textContent).toBe("");
+    expect(runsMessage.focused).toBe(true); // the redrawn table took the pressed button away
+  });
+
+  it("Retrain now clears the rollback's note, which its run will make untrue", async () => {
+    const { dashboard, runsMessage } = page();
+    const { release } = heldFetch();
+    runsMessage.textContent = "Run #2 is the active model: the queue is being reordered with it.";
+    const done = dashboard.retrain();
+    await Promise.resolve();
+    release();
+    await done;
+    expect(runsMessage.textContent).toBe("");
+  });
+
+  it("a followed run that a rollback held back says so when it ends", () => {
+    const note = "Not activated: a lead made run #1 the active model while this run waited or trained.";
+    expect(runEndedNote({ id: 3, status: "succeeded", note }, 1)).toBe(`Training run #3 succeeded. ${note}`);
   });
 });

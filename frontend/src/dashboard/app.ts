@@ -576,7 +576,12 @@ export class Dashboard {
     try {
       await this.http.json("POST", `${this.config.urls.training_runs}${id}/activate/`);
       message.textContent = activatedNote(id);
+      // "Training run #N succeeded: it is the active model" under Retrain now was no longer true;
+      // a run still followed there keeps its note (it ends saying whether it took over).
+      if (this.followedRun === null) this.slot("retrain-message").textContent = "";
       await this.load();
+      // the redraw took the pressed button away, and focus with it: keep the keyboard's place
+      message.focus();
     } catch (error) {
       message.textContent = `Could not activate run #${id}: ${describe(error)}`;
       message.classList.add("sl-error");
@@ -585,7 +590,7 @@ export class Dashboard {
   }
 
   /** A run that the note says was created or is running has ended: the note says how. */
-  private followRun(runs: { id: number; status: string }[], activeId: number | undefined): void {
+  private followRun(runs: { id: number; status: string; note?: string }[], activeId: number | undefined): void {
     const run = runs.find((r) => r.id === this.followedRun);
     if (!run || run.status === "created" || run.status === "running") return;
     const message = this.slot("retrain-message");
@@ -601,6 +606,8 @@ export class Dashboard {
     button.setAttribute("aria-busy", "true");
     message.classList.remove("sl-error");
     message.textContent = "Starting a training run…";
+    // "Run #N is the active model" under the runs table stops being true once this run takes over
+    this.slot("runs-message").textContent = "";
     try {
       const run = await this.http.json<TrainingRunRequested>("POST", this.config.urls.training_runs, {});
       message.textContent = retrainNote(run);
@@ -636,11 +643,14 @@ export function activatedNote(id: number): string {
 }
 
 /** How the note under "Retrain now" reads once the run it followed has ended. */
-export function runEndedNote(run: { id: number; status: string }, activeId: number | undefined): string {
+export function runEndedNote(
+  run: { id: number; status: string; note?: string },
+  activeId: number | undefined,
+): string {
   if (run.status === "succeeded") {
     return activeId === run.id
       ? `Training run #${run.id} succeeded: it is the active model and the queue follows it.`
-      : `Training run #${run.id} succeeded.`;
+      : `Training run #${run.id} succeeded.${run.note ? ` ${run.note}` : ""}`; // held back by a lead's rollback
   }
   return `Training run #${run.id} ${run.status}: its error is in the runs table.`;
 }
