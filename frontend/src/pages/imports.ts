@@ -122,13 +122,16 @@ export function importSummary(job: ImportJob): string {
   if (c.problems_created !== undefined)
     extra.push(`${c.problems_created} new problem${c.problems_created === 1 ? "" : "s"}`);
   if (dup) extra.push(`${dup} line${dup === 1 ? "" : "s"} already in the project`);
-  // Compare projects: annotators label pairs, so say how many the import made (none: every problem
-  // of the file had a single solution).
+  // Compare projects: annotators label pairs, so say how many the import made. None: either each
+  // new solution is its problem's only one, or (a solution joined a problem that has another) its
+  // problem already had its pairs: an import pairs at most 3 per problem (DEFAULT_PAIRS_PER_PROBLEM).
   if (c.pairs_created !== undefined)
     extra.push(
-      c.pairs_created === 0
-        ? "no new pairs to compare: a pair needs two solutions of one problem"
-        : `${c.pairs_created} new pair${c.pairs_created === 1 ? "" : "s"} to compare`,
+      c.pairs_created > 0
+        ? `${c.pairs_created} new pair${c.pairs_created === 1 ? "" : "s"} to compare`
+        : (c.problems_created ?? n) < n
+          ? "no new pairs to compare: a problem gets at most 3 pairs, and theirs had them already"
+          : "no new pairs to compare: a pair needs two solutions of one problem",
     );
   return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
 }

@@ -121,6 +121,10 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 2, problems_created: 2, pairs_created: 0 } })).toBe(
       "Imported 2 solutions (2 new problems, no new pairs to compare: a pair needs two solutions of one problem).",
     );
+    // a fourth solution of a problem that has its 3 pairs: not "a pair needs two solutions"
+    expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, pairs_created: 0 } })).toBe(
+      "Imported 1 solution (0 new problems, no new pairs to compare: a problem gets at most 3 pairs, and theirs had them already).",
+    );
   });
 });
 
