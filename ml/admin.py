@@ -52,6 +52,16 @@ class TrainingRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     ]
     actions = ["activate_this_model"]
 
+    def get_deleted_objects(self, objs, request: HttpRequest):  # type: ignore[no-untyped-def]
+        # The active run serves the queue and the scoring API: deleted, the project was left with no
+        # model and no word of it. Activate another first (the action below), then delete this one.
+        # Refused here, on this page and the list's delete, not in has_delete_permission: a project's
+        # or a solution's deletion takes its runs along and checks that permission on each.
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        if any(run.is_active for run in objs):
+            perms_needed = {*perms_needed, "the active model (activate another run first)"}
+        return deleted, counts, perms_needed, protected
+
     @admin.display(description="metrics")
     def metrics_summary(self, obj: TrainingRun) -> str:
         numbers = {k: v for k, v in (obj.metrics or {}).items() if isinstance(v, int | float)}

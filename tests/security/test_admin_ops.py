@@ -41,6 +41,18 @@ def test_a_training_run_is_read_only_in_the_admin():
     assert listing.status_code == 200
     assert "activate_this_model" in listing.content.decode()
 
+    # The active run is not deleted (the project was left with no model); another one is.
+    TrainingRun.objects.filter(pk=run.pk).update(status="succeeded", is_active=True)
+    lead = world.session_client("lead")
+    assert lead.post(f"/admin/ml/trainingrun/{run.pk}/delete/", {"post": "yes"}).status_code == 403
+    bulk = lead.post(
+        "/admin/ml/trainingrun/", {"action": "delete_selected", "_selected_action": [run.pk], "post": "yes"}
+    )
+    assert bulk.status_code == 403 and TrainingRun.objects.filter(pk=run.pk, is_active=True).exists()
+    TrainingRun.objects.filter(pk=run.pk).update(is_active=False)
+    assert lead.post(f"/admin/ml/trainingrun/{run.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not TrainingRun.objects.filter(pk=run.pk).exists()
+
 
 def test_a_lead_picks_people_from_a_list_on_every_add_form():
     """Was: the members inline got a plain list of the lead's people, but the Membership,
