@@ -126,20 +126,21 @@ def test_inline_retrain_activates_scores_and_reorders_then_a_failure_keeps_the_m
     annotator = make_user(project=project, role=Role.ANNOTATOR)
     assert queue.claim_next(project=project, user=annotator).solution_id == after[0].pk
 
-    # A run that crashes (its featurizer's model directory is missing) fails with the exception's
-    # message (the traceback goes to the worker's log, not to the members who list runs); the
-    # previous model stays active and the queue and generation do not move.
+    # A run that crashes (its checkpoint cannot be written: a directory stands at its path) fails
+    # with the exception's type and message (the traceback goes to the worker's log, not to the
+    # members who list runs); the previous model stays active and the queue and generation do not move.
     with override_settings(MEDIA_ROOT=tmp_path):
-        bad = services.request_retrain(
-            project=project, config={"featurizer": "local_hf", "hf_model_path": str(tmp_path / "nope")}, enqueue=False
-        )
+        bad = services.request_retrain(project=project, config={"seed": 5}, enqueue=False)
+        blocked = tmp_path / f"models/inl/run-{bad.pk}.pt"
+        blocked.mkdir(parents=True)
         bad = services.run_training(run_id=bad.pk)
     assert bad.status == JobStatus.FAILED and not bad.is_active
-    assert bad.error.startswith("OSError: ") and "Traceback" not in bad.error and "worker's log" in bad.error
+    assert bad.error.startswith("IsADirectoryError: ") and "Traceback" not in bad.error, bad.error
+    assert "worker's log" in bad.error
     assert TrainingRun.objects.get(is_active=True, project=project) == done
     project.refresh_from_db()
     assert project.current_generation == 1
-    assert not (tmp_path / f"models/inl/run-{bad.pk}.pt").exists()
+    assert blocked.is_dir() and not any(blocked.parent.glob(".tmp-*"))  # no checkpoint, no temp file left
     # a second call for a finished run does nothing (idempotent task)
     assert services.run_training(run_id=bad.pk) is None
     assert services.run_training(run_id=10**9) is None
