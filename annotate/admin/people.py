@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from annotate.admin.audited import AuditedDeletesMixin
+from annotate.admin.audited import AuditedDeletesMixin, AuditedEditsMixin
 from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin, ScopedTabularInline
 from annotate.models import AnnotatorStatus, LabelerProfile, Membership, Project, Role
 from annotate.services.members import add_member
@@ -109,8 +109,9 @@ class ProjectAdmin(AuditedDeletesMixin, ProjectScopedAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(ProjectScopedAdmin):
+class MembershipAdmin(AuditedDeletesMixin, AuditedEditsMixin, ProjectScopedAdmin):
     form = MembershipForm
+    audited_fields = ("role",)
     list_display = ["user", "project", "role", "created_at"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "user__email", "project__slug"]
@@ -124,7 +125,7 @@ class MembershipAdmin(ProjectScopedAdmin):
 
 
 @admin.register(LabelerProfile)
-class LabelerProfileAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+class LabelerProfileAdmin(AuditedDeletesMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
     """Who a pseudonym is. Read-only: a profile is made with its user and serves every project
     they label in, so re-pointing one to another person, or deleting one (their next label gets a
     fresh UUID), changed the identities behind other projects' exports. Superusers may delete."""
@@ -140,8 +141,11 @@ class LabelerProfileAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
 
 
 @admin.register(AnnotatorStatus)
-class AnnotatorStatusAdmin(ProjectScopedAdmin):
-    """Screening outcome per annotator and project; a lead may pass or fail someone by hand."""
+class AnnotatorStatusAdmin(AuditedDeletesMixin, AuditedEditsMixin, ProjectScopedAdmin):
+    """Screening outcome per annotator and project; a lead may pass or fail someone by hand (audited:
+    a pass decides whose labels count)."""
+
+    audited_fields = ("screening_status", "screening_agreement")
 
     list_display = [
         "user",

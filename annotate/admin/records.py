@@ -4,11 +4,12 @@ superusers, the self-service pages' audit events and invites."""
 from django.contrib import admin
 from django.http import HttpRequest
 
+from annotate.admin.audited import AuditedDeletesMixin
 from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import AuditEvent, Export, ImportJob, Invite
 
 
-class JobAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+class JobAdmin(AuditedDeletesMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
     list_select_related = ["project", "requested_by"]
     deletable = True
 

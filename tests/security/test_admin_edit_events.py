@@ -236,3 +236,27 @@ def test_a_submitted_claim_is_kept_from_leads_and_a_deleted_claim_is_recorded():
     # a superuser may delete a submitted one, recorded too
     assert _superuser().post(f"/admin/annotate/assignment/{submitted.pk}/delete/", {"post": "yes"}).status_code == 302
     assert AuditEvent.objects.filter(action="assignment.deleted", details__id=submitted.pk).exists()
+
+
+def test_passing_an_annotator_by_hand_and_removing_a_membership_in_the_admin_are_recorded():
+    """A lead's pass decides whose labels count; it and an admin removal of a role left no trace."""
+    from annotate.models import AnnotatorStatus, Membership, ScreeningStatus
+
+    algebra = Project.objects.create(slug="algebra")
+    annotator = member_client(algebra, "alg-ann", Role.ANNOTATOR).user
+    status = AnnotatorStatus.objects.create(
+        project=algebra, user=annotator, screening_status=ScreeningStatus.FAILED, screening_agreement=0.5
+    )
+    lead = _lead_of(algebra)
+    url = f"/admin/annotate/annotatorstatus/{status.pk}/change/"
+    data = form_data(lead.get(url))
+    assert lead.post(url, {**data, "screening_status": ScreeningStatus.PASSED}).status_code == 302
+    event = AuditEvent.objects.get(action="annotatorstatus.changed")
+    assert event.project == algebra and event.actor.username == "two-project-lead"
+    assert event.details["changes"] == {"screening_status": [ScreeningStatus.FAILED, ScreeningStatus.PASSED]}
+
+    membership = Membership.objects.get(project=algebra, user=annotator)
+    assert lead.post(f"/admin/annotate/membership/{membership.pk}/delete/", {"post": "yes"}).status_code == 302
+    removed = AuditEvent.objects.get(action="membership.deleted")
+    assert removed.project == algebra and removed.details["row"]["user_id"] == annotator.pk
+    assert removed.details["row"]["role"] == Role.ANNOTATOR
