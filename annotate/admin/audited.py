@@ -101,6 +101,15 @@ class AuditedDeletesMixin:
             self._write(request, type(obj), rows)
             self._release([obj])
 
+    def save_formset(self, request: HttpRequest, form: ModelForm, formset, change: bool) -> None:
+        # Rows deleted from an inline on this page (a project's memberships) are deletions too.
+        doomed = [f.instance for f in formset.deleted_forms if f.instance.pk is not None]
+        with transaction.atomic():
+            rows = self._record_deletions(request, doomed)
+            super().save_formset(request, form, formset, change)  # type: ignore[misc]
+            if doomed:
+                self._write(request, formset.model, rows)
+
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         with transaction.atomic():
             objs = list(queryset)

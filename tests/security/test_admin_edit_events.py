@@ -260,3 +260,26 @@ def test_passing_an_annotator_by_hand_and_removing_a_membership_in_the_admin_are
     removed = AuditEvent.objects.get(action="membership.deleted")
     assert removed.project == algebra and removed.details["row"]["user_id"] == annotator.pk
     assert removed.details["row"]["role"] == Role.ANNOTATOR
+
+
+def test_a_membership_removed_from_the_projects_page_in_the_admin_is_recorded():
+    from annotate.models import Membership
+
+    algebra = Project.objects.create(slug="algebra")
+    annotator = member_client(algebra, "alg-ann", Role.ANNOTATOR).user
+    lead = _lead_of(algebra)
+    url = f"/admin/annotate/project/{algebra.pk}/change/"
+    page = lead.get(url)
+    data = form_data(page)
+    rows = list(Membership.objects.filter(project=algebra).order_by("id"))
+    index = next(
+        i
+        for i, m in enumerate(page.context["inline_admin_formsets"][0].formset.forms)
+        if m.instance.user_id == annotator.pk
+    )
+    data[f"memberships-{index}-DELETE"] = "on"
+    assert lead.post(url, data).status_code == 302
+    assert not Membership.objects.filter(project=algebra, user=annotator).exists()
+    event = AuditEvent.objects.get(action="membership.deleted")
+    assert event.project == algebra and event.details["row"]["user_id"] == annotator.pk
+    assert len(rows) == Membership.objects.filter(project=algebra).count() + 1
