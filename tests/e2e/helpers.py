@@ -109,6 +109,17 @@ def open_workspace(page: Page, username: str, slug: str = "algebra") -> None:
     wait_ready(page)
 
 
+def annotator_on(pages, steps: list[str] = STEPS, **project_fields) -> tuple[Page, Solution]:
+    """The workspace tests' common start: a project (`make_project(**project_fields)`), the
+    annotator "ann" in it, one solution of `steps`, and ann's workspace open on it."""
+    project = make_project(**project_fields)
+    make_user("ann", project)
+    solution = make_solution(project, steps)
+    page = pages.page()
+    open_workspace(page, "ann")
+    return page, solution
+
+
 def open_second_tab(pages, ctx, slug: str = "algebra") -> Page:
     """Another tab of the same browser (`ctx`: shared cookies and localStorage) on the workspace."""
     page = pages.page(ctx)

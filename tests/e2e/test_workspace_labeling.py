@@ -15,6 +15,7 @@ from annotate.models import Assignment, AssignmentStatus, LabelingMode
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
+    annotator_on,
     current_step,
     expect_empty_queue,
     expect_rated,
@@ -31,11 +32,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_label_a_solution_to_the_end(pages, screenshot):
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
 
     # Only the first step is shown and highlighted; the problem, ground truth and guidelines render.
     expect(visible_steps(page)).to_have_count(1)
@@ -85,11 +82,7 @@ def test_label_a_solution_to_the_end(pages, screenshot):
 
 def test_enter_on_a_focused_link_follows_it_and_submits_nothing(pages):
     """A keyboard user leaving by the header's links must not submit the finished labeling."""
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
     for key in ("3", "2", "3"):
         page.keyboard.press(key)
     expect_rated(page, 3)
@@ -102,11 +95,7 @@ def test_enter_on_a_focused_link_follows_it_and_submits_nothing(pages):
 
 
 def test_stop_at_a_negative_step_and_rate_an_alternative(pages, screenshot):
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, ["Substitute: $x^2 = 3^2$.", "So $x^2 = 6$.", "The answer is $7$."])
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, ["Substitute: $x^2 = 3^2$.", "So $x^2 = 6$.", "The answer is $7$."])
 
     page.keyboard.press("3")
     page.keyboard.press("1")  # step 2 is wrong: the pass ends there
@@ -147,11 +136,7 @@ def test_stop_at_a_negative_step_and_rate_an_alternative(pages, screenshot):
 
 
 def test_undo_a_rating(pages):
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
 
     page.keyboard.press("1")  # a Negative at step 1 ends the pass ...
     expect(page.locator(".sl-footer")).to_contain_text("found error")
@@ -175,11 +160,9 @@ def test_undo_a_rating(pages):
 
 
 def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
-    project = make_project(labeling_mode=LabelingMode.PHASE1)
-    make_user("ann", project)
-    solution = make_solution(project, ["Let $y = x + 1$.", "Then $y = 5$.", "So the answer is $5$."])
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(
+        pages, ["Let $y = x + 1$.", "Then $y = 5$.", "So the answer is $5$."], labeling_mode=LabelingMode.PHASE1
+    )
 
     page.keyboard.press("3")
     page.keyboard.press("1")  # Negative: phase 1 goes on, but only after a written step
@@ -219,11 +202,7 @@ def test_phase1_writes_a_human_step_when_nothing_is_positive(pages, screenshot):
 
 
 def test_give_up_with_a_reason(pages, screenshot):
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
 
     page.keyboard.press("3")
     expect(visible_steps(page)).to_have_count(2)
@@ -252,11 +231,7 @@ def test_give_up_with_a_reason(pages, screenshot):
 
 
 def test_bad_problem_dialog_cancels_with_escape(pages):
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
 
     page.keyboard.press("b")
     dialog = page.get_by_role("dialog", name="Report a bad problem")

@@ -11,14 +11,11 @@ from annotate.models import LabelingMode
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
+    annotator_on,
     current_step,
     expect_empty_queue,
     label_steps,
     main_ratings,
-    make_project,
-    make_solution,
-    make_user,
-    open_workspace,
     visible_steps,
 )
 
@@ -26,11 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def _workspace(pages, mode=LabelingMode.PHASE1):
-    project = make_project(labeling_mode=mode)
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS, labeling_mode=mode)
     return page, solution
 
 

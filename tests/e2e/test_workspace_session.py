@@ -16,6 +16,7 @@ from annotate.models import Annotation, Assignment, AssignmentStatus
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
+    annotator_on,
     current_step,
     expect_empty_queue,
     expect_rated,
@@ -398,11 +399,7 @@ def test_text_typed_in_a_box_survives_closing_the_tab_and_a_move_to_another_brow
 
 def test_a_submit_with_a_critique_or_step_left_unsaved_opens_it_instead_of_dropping_it(pages):
     """Was: Esc out of a critique (or a corrected step) and Enter submitted without it, silently."""
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
     page.keyboard.press("1")  # step 1 Negative: the solution is done
     page.keyboard.press("e")
     page.locator("#sl-critique-0").type("Uses the wrong formula")

@@ -14,6 +14,7 @@ from annotate.services.imports import import_file
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
+    annotator_on,
     expect_empty_queue,
     label_steps,
     login,
@@ -30,11 +31,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def test_a_rated_step_says_what_backspace_would_undo(pages, screenshot):
     """Backspace undoes the last change: after a corrected step that is the step, not the rating
     the note named, so "undoes that rating" led the annotator to lose the corrected step."""
-    project = make_project()
-    make_user("ann", project)
-    solution = make_solution(project, STEPS)
-    page = pages.page()
-    open_workspace(page, "ann")
+    page, solution = annotator_on(pages, STEPS)
     note = page.locator(".sl-notice")
 
     page.keyboard.press("1")
