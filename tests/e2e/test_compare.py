@@ -60,6 +60,11 @@ def test_three_pairs_compared_with_the_keyboard_reach_the_preference_export(page
     expect(page.locator(".sl-candidate .katex").first).to_be_visible()
     expect(page.locator(".sl-gt")).to_be_visible()
     expect(page.locator(".sl-gt")).to_contain_text("Ground-truth answer:")
+    # each solution's steps are numbered as on the step page, so a first wrong step can be named
+    for side in ("A", "B"):
+        numbers = page.locator(f'[data-side="{side}"] .sl-step-n')
+        expect(numbers).to_have_text([f"Step {i + 1}" for i in range(numbers.count())])
+        assert numbers.count() >= 2
     answers = [("ArrowLeft", "3", "A"), ("b", "2", "B"), ("t", None, "tie")]
     for i, (choice, strength, _shown) in enumerate(answers):
         expect(page.locator(".sl-candidate")).to_have_count(2)

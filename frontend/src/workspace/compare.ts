@@ -397,7 +397,9 @@ export class CompareWorkspace {
                 "data-index": String(s.index),
               });
               const part = parts?.[j];
-              if (part?.badge) li.append(part.badge);
+              // numbered as on the step page: "the first wrong step is B's step 3" is said and found
+              const number = h("span", { class: "sl-step-n" }, `Step ${s.index + 1}`);
+              li.append(h("div", { class: "sl-step-head" }, number, part?.badge));
               li.append(part?.body ?? setRendered(h("div", { class: "sl-md" }), renderStep(s.text)));
               if (wrong === s.index) li.append(h("p", { class: "sl-wrong-mark" }, "First wrong step"));
               // a step shown but not rated (a trace's observation) cannot be the first wrong one
