@@ -69,3 +69,34 @@ def test_the_web_healthcheck_is_answered_when_allowed_hosts_names_the_real_host(
     }
     allowed, ok = json.loads(_production_setting({**env, "ALLOWED_HOSTS": unset["ALLOWED_HOSTS"]}, code))
     assert ok and "127.0.0.1" in allowed
+
+
+def _dockerignored(path: str) -> bool:
+    """Whether .dockerignore keeps `path` out of the build context (Docker's rules: patterns match
+    from the context root, `**` spans folders, a later `!pattern` takes a path back in)."""
+    import fnmatch
+
+    ignored = False
+    for line in (ROOT / ".dockerignore").read_text().splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        negate = pattern.startswith("!")
+        pattern = pattern.lstrip("!").strip("/")
+        parts = path.split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]  # a matched folder takes its files
+        candidates = [pattern, pattern.replace("**/", "")] if pattern.startswith("**/") else [pattern]
+        if any(fnmatch.fnmatchcase(p, c) for p in prefixes for c in candidates):
+            ignored = not negate
+    return ignored
+
+
+def test_the_dot_env_file_with_the_secrets_stays_out_of_the_image_and_of_git():
+    """Was: README says `cp .env.example .env` and put SECRET_KEY and POSTGRES_PASSWORD in it, but
+    .dockerignore did not name `.env`, so the Dockerfile's `COPY . .` baked both secrets into the
+    image as /app/.env (every pushed or shared image carried them), and git did not ignore it."""
+    assert _dockerignored(".env")
+    assert _dockerignored(".venv/bin/python") and not _dockerignored("config/settings/base.py")
+    assert not _dockerignored(".env.example")  # the template holds no secret
+    result = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=ROOT)
+    assert result.returncode == 0, ".env is not ignored by git"
