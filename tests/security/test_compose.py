@@ -100,3 +100,52 @@ def test_the_dot_env_file_with_the_secrets_stays_out_of_the_image_and_of_git():
     assert not _dockerignored(".env.example")  # the template holds no secret
     result = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=ROOT)
     assert result.returncode == 0, ".env is not ignored by git"
+
+
+APP_SERVICES = ("migrate", "web", "worker", "ml-worker", "autolabel-worker", "beat")
+
+
+def _container_env(service: dict, dotenv: dict[str, str]) -> dict[str, str]:
+    """What compose puts in a container's environment: its env_file(s), then `environment` over them."""
+    env: dict[str, str] = {}
+    files = service.get("env_file") or []
+    for entry in [files] if isinstance(files, (str, dict)) else files:
+        path = entry["path"] if isinstance(entry, dict) else entry
+        if Path(path).name == ".env":
+            env.update(dotenv)
+    env.update({k: _interpolate(str(v), dotenv) for k, v in (service.get("environment") or {}).items()})
+    return env
+
+
+def test_every_setting_put_in_dot_env_reaches_the_app_containers():
+    """Was: compose read .env only to fill in its own ${...} (SECRET_KEY, ALLOWED_HOSTS, ...): a
+    setting of README's configuration table put there (THROTTLE_EXPORT, IMPORT_MAX_BYTES,
+    ML_TRAINING_CONFIG, WEB_CONCURRENCY, ...) never reached web or the workers, and changed nothing
+    without a word."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    dotenv = {
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "THROTTLE_EXPORT": "7/hour",
+        "IMPORT_MAX_BYTES": "1234567",
+        "ML_STALE_RUN_SECONDS": "77",
+        "ML_TRAINING_CONFIG": '{"epochs": 3}',
+        "WEB_CONCURRENCY": "5",
+        "AUTOLABEL_ALLOWED_HOSTS": "vllm",
+        # compose's own wiring wins over a stray value: the containers' database is the postgres service
+        "DATABASE_URL": "sqlite:///elsewhere.sqlite3",
+    }
+    for name in APP_SERVICES:
+        env = _container_env(compose["services"][name], dotenv)
+        for key in ("THROTTLE_EXPORT", "IMPORT_MAX_BYTES", "ML_STALE_RUN_SECONDS", "ML_TRAINING_CONFIG"):
+            assert env.get(key) == dotenv[key], (name, key)
+        assert env["DATABASE_URL"].startswith("postgres://steplabel:"), name
+        assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production", name
+    env = _container_env(compose["services"]["web"], dotenv)
+    env.update({"DATABASE_URL": "sqlite:///:memory:", "CELERY_BROKER_URL": "memory://", "CACHE_URL": ""})
+    env["STEPLABEL_VAR_DIR"] = str(ROOT / "var")
+    code = (
+        "import json; from django.conf import settings as s; "
+        "print(json.dumps([s.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']['export'], s.IMPORT_MAX_BYTES, "
+        "s.ML_STALE_RUN_SECONDS, s.ML_TRAINING_CONFIG, s.AUTOLABEL_ALLOWED_HOSTS]))"
+    )
+    assert json.loads(_production_setting(env, code)) == ["7/hour", 1234567, 77, {"epochs": 3}, ["vllm"]]
