@@ -149,3 +149,30 @@ def test_every_setting_put_in_dot_env_reaches_the_app_containers():
         "s.ML_STALE_RUN_SECONDS, s.ML_TRAINING_CONFIG, s.AUTOLABEL_ALLOWED_HOSTS]))"
     )
     assert json.loads(_production_setting(env, code)) == ["7/hour", 1234567, 77, {"epochs": 3}, ["vllm"]]
+
+
+def _published(compose: dict, dotenv: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(host address, host port, container port) of each port web publishes."""
+    out = []
+    for entry in compose["services"]["web"].get("ports", []):
+        parts = _interpolate(str(entry), dotenv).split(":")
+        out.append(tuple(parts) if len(parts) == 3 else ("0.0.0.0", *parts))
+    return out
+
+
+def test_web_is_published_on_loopback_only_unless_the_operator_says_otherwise():
+    """Was: `ports: "8000:8000"` published gunicorn on every interface while TRUSTED_PROXIES=1
+    trusted the last X-Forwarded-For entry: anyone who reached port 8000 directly, past the HTTPS
+    proxy, wrote that entry themselves and picked a fresh login-lockout key for every guess."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    example = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            key, value = line.split("=", 1)
+            example[key.strip()] = value.strip()
+    for dotenv in ({"SECRET_KEY": "x"}, {**example, "SECRET_KEY": "x"}):
+        assert int(_interpolate(str(compose["x-app"]["environment"]["TRUSTED_PROXIES"]), dotenv)) >= 1
+        assert _published(compose, dotenv) == [("127.0.0.1", dotenv.get("WEB_PORT", "8000"), "8000")], dotenv
+    # A proxy on another machine: the operator opens it on purpose (and firewalls it).
+    opened = _published(compose, {"SECRET_KEY": "x", "WEB_BIND": "0.0.0.0", "WEB_PORT": "9000"})
+    assert opened == [("0.0.0.0", "9000", "8000")]
