@@ -184,8 +184,10 @@ class MyProgressSerializer(serializers.Serializer):
     steps_today = serializers.IntegerField(
         help_text="Steps rated today (a trace's observations shown, not rated, left out)."
     )
-    time_today_ms = serializers.IntegerField()
+    time_today_ms = serializers.IntegerField(help_text="Active time today (a compare project's: on its pairs).")
     solutions_total = serializers.IntegerField()
+    pairs_today = serializers.IntegerField(help_text="Compare projects: pairs answered today (0 elsewhere).")
+    pairs_total = serializers.IntegerField(help_text="Compare projects: pairs answered in all (0 elsewhere).")
     active_assignment_id = serializers.IntegerField(allow_null=True)
     screening = ScreeningStatusSerializer()
     refused_submits = RefusedSubmitSerializer(

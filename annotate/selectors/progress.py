@@ -15,9 +15,11 @@ from annotate.models import (
     AnnotatorStatus,
     Assignment,
     AssignmentStatus,
+    Preference,
     Project,
     Role,
     ScreeningStatus,
+    TaskKind,
 )
 from annotate.selectors import user_roles
 
@@ -31,6 +33,11 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
     day = mine.filter(submitted_at__gte=start).aggregate(
         n=Count("id"), steps=Sum(F("n_label_steps") - F("n_unrated")), time=Sum("total_time_ms")
     )
+    # A compare project's labels are preferences (its first-wrong marks share their time, so the
+    # day's time is the preferences' alone there).
+    answered = Preference.objects.filter(annotator=user, project=project)
+    pairs = answered.filter(submitted_at__gte=start).aggregate(n=Count("id"), time=Sum("total_time_ms"))
+    compare = project.task_kind == TaskKind.COMPARE
     status = AnnotatorStatus.objects.filter(project=project, user=user).first()
     roles = user_roles(user=user, project=project)
     if project.screening_required <= 0 or Role.LEAD.value in roles:
@@ -55,8 +62,10 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
         "date": today,
         "solutions_today": day["n"] or 0,
         "steps_today": day["steps"] or 0,
-        "time_today_ms": day["time"] or 0,
+        "time_today_ms": (pairs["time"] if compare else day["time"]) or 0,
         "solutions_total": mine.count(),
+        "pairs_today": pairs["n"] or 0,
+        "pairs_total": answered.count() if compare else 0,
         "active_assignment_id": active,
         "screening": {
             "required": project.screening_required,

@@ -84,8 +84,12 @@ def test_three_pairs_compared_with_the_keyboard_reach_the_preference_export(page
             expect(page.locator(".sl-compare-verdict")).to_have_text("A is much better")
             expect(page.locator('[data-side="B"] .sl-first-wrong')).to_have_count(1)
             screenshot(page, "compare-pair-chosen")
+        progress = page.locator(".sl-compare-progress .sl-progress")
+        expect(progress).to_contain_text(f"Pairs today{i}")  # dt then dd: "Pairs today0"
         page.keyboard.press("Enter")
         expect(page.locator(".sl-save")).to_have_text(f"Submitted ({i + 1} this session)")
+        expect(progress).to_contain_text(f"Pairs today{i + 1}")
+        expect(progress).to_contain_text(f"Pairs in all{i + 1}")
     expect(page.locator(".sl-empty")).to_be_visible()
 
     preferences = list(Preference.objects.filter(annotator=user).order_by("id"))

@@ -527,3 +527,19 @@ def test_a_code_pair_carries_its_language_and_tests(tmp_path):
     task = client.get("/api/v1/projects/codes/tasks/next/").json()
     assert (task["kind"], task["language"], task["tests"]) == ("compare", "python", "assert sq(3) == 9")
     assert {c["steps"][1]["text"] for c in task["candidates"]} == {"    return x ** 2", "    return x * 2"}
+
+
+def test_my_progress_counts_pairs_answered_and_their_time_once(compare_project, annotator):
+    """/me/ counted a compare project's first-wrong marks as "solutions" and summed their time
+    (split from the preference's) with nothing for the pairs: the compare page had no progress."""
+    before = annotator.get("/api/v1/projects/duel/me/").json()
+    assert (before["pairs_today"], before["pairs_total"], before["time_today_ms"]) == (0, 0, 0)
+    for n, time_ms in enumerate((4000, 6000)):
+        task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+        body = {"idempotency_key": f"p{n}", "preference": "A", "strength": 2, "total_time_ms": time_ms}
+        body["first_wrong"] = {"B": 0}  # a mark: an annotation carrying part of this time
+        url = f"/api/v1/assignments/{task['assignment_id']}/submit/?next=false"
+        assert annotator.post(url, body, format="json").status_code == 201
+    me = annotator.get("/api/v1/projects/duel/me/").json()
+    assert (me["pairs_today"], me["pairs_total"]) == (2, 2)
+    assert me["time_today_ms"] == 10_000  # the preferences' time, not again the marks' share of it

@@ -766,8 +766,13 @@ export interface components {
       solutions_today: number;
       /** @description Steps rated today (a trace's observations shown, not rated, left out). */
       steps_today: number;
+      /** @description Active time today (a compare project's: on its pairs). */
       time_today_ms: number;
       solutions_total: number;
+      /** @description Compare projects: pairs answered today (0 elsewhere). */
+      pairs_today: number;
+      /** @description Compare projects: pairs answered in all (0 elsewhere). */
+      pairs_total: number;
       active_assignment_id: number | null;
       screening: components["schemas"]["ScreeningStatus"];
       /** @description Submits of the last days that arrived after the lease expired and another annotator had taken the solution: not recorded as labels, kept here so the work is not lost. `PUT /assignments/{id}/draft/` with null dismisses one. */

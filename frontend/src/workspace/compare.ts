@@ -30,6 +30,7 @@ import {
   setSingleKeys,
   singleKeysOn,
 } from "./keymap";
+import { renderPairProgress } from "./progress";
 import { RepeatedSubmitGuard } from "./repeat";
 import type { WorkspaceConfig } from "./app";
 
@@ -184,6 +185,8 @@ export class CompareWorkspace {
   private readonly taskArea: HTMLElement;
   private readonly shortcuts = new ShortcutsDialog(bindingsFor("compare"));
   private readonly confirmSkip = new ConfirmDialog();
+  /** "Your progress today", as the step page's side panel has it (GET /projects/{slug}/me/). */
+  private readonly progress = h("dl", { class: "sl-progress" });
 
   constructor(
     private readonly root: HTMLElement,
@@ -266,6 +269,12 @@ export class CompareWorkspace {
               : "<p>No guidelines yet.</p>",
           ),
         ),
+        h(
+          "section",
+          { class: "sl-compare-progress", "aria-labelledby": "sl-today-h" },
+          h("h2", { id: "sl-today-h" }, "Your progress today"),
+          this.progress,
+        ),
         // sl-keys-hint: hidden on a phone, as on the step screen
         h(
           "section",
@@ -282,6 +291,11 @@ export class CompareWorkspace {
     watchPage(this.sync);
     window.setInterval(() => void this.sync.heartbeat(), this.config.heartbeat_ms ?? 60_000);
     void this.load();
+  }
+
+  private async refreshProgress(): Promise<void> {
+    const me = await this.api.me(this.config.project.slug).catch(() => null);
+    if (me) renderPairProgress(this.progress, me); // else the panel keeps its last numbers
   }
 
   private async load(): Promise<void> {
@@ -307,6 +321,7 @@ export class CompareWorkspace {
     // the last one was left: the problem, then both solutions from their first step
     const newPair = this.task !== null && task !== null && task.assignment_id !== this.task.assignment_id;
     this.task = task;
+    void this.refreshProgress(); // a pair answered (or the first one shown): the counts move
     this.taskArea.hidden = task === null;
     this.empty.hidden = task !== null;
     const saved = this.sync.begin(task?.assignment_id ?? null, upgradeDraft(task?.draft ?? null));

@@ -21,3 +21,13 @@ export function renderProgress(panel: HTMLElement, me: MyProgress): void {
   }
   panel.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
+
+/** A compare project's "Your progress": its labels are pairs answered, not solutions or steps. */
+export function renderPairProgress(panel: HTMLElement, me: MyProgress): void {
+  const rows: [string, string][] = [
+    ["Pairs today", String(me.pairs_today)],
+    ["Active time today", formatDuration(me.time_today_ms)],
+    ["Pairs in all", String(me.pairs_total)],
+  ];
+  panel.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
