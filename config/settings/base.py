@@ -308,7 +308,6 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # Training on its own queue, and autolabel jobs (hours of HTTP calls each) on theirs, so neither
 # holds the `default` workers that run imports, exports and the job sweep.
 CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}, "autolabel.tasks.*": {"queue": "autolabel"}}
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # Fail fast when the broker is down (the job row stays `created` and the sweep re-sends it).
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # One sweep for every kind of job, on the default queue: a hung training run on the `ml` queue
