@@ -58,7 +58,9 @@ frontend:
 	@echo "No frontend/package.json yet: nothing to build"
 endif
 
-run: setup
+# Not `setup`: the demo needs no browser, and Chromium's apt-get failed `make run` for a user who
+# may not install packages (or off Debian) before anything was served.
+run: python-deps frontend
 	DJANGO_SETTINGS_MODULE=config.settings.local $(BIN)/python manage.py run_dev
 
 services: python-deps
