@@ -25,6 +25,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "urls": {
             "stats": reverse("project-stats", args=[project.slug]),
             "annotators_csv": reverse("project-stats-csv", args=[project.slug]),
+            "disagreements": reverse("project-disagreements", args=[project.slug]),
             "training_runs": reverse("project-list") + f"{project.slug}/training-runs/",
             "export_prm800k": reverse("project-export", args=[project.slug]) + "?format=prm800k",
             "export_trl": reverse("project-export", args=[project.slug]) + "?format=trl",
@@ -32,6 +33,8 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "api_docs": reverse("api-docs"),
         },
         "csrf_token": get_token(request),
+        # Settling a disagreement is the admin's (gold marks, reopening): links only for who may open it.
+        "admin": request.user.is_staff,
     }
     if project.task_kind == TaskKind.COMPARE:
         config["urls"]["compare_stats"] = reverse("project-compare-stats", args=[project.slug])

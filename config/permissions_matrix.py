@@ -92,6 +92,7 @@ ROUTES: dict[str, list[Call]] = {
     # Dashboard numbers: leads only (per-annotator quality is personal data).
     "project-stats": [Call("GET",     row(401, 404, 404, 404, 403, 200, 200, 403))],
     "project-stats-csv": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
+    "project-disagreements": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
     "project-compare-stats": [Call("GET", row(401, 404, 404, 404, 403, 200, 200, 403))],
     # The model loop.
     "project-training-runs": [

@@ -379,3 +379,27 @@ class CompareStatsSerializer(serializers.Serializer):
         help_text="Where one candidate is graded right and one wrong: the share of decided answers for the right one."
     )
     gold_accuracy = ShareSerializer(help_text="Of answers on gold pairs, the share equal to the lead's answer.")
+
+
+class DisagreeingLabelSerializer(serializers.Serializer):
+    annotator = S(help_text="Username (leads only see this endpoint); `imported` for a label without one.")
+    first_error_step = _nullable(I, help_text="1-based step the label marks as the first error; null: none.")
+    finish_reason = S()
+    submitted_at = _nullable(serializers.DateTimeField)
+
+
+class DisagreementSerializer(serializers.Serializer):
+    solution = I(help_text="Solution id (the admin's solution and annotation pages take it).")
+    problem = S(help_text="The problem's text, cut to 140 characters.")
+    n_steps = I()
+    answer_correct = serializers.BooleanField(allow_null=True, help_text="The graded final answer; null: not graded.")
+    labels = DisagreeingLabelSerializer(many=True, help_text="Oldest first.")
+
+
+class DisagreementsSerializer(serializers.Serializer):
+    """`GET /api/v1/projects/{slug}/disagreements/` (annotate.selectors.stats.disagreements)."""
+
+    solutions_compared = I(help_text="Sampled solutions with two labels or more (the agreement figure's).")
+    disagreeing = I(help_text="Of those, the ones whose labels put the first error at different steps.")
+    sample_limit = I()
+    shown = DisagreementSerializer(many=True, help_text="The disagreeing solutions most recently labeled, up to 50.")

@@ -42,6 +42,7 @@ urlpatterns = [
     ),
     # Dashboard numbers (annotate.selectors.stats)
     path("projects/<slug:slug>/stats/", views_stats.ProjectStatsView.as_view(), name="project-stats"),
+    path("projects/<slug:slug>/disagreements/", views_stats.DisagreementsView.as_view(), name="project-disagreements"),
     path("projects/<slug:slug>/compare-stats/", views_stats.CompareStatsView.as_view(), name="project-compare-stats"),
     path("projects/<slug:slug>/stats/annotators.csv", views_stats.AnnotatorCsvView.as_view(), name="project-stats-csv"),
     # The model loop (ml.services)

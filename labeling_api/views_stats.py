@@ -17,7 +17,7 @@ from annotate.selectors.compare import compare_stats
 from autolabel import selectors as auto_labels
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
-from labeling_api.serializers_stats import CompareStatsSerializer, ProjectStatsSerializer
+from labeling_api.serializers_stats import CompareStatsSerializer, DisagreementsSerializer, ProjectStatsSerializer
 from ml import selectors as ml_selectors
 
 DENIED = denied(forbidden="A member without the lead role.")
@@ -41,6 +41,26 @@ class ProjectStatsView(APIView):
         body["auto_labels"] = auto_labels.agreement(project=project)
         body["model"] = ml_selectors.model_summary(project=project)  # annotate does not read ml
         response = Response(body)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class DisagreementsView(APIView):
+    @extend_schema(
+        operation_id="projects_disagreements",
+        summary="Solutions whose annotators disagree on the first error",
+        description=(
+            "The solutions behind the first-error agreement figure where two labels put the first error at "
+            "different steps, most recently labeled first, each with its labels: who, which step, how it ended. "
+            "For settling them: mark the right label gold or reopen the solution (admin). Steps projects; a "
+            "compare project's answers are in `compare-stats`."
+        ),
+        parameters=[SLUG],
+        responses={200: DisagreementsSerializer, **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "stats")
+        response = Response(DisagreementsSerializer(stats.disagreements(project=project)).data)
         response["Cache-Control"] = "no-store"
         return response
 

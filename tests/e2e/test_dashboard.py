@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -29,6 +30,8 @@ from annotate.models import (
     Solution,
     Step,
 )
+from annotate.selectors.stats import disagreements
+from annotate.services.members import grant_lead_admin
 from ml.models import TrainingRun
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -187,6 +190,7 @@ def build_campaign() -> Project:
 
 def test_lead_sees_every_chart_drawn_with_data(pages):
     build_campaign()
+    grant_lead_admin(user=get_user_model().objects.get(username="lena"))  # as add_member does for a lead
     page = pages.page()
     login(page, "lena", "/dashboard/algebra/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
@@ -234,6 +238,27 @@ def test_lead_sees_every_chart_drawn_with_data(pages):
     expect(page.locator('[data-slot="annotators"] tr.sl-below th')).to_contain_text("eli")
     expect(page.locator('[data-slot="runs"] tbody tr')).to_have_count(4)
     expect(page.locator('[data-slot="runs"] tr.sl-active')).to_have_count(1)
+    # where annotators disagree: the solutions behind the first-error agreement figure, with each
+    # label's first error, and a way to settle them in the admin
+    found = disagreements(project=Project.objects.get(slug="algebra"))
+    assert found["shown"], "the campaign has solutions whose labels differ"
+    table = page.locator('[data-slot="disagreements"]')
+    expect(table.locator("tbody tr")).to_have_count(len(found["shown"]))
+    first = found["shown"][0]
+    row = table.locator(f'tr[data-solution="{first["solution"]}"]')
+    for label in first["labels"]:
+        step = label["first_error_step"]
+        expect(row).to_contain_text(f"{label['annotator']}: {'none' if step is None else f'step {step}'}")
+    expect(page.locator('[data-slot="disagreements-note"]')).to_contain_text(
+        f"{found['disagreeing']} of {found['solutions_compared']} solutions labeled twice or more"
+    )
+    page.locator("#quality").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "dashboard-disagreements.png"))
+    with page.expect_navigation():
+        row.get_by_role("link", name="Its labels").click()
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(first["labels"]))
+    page.go_back()
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
     # no autolabel job yet: the panel says what one needs (a completions server), not just where
     expect(page.locator('[data-slot="auto-note"]')).to_contain_text("needs an OpenAI-compatible completions server")
 

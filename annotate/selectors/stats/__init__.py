@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotate.models import Annotation, Project
 from annotate.selectors.stats.common import _iso, _Names, _Windows
+from annotate.selectors.stats.disagreements import disagreements as disagreements  # the API reads it here
 from annotate.selectors.stats.pairs import pair_progress
 from annotate.selectors.stats.progress import _label_breakdown, _progress
 from annotate.selectors.stats.quality import _annotator_table, _quality

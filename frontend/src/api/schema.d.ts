@@ -86,6 +86,13 @@ export interface paths {
      */
     get: operations["projects_compare_stats"];
   };
+  "/api/v1/projects/{slug}/disagreements/": {
+    /**
+     * Solutions whose annotators disagree on the first error
+     * @description The solutions behind the first-error agreement figure where two labels put the first error at different steps, most recently labeled first, each with its labels: who, which step, how it ended. For settling them: mark the right label gold or reopen the solution (admin). Steps projects; a compare project's answers are in `compare-stats`.
+     */
+    get: operations["projects_disagreements"];
+  };
   "/api/v1/projects/{slug}/export/": {
     /**
      * Stream an export as JSONL
@@ -447,6 +454,36 @@ export interface components {
       detail: string;
       /** @description A machine-readable reason where a client acts on it: `assignment_finished` (409) when the assignment was submitted or skipped already, so the client moves on to its next task. */
       code?: string;
+    };
+    DisagreeingLabel: {
+      /** @description Username (leads only see this endpoint); `imported` for a label without one. */
+      annotator: string;
+      /** @description 1-based step the label marks as the first error; null: none. */
+      first_error_step: number | null;
+      finish_reason: string;
+      /** Format: date-time */
+      submitted_at: string | null;
+    };
+    Disagreement: {
+      /** @description Solution id (the admin's solution and annotation pages take it). */
+      solution: number;
+      /** @description The problem's text, cut to 140 characters. */
+      problem: string;
+      n_steps: number;
+      /** @description The graded final answer; null: not graded. */
+      answer_correct: boolean | null;
+      /** @description Oldest first. */
+      labels: components["schemas"]["DisagreeingLabel"][];
+    };
+    /** @description `GET /api/v1/projects/{slug}/disagreements/` (annotate.selectors.stats.disagreements). */
+    Disagreements: {
+      /** @description Sampled solutions with two labels or more (the agreement figure's). */
+      solutions_compared: number;
+      /** @description Of those, the ones whose labels put the first error at different steps. */
+      disagreeing: number;
+      sample_limit: number;
+      /** @description The disagreeing solutions most recently labeled, up to 50. */
+      shown: components["schemas"]["Disagreement"][];
     };
     DraftOut: {
       id: number;
@@ -1841,6 +1878,37 @@ export interface operations {
       200: {
         content: {
           "application/json": components["schemas"]["CompareStats"];
+        };
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project, or not a member. */
+      404: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * Solutions whose annotators disagree on the first error
+   * @description The solutions behind the first-error agreement figure where two labels put the first error at different steps, most recently labeled first, each with its labels: who, which step, how it ended. For settling them: mark the right label gold or reopen the solution (admin). Steps projects; a compare project's answers are in `compare-stats`.
+   */
+  projects_disagreements: {
+    parameters: {
+      path: {
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Disagreements"];
         };
       };
       /** @description No or bad token. */

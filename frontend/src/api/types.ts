@@ -27,4 +27,5 @@ export type PairProgress = Schemas["PairProgress"];
 export type TrainingRun = Schemas["TrainingRun"];
 export type TrainingRunRequested = Schemas["TrainingRunRequested"];
 export type CompareStats = Schemas["CompareStats"];
+export type Disagreements = Schemas["Disagreements"];
 export type Share = Schemas["Share"];

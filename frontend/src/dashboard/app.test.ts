@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import {
   Dashboard,
+  disagreementsNote,
+  firstErrorText,
   repeatedClick,
   retrainNote,
   runEndedNote,
@@ -302,5 +304,27 @@ describe("the two notes of the model section", () => {
   it("a followed run that a rollback held back says so when it ends", () => {
     const note = "Not activated: a lead made run #1 the active model while this run waited or trained.";
     expect(runEndedNote({ id: 3, status: "succeeded", note }, 1)).toBe(`Training run #3 succeeded. ${note}`);
+  });
+});
+
+describe("the disagreements note", () => {
+  const row = { solution: 1, problem: "p", n_steps: 3, answer_correct: null, labels: [] };
+  it("says what an overlap of 1 leaves to compare", () => {
+    expect(disagreementsNote({ solutions_compared: 0, disagreeing: 0, shown: [] })).toMatch(/^No solution has two labels yet/);
+  });
+  it("says when every solution labeled twice agrees", () => {
+    expect(disagreementsNote({ solutions_compared: 12, disagreeing: 0, shown: [] })).toBe(
+      "The labels agree on the first error on all 12 solutions labeled twice or more.",
+    );
+  });
+  it("counts the disagreeing ones and says how many are listed when not all are", () => {
+    const note = disagreementsNote({ solutions_compared: 80, disagreeing: 60, shown: Array(50).fill(row) });
+    expect(note).toContain("60 of 80 solutions labeled twice or more put the first error at different steps.");
+    expect(note).toContain("The 50 most recently labeled are below.");
+    expect(disagreementsNote({ solutions_compared: 3, disagreeing: 2, shown: [row, row] })).not.toContain("most recently");
+  });
+  it("reads a first error as a step, or none", () => {
+    expect(firstErrorText(2)).toBe("step 2");
+    expect(firstErrorText(null)).toBe("none");
   });
 });

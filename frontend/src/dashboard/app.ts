@@ -35,6 +35,7 @@ import { Http, HttpError } from "../shared/http";
 import type {
   AnnotatorRow,
   CompareStats,
+  Disagreements,
   HeldOut,
   ProjectStats as Stats,
   Run,
@@ -225,6 +226,7 @@ export class Dashboard {
     if (!this.isCompare) this.queue(s); // pairs are not queued by a selection strategy: no such card
     this.autoLabels(s);
     if (this.isCompare) await this.pairs(s);
+    else await this.disagreements();
     this.root.dataset.loaded = "true";
     // a run finishes in a worker: schedule() follows it every few seconds until it does
   }
@@ -254,6 +256,40 @@ export class Dashboard {
     this.slot("compare-note").textContent =
       `${plural(c.preferences, "preference")} on ${plural(c.pairs_answered, "pair")}, ${plural(c.ties, "tie")}. ` +
       "Intervals are 95% Wilson intervals.";
+  }
+
+  /** The solutions behind the first-error agreement figure where labels differ (…/disagreements/). */
+  private async disagreements(): Promise<void> {
+    const note = this.slot("disagreements-note");
+    const table = this.slot("disagreements");
+    let d: Disagreements;
+    try {
+      d = await this.http.json<Disagreements>("GET", this.config.urls.disagreements);
+    } catch (error) {
+      note.textContent = `Could not load the disagreements: ${describe(error)}`;
+      note.classList.add("sl-error");
+      return;
+    }
+    note.classList.remove("sl-error");
+    note.textContent = disagreementsNote(d);
+    if (!d.shown.length) {
+      table.replaceChildren(); // no header row over nothing: the note says why
+      return;
+    }
+    table.replaceChildren(
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ...["Solution", "Problem", "First error by label", ...(this.config.admin ? ["Settle"] : [])].map((h) =>
+            el("th", { scope: "col" }, h),
+          ),
+        ),
+      ),
+      el("tbody", {}, ...d.shown.map((row) => disagreementRow(row, this.config.admin === true))),
+    );
   }
 
   private progress(s: Stats): void {
@@ -632,6 +668,48 @@ export function retrainNote(run: Pick<TrainingRunRequested, "id" | "status" | "m
   return run.merged // joined the run that waits for, or already trains on, these labels
     ? `Joined training run #${run.id} (${run.status ?? "queued"}): it covers these labels, so no second run.`
     : `Training run #${run.id} ${run.status ?? "queued"}.`;
+}
+
+/** What the disagreements table holds, or why it is empty. */
+export function disagreementsNote(d: Pick<Disagreements, "solutions_compared" | "disagreeing" | "shown">): string {
+  if (!d.solutions_compared) {
+    return "No solution has two labels yet: with an overlap above 1, the solutions whose labels differ on the first error are listed here.";
+  }
+  if (!d.disagreeing) return `The labels agree on the first error on all ${plural(d.solutions_compared, "solution")} labeled twice or more.`;
+  const shown = d.shown.length < d.disagreeing ? ` The ${fmtInt(d.shown.length)} most recently labeled are below.` : "";
+  return (
+    `${fmtInt(d.disagreeing)} of ${plural(d.solutions_compared, "solution")} labeled twice or more put the first error at different steps.${shown} ` +
+    "Settle one by marking the right label gold, or reopen the solution for another label (admin)."
+  );
+}
+
+/** "step 2", or "none" for a label that found no error. */
+export function firstErrorText(step: number | null | undefined): string {
+  return step == null ? "none" : `step ${step}`;
+}
+
+function disagreementRow(row: Disagreements["shown"][number], admin: boolean): HTMLTableRowElement {
+  const labels = el(
+    "ul",
+    { class: "sl-plain-list" },
+    ...row.labels.map((l) => el("li", {}, `${l.annotator}: ${firstErrorText(l.first_error_step)}`)),
+  );
+  return el(
+    "tr",
+    { "data-solution": String(row.solution) },
+    el("th", { scope: "row" }, `#${row.solution}`),
+    el("td", { class: "sl-wrap" }, row.problem),
+    el("td", {}, labels),
+    admin
+      ? el(
+          "td",
+          {},
+          el("a", { href: `/admin/annotate/annotation/?solution__id__exact=${row.solution}` }, "Its labels"),
+          " · ",
+          el("a", { href: `/admin/annotate/solution/${row.solution}/change/` }, "The solution"),
+        )
+      : null,
+  );
 }
 
 /** The note under the runs table once a lead's "Activate" is answered. */

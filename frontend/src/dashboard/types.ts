@@ -7,6 +7,8 @@ export interface DashboardConfig {
   urls: {
     stats: string;
     annotators_csv: string;
+    /** The solutions whose labels differ on the first error (steps projects). */
+    disagreements: string;
     training_runs: string;
     export_prm800k: string;
     export_trl: string;
@@ -16,5 +18,7 @@ export interface DashboardConfig {
     compare_stats?: string;
   };
   csrf_token: string;
+  /** The user may open the admin (leads are staff): the disagreements table links into it. */
+  admin?: boolean;
 }
 
