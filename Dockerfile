@@ -28,11 +28,12 @@ RUN pip install "$(grep -E '^torch==' requirements.txt)" --index-url https://dow
 
 COPY . .
 COPY --from=frontend /src/frontend/dist/ frontend/dist/
-# collectstatic needs settings, not secrets: a throwaway key only for this step.
+# collectstatic needs settings, not secrets: a throwaway key only for this step. Loading settings
+# creates folders under /data (STEPLABEL_VAR_DIR) as root: all of /data goes to the app user.
 RUN SECRET_KEY="collectstatic-only-$(python -c 'import secrets; print(secrets.token_hex(32))')" \
     python manage.py collectstatic --noinput \
     && useradd --create-home --uid 1000 steplabel \
-    && mkdir -p /data && chown steplabel /data
+    && mkdir -p /data && chown -R steplabel /data
 USER steplabel
 VOLUME ["/data"]
 EXPOSE 8000

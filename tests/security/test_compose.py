@@ -176,3 +176,13 @@ def test_web_is_published_on_loopback_only_unless_the_operator_says_otherwise():
     # A proxy on another machine: the operator opens it on purpose (and firewalls it).
     opened = _published(compose, {"SECRET_KEY": "x", "WEB_BIND": "0.0.0.0", "WEB_PORT": "9000"})
     assert opened == [("0.0.0.0", "9000", "8000")]
+
+
+def test_the_image_hands_all_of_its_data_folder_to_the_app_user():
+    """collectstatic loads settings, which create STEPLABEL_VAR_DIR's folders (/data/celery/...) as
+    root; a plain chown of /data left them root-owned under the app user."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "STEPLABEL_VAR_DIR=/data" in dockerfile
+    collect = dockerfile.index("collectstatic")
+    handover = dockerfile.index("chown -R steplabel /data")
+    assert collect < handover < dockerfile.index("USER steplabel")
