@@ -192,6 +192,13 @@ export class Dashboard {
 
   private async fetchAndDraw(): Promise<void> {
     const meta = this.slot("meta");
+    // Asked for beside the statistics and drawn with them: a load that drew its figures and then
+    // waited on a second request ended late enough that a refresh due meanwhile was skipped.
+    const disagreements: Promise<Disagreements | Error | null> = this.isCompare
+      ? Promise.resolve(null)
+      : this.http.json<Disagreements>("GET", this.config.urls.disagreements).catch((error: unknown) =>
+          error instanceof Error ? error : new Error(String(error)),
+        );
     try {
       this.stats = await this.http.json<Stats>("GET", this.config.urls.stats);
     } catch (error) {
@@ -225,8 +232,9 @@ export class Dashboard {
     this.model(s);
     if (!this.isCompare) this.queue(s); // pairs are not queued by a selection strategy: no such card
     this.autoLabels(s);
+    const found = await disagreements;
+    if (found !== null) this.disagreements(found);
     if (this.isCompare) await this.pairs(s);
-    else await this.disagreements();
     this.root.dataset.loaded = "true";
     // a run finishes in a worker: schedule() follows it every few seconds until it does
   }
@@ -259,14 +267,11 @@ export class Dashboard {
   }
 
   /** The solutions behind the first-error agreement figure where labels differ (…/disagreements/). */
-  private async disagreements(): Promise<void> {
+  private disagreements(d: Disagreements | Error): void {
     const note = this.slot("disagreements-note");
     const table = this.slot("disagreements");
-    let d: Disagreements;
-    try {
-      d = await this.http.json<Disagreements>("GET", this.config.urls.disagreements);
-    } catch (error) {
-      note.textContent = `Could not load the disagreements: ${describe(error)}`;
+    if (d instanceof Error) {
+      note.textContent = `Could not load the disagreements: ${describe(d)}`;
       note.classList.add("sl-error");
       return;
     }
