@@ -35,9 +35,14 @@ def annotator_progress(*, project: Project, user: AbstractBaseUser) -> dict[str,
     )
     # A compare project's labels are preferences (its first-wrong marks share their time, so the
     # day's time is the preferences' alone there).
-    answered = Preference.objects.filter(annotator=user, project=project)
-    pairs = answered.filter(submitted_at__gte=start).aggregate(n=Count("id"), time=Sum("total_time_ms"))
+    # A steps project has no preferences: no queries for them on its submit path.
     compare = project.task_kind == TaskKind.COMPARE
+    answered = Preference.objects.filter(annotator=user, project=project)
+    pairs = (
+        answered.filter(submitted_at__gte=start).aggregate(n=Count("id"), time=Sum("total_time_ms"))
+        if compare
+        else {"n": 0, "time": None}
+    )
     status = AnnotatorStatus.objects.filter(project=project, user=user).first()
     roles = user_roles(user=user, project=project)
     if project.screening_required <= 0 or Role.LEAD.value in roles:

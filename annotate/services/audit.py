@@ -210,8 +210,11 @@ def release_label_counts(*, solutions: Counter[int] | None = None, pairs: Counte
 
     for counts, model in ((solutions or Counter(), Solution), (pairs or Counter(), Comparison)):
         project_ids = set()
+        by_loss: dict[int, list[int]] = {}
         for row_id, n in counts.items():
-            model.objects.filter(pk=row_id).update(annotation_count=Greatest(F("annotation_count") - n, Value(0)))
+            by_loss.setdefault(n, []).append(row_id)
+        for n, ids in by_loss.items():  # one UPDATE per number of labels lost, not per row
+            model.objects.filter(pk__in=ids).update(annotation_count=Greatest(F("annotation_count") - n, Value(0)))
         for row in model.objects.filter(pk__in=list(counts)).select_related("project"):
             project_ids.add(row.project_id)
             room = row.annotation_count < row.project.overlap + getattr(row, "extra_labels", 0)
