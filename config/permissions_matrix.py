@@ -63,8 +63,9 @@ ROUTES: dict[str, list[Call]] = {
     "schema": [Call("GET",            row(200, 200, 200, 200, 200, 200, 200, 200))],
     "api-docs": [Call("GET",          row(200, 200, 200, 200, 200, 200, 200, 200))],
     "project-list": [Call("GET",      row(401, 200, 200, 200, 200, 200, 200, 200))],
-    # Degraded-service status; waiting-job counts only over the caller's own lead/ml projects.
-    "health": [Call("GET",            row(401, 200, 200, 200, 200, 200, 200, 200))],
+    # Degraded-service status, public for load balancers and monitors (database, broker, degraded);
+    # the waiting-job counts only for a signed-in caller, over their own lead/ml projects.
+    "health": [Call("GET",            row(200, 200, 200, 200, 200, 200, 200, 200))],
     # Work queue: annotators and leads label (superusers too only as members); the claim (200)
     # happens before the annotator's own calls.
     "task-next": [Call("GET",         row(401, 404, 404, 404, 403, 200, 403, 200))],

@@ -55,7 +55,7 @@ export interface paths {
   "/api/v1/health/": {
     /**
      * Is the service degraded?
-     * @description `database` and `broker`: reachable now. `degraded` is true while either is not. `waiting`: export jobs and training runs not yet picked up by a worker, in the projects the caller leads or engineers (all projects for superusers); they start once the broker is back.
+     * @description No login needed (for load balancers and monitors; the answer is 200 whenever the web answers, degraded or not). `database` and `broker`: reachable now (for an anonymous caller, as probed at most 5 s ago by this web process). `degraded` is true while either is not. `waiting`: only for a signed-in caller (token or session), absent for an anonymous one.
      */
     get: operations["health"];
   };
@@ -656,7 +656,8 @@ export interface components {
       database: boolean;
       broker: boolean;
       degraded: boolean;
-      waiting: {
+      /** @description Signed-in callers only (absent for anonymous ones): `exports` and `training_runs` not yet picked up by a worker, in the projects the caller leads or engineers (all projects for superusers); they start once the broker is back. */
+      waiting?: {
         [key: string]: number;
       };
     };
@@ -1724,7 +1725,7 @@ export interface operations {
   };
   /**
    * Is the service degraded?
-   * @description `database` and `broker`: reachable now. `degraded` is true while either is not. `waiting`: export jobs and training runs not yet picked up by a worker, in the projects the caller leads or engineers (all projects for superusers); they start once the broker is back.
+   * @description No login needed (for load balancers and monitors; the answer is 200 whenever the web answers, degraded or not). `database` and `broker`: reachable now (for an anonymous caller, as probed at most 5 s ago by this web process). `degraded` is true while either is not. `waiting`: only for a signed-in caller (token or session), absent for an anonymous one.
    */
   health: {
     responses: {

@@ -15,6 +15,12 @@ describe("healthMessage", () => {
     expect(message).toContain("2 exports and 1 training run waiting.");
   });
 
+  it("reads an anonymous answer, which has no waiting counts", () => {
+    const message = healthMessage({ database: true, broker: false, degraded: true });
+    expect(message).toContain("task broker is unreachable");
+    expect(message).not.toContain("waiting.");
+  });
+
   it("reports a database outage first", () => {
     expect(healthMessage({ ...ok, database: false, broker: false, degraded: true })).toContain("database");
   });

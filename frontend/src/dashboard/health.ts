@@ -8,8 +8,9 @@ export type { Health };
 /** The banner text, or null when all is well and nothing waits. */
 export function healthMessage(health: Health): string | null {
   const parts: string[] = [];
-  const exports = health.waiting.exports ?? 0;
-  const runs = health.waiting.training_runs ?? 0;
+  // `waiting` comes only to a signed-in caller (the dashboard's lead always is)
+  const exports = health.waiting?.exports ?? 0;
+  const runs = health.waiting?.training_runs ?? 0;
   if (exports) parts.push(`${exports} export${exports === 1 ? "" : "s"}`);
   if (runs) parts.push(`${runs} training run${runs === 1 ? "" : "s"}`);
   const waiting = parts.length ? ` ${parts.join(" and ")} waiting.` : "";
