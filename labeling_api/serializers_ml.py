@@ -122,6 +122,24 @@ class StrictText(serializers.CharField):
         return super().to_internal_value(data)
 
 
+EMPTY_STEP = "a step may not be empty or only whitespace"
+
+
+class StepText(StrictText):
+    """A candidate's step: text that is empty or only whitespace is no step (the PRM scored "" as if
+    it were one). Refused by its path, `solutions[1][2]`, as the import refuses one (`steps[2]`)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("error_messages", {})["blank"] = EMPTY_STEP
+        super().__init__(allow_blank=False, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value.strip():  # whitespace alone: DRF's blank check sees only "" when not trimming
+            raise serializers.ValidationError(EMPTY_STEP)
+        return value
+
+
 class CountedList(serializers.ListField):
     """A list whose bounds are said in words, with the count sent, and checked before its items are
     parsed (DRF said "Ensure this field has at least 1 elements." after parsing every item).
@@ -146,7 +164,7 @@ class ScoreRequestSerializer(KnownFieldsOnly):
     problem = StrictText(max_length=MAX_TEXT, trim_whitespace=False)
     solutions = CountedList(
         child=CountedList(
-            child=StrictText(max_length=MAX_TEXT, trim_whitespace=False, allow_blank=True),
+            child=StepText(max_length=MAX_TEXT),
             min_length=1,
             max_length=MAX_STEPS,
             too_few="a solution needs at least one step",

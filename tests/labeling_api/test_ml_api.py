@@ -301,6 +301,10 @@ def test_score_validation(clients, body):
         ([["a"], ["b", 3]], {"solutions[1][1]": ["Must be a string."]}),
         ([["a", None]], {"solutions[0][1]": ["This field may not be null."]}),
         (["a"], {"solutions[0]": ['Expected a list of items but got type "str".']}),
+        # was scored as a step: an empty or blank step text
+        ([["a"], ["b", ""]], {"solutions[1][1]": ["a step may not be empty or only whitespace"]}),
+        ([["a"], ["b", "c", " \n\t"]], {"solutions[1][2]": ["a step may not be empty or only whitespace"]}),
+        ([[""]], {"solutions[0][0]": ["a step may not be empty or only whitespace"]}),
     ],
 )
 def test_score_errors_name_the_solution_and_step_by_path(clients, solutions, errors):
