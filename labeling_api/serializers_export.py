@@ -100,6 +100,23 @@ class ExportOptionsSerializer(serializers.Serializer):
     )
 
 
+# `{"qc": null}` was taken as the option left out, so a script that sends null for a value it has
+# not set (`"labeler": null` with no labeler found) got the default, the whole project, without a
+# word. Refused as the stream refuses `labeler=` (is empty), naming the option; no option documents
+# null as meaning anything.
+NULL_VALUE = "is null: give a value, or leave the option out for its default"
+NULL_ITEM = "holds a null: give values only, or leave the option out for its default"
+
+
+def refuse_nulls(params: Mapping[str, Any]) -> None:
+    """ExportOptionError for the first option whose JSON value is null, or a list holding one."""
+    for name, value in params.items():
+        if value is None:
+            raise exports.ExportOptionError(name, NULL_VALUE)
+        if isinstance(value, list) and any(item is None for item in value):
+            raise exports.ExportOptionError(name, NULL_ITEM)
+
+
 class ExportJobRequestSerializer(ExportOptionsSerializer):
     gzip = serializers.BooleanField(default=False, help_text="Compress the file with gzip.")
 
@@ -112,6 +129,7 @@ class ExportJobRequestSerializer(ExportOptionsSerializer):
                 "(GET /api/v1/projects/{slug}/export/)",
             )
         exports.refuse_unknown(params, exports.OPTION_NAMES | {"gzip"})
+        refuse_nulls(params)  # a JSON body's null (a query string has none); after a misspelt name's error
         gzip_output = exports.parse_flag(exports.single_value(params, "gzip"), "gzip")
         params.pop("gzip", None)
         return {**super().to_internal_value(params), "gzip": gzip_output}

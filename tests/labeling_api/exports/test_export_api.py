@@ -284,6 +284,38 @@ def test_an_empty_filter_is_400_saying_to_leave_it_out_in_the_stream_jobs_and_th
         call_command("export_prm800k", "--project", "exp", "--labeler", "")
 
 
+NULL = "is null: give a value, or leave the option out for its default"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"qc": None}, "qc", NULL),
+        ({"format": "trl", "labeler": None}, "labeler", NULL),
+        ({"format": None}, "format", NULL),
+        ({"since": None}, "since", NULL),
+        ({"gzip": None}, "gzip", NULL),
+        ({"include_history": None}, "include_history", NULL),
+        (
+            {"generation": [0, None]},
+            "generation",
+            "holds a null: give values only, or leave the option out for its default",
+        ),
+    ],
+)
+def test_a_null_option_of_an_export_job_is_400_naming_it_not_the_default(clients, body, field, message):
+    """Was: `{"qc": null}` (and every other option's null) started a job with the default, as if the
+    option had been left out; the stream refuses an empty value the same way."""
+    jobs_before = Export.objects.count()
+    job = clients["ml"].post("/api/v1/projects/exp/exports/", body, format="json")
+    assert job.status_code == 400 and job.json() == {field: [message]}
+    assert Export.objects.count() == jobs_before  # nothing started
+    # a misspelt name is still named as unknown first, null or not
+    misspelt = clients["ml"].post("/api/v1/projects/exp/exports/", {"qcc": None}, format="json")
+    assert misspelt.status_code == 400 and "did you mean qc?" in misspelt.json()["qcc"][0]
+
+
 @pytest.mark.django_db
 def test_a_misspelt_option_is_400_with_the_nearest_name_not_the_whole_export(clients):
     response = clients["ml"].get("/api/v1/projects/exp/export/?format=prm800k&finish_reasons=found_error")
