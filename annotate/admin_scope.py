@@ -39,6 +39,7 @@ PROJECT_PATHS: dict[str, str] = {
     "annotate.annotationrevision": "annotation__project",
     "annotate.importjob": "project",
     "annotate.export": "project",
+    "annotate.deletedlabel": "project",
     "annotate.comparison": "project",
     "annotate.preference": "project",
     "ml.trainingrun": "project",

@@ -9,3 +9,6 @@ class AnnotateConfig(AppConfig):
     def ready(self) -> None:
         # Membership signals: a removed member's leases are released however the row goes.
         from annotate.services import members  # noqa: F401
+
+        # Deleted labels leave tombstones for incremental exports, however the row goes.
+        from annotate.services.exports import deletions  # noqa: F401

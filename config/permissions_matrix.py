@@ -77,6 +77,7 @@ ROUTES: dict[str, list[Call]] = {
     "assignment-skip": [Call("POST",  row(401, 404, 404, 404, 404, 404, 404, 200))],
     # Export and import: never annotators (they would read others' labels and gold answers).
     "project-export": [Call("GET",    row(401, 404, 404, 404, 200, 200, 200, 403))],
+    "project-export-deletions": [Call("GET", row(401, 404, 404, 404, 200, 200, 200, 403))],
     "project-exports": [
         Call("GET",                   row(401, 404, 404, 404, 200, 200, 200, 403)),
         Call("POST",                  row(401, 404, 404, 404, 400, 400, 400, 403), body={"format": "nope"}),
@@ -230,6 +231,8 @@ ADMIN_MODELS: dict[str, AdminModel] = {
     "annotate.auditevent": AdminModel("superuser", add=False, delete=False),
     "annotate.invite": AdminModel("superuser", add=False, delete=False),
     "annotate.export": AdminModel("project", add=False),
+    # Tombstones of deleted labels (export/deletions/): read-only, never deleted.
+    "annotate.deletedlabel": AdminModel("project", add=False, delete=False),
     # Compare projects: pairs (gold pairs are marked here) and the preferences submitted on them.
     "annotate.comparison": AdminModel("project"),
     # A compare project's labels, read-only (no audit trail for them); superusers delete, as for annotations.

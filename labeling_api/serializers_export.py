@@ -155,6 +155,39 @@ class StreamRequestSerializer(ExportOptionsSerializer):
         return {**super().to_internal_value(params), "trailer": trailer}
 
 
+class DeletionsRequestSerializer(serializers.Serializer):
+    """`since` and `format` of `export/deletions/`, read by the export options' own validator (a cursor
+    of another project or of the other sequence is refused the same way)."""
+
+    since = serializers.CharField(
+        required=False,
+        help_text="The cursor you pulled labels with last (the `since` of your latest pull, not the cursor it "
+        "returned): deletions made after it. Without it, every deletion.",
+    )
+    format = serializers.ChoiceField(
+        ["prm800k", "trl", "math_shepherd", "critique", "preference"],
+        default="prm800k",
+        help_text="`preference` for a compare project's deleted preferences; any other: deleted step labels.",
+    )
+
+    def to_internal_value(self, data) -> dict:
+        params = _params(data)
+        exports.refuse_unknown(params, frozenset({"since", "format"}))
+        return {"options": exports.parse_options(project=self.context["project"], params=params)}
+
+
+class DeletedLabelSerializer(serializers.Serializer):
+    labeler = serializers.CharField(source="labeler_uuid", help_text="The record's `labeler`, as exported.")
+    timestamp = serializers.CharField(
+        source="timestamp_text", help_text="The record's `timestamp`, as exported: with `labeler`, its key."
+    )
+    deleted_at = serializers.DateTimeField()
+
+
+class DeletionsSerializer(serializers.Serializer):
+    deletions = DeletedLabelSerializer(many=True, help_text="Oldest deletion first.")
+
+
 class ExportJobSerializer(serializers.ModelSerializer):
     download_url = serializers.SerializerMethodField(help_text="Set when the export succeeded; only for you.")
     cursor = serializers.SerializerMethodField(help_text="Pass as `since` to get only what is newer next time.")

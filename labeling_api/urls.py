@@ -31,6 +31,11 @@ urlpatterns = [
     path("assignments/<rowid:id>/submit/", views_queue.SubmitView.as_view(), name="assignment-submit"),
     # Export and import (annotate.services.exports / imports)
     path("projects/<slug:slug>/export/", views_export.StreamedExportView.as_view(), name="project-export"),
+    path(
+        "projects/<slug:slug>/export/deletions/",
+        views_export.ExportDeletionsView.as_view(),
+        name="project-export-deletions",
+    ),
     path("projects/<slug:slug>/exports/", views_export.ExportJobListView.as_view(), name="project-exports"),
     path("exports/<rowid:id>/", views_export.ExportJobDetailView.as_view(), name="export-detail"),
     path("exports/<rowid:id>/download/", views_export.ExportDownloadView.as_view(), name="export-download"),

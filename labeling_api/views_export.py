@@ -24,6 +24,8 @@ from labeling_api.access import project_for_action
 from labeling_api.negotiation import FileOrJsonErrors
 from labeling_api.openapi import SLUG, denied, throttled
 from labeling_api.serializers_export import (
+    DeletionsRequestSerializer,
+    DeletionsSerializer,
     ExportJobRequestSerializer,
     ExportJobSerializer,
     ImportJobSerializer,
@@ -73,6 +75,33 @@ class StreamedExportView(SaysItsRateLimit, APIView):
             response["X-Export-Cursor"] = plan.cursor
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class ExportDeletionsView(APIView):
+    @extend_schema(
+        operation_id="projects_export_deletions",
+        summary="Labels deleted since a cursor",
+        description=(
+            "Tombstones of labels that an export may have delivered and that were deleted since (a superuser in "
+            "the admin, or with their solution, pair or problem), each by its PRM800K key (`labeler`, `timestamp`). "
+            "An incremental pipeline pulls new labels with `since=C`, then this with the same `C`, drops the "
+            "records whose key is listed (or rebuilds from a full pull for a format without a key), and keeps the "
+            "export's new cursor. A deletion listed twice, or of a record you never pulled, is safe to drop again."
+        ),
+        parameters=[SLUG, DeletionsRequestSerializer],
+        responses={200: DeletionsSerializer, 400: OpenApiResponse(description="A bad option, named."), **DENIED},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_action(request, slug, "export")
+        query = DeletionsRequestSerializer(data=request.query_params, context={"project": project})
+        query.is_valid(raise_exception=True)
+        options = query.validated_data["options"]
+        deletions = exports.deletions_since(
+            project=project, since=options.since, preferences=options.format == "preference"
+        )
+        response = Response(DeletionsSerializer({"deletions": deletions}).data)
         response["Cache-Control"] = "no-store"
         return response
 

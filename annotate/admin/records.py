@@ -1,12 +1,12 @@
-"""Records of what happened: import and export jobs (read-only apart from deletion) and, for
-superusers, the self-service pages' audit events and invites."""
+"""Records of what happened: import and export jobs (read-only apart from deletion), the tombstones
+of deleted labels and, for superusers, the self-service pages' audit events and invites."""
 
 from django.contrib import admin
 from django.http import HttpRequest
 
 from annotate.admin.audited import AuditedDeletesMixin
 from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
-from annotate.models import AuditEvent, Export, ImportJob, Invite
+from annotate.models import AuditEvent, DeletedLabel, Export, ImportJob, Invite
 
 
 class JobAdmin(AuditedDeletesMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
@@ -36,6 +36,16 @@ class ExportAdmin(JobAdmin):
     ]
     list_filter = ["status", "format", "project"]
     search_fields = ["=id", "file_path", "requested_by__username"]
+
+
+@admin.register(DeletedLabel)
+class DeletedLabelAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """What `export/deletions/` lists; never deleted here (a pipeline would then keep the label)."""
+
+    list_display = ["deleted_at", "project", "kind", "labeler_uuid", "timestamp_text"]
+    list_filter = ["kind", "project"]
+    search_fields = ["=labeler_uuid", "timestamp_text"]
+    list_select_related = ["project"]
 
 
 class SuperuserReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):

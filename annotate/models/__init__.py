@@ -22,6 +22,7 @@ from annotate.models.choices import (
     TaskKind,
 )
 from annotate.models.compare import Comparison, PairReason, Preference, PreferenceChoice
+from annotate.models.deletions import DeletedLabel
 from annotate.models.jobs import Export, ImportJob
 from annotate.models.labels import Annotation, Assignment
 from annotate.models.problems import Problem, Solution, Step
@@ -40,6 +41,7 @@ __all__ = [
     "AuditEvent",
     "Comparison",
     "ContentKind",
+    "DeletedLabel",
     "Export",
     "FinishReason",
     "ImportJob",

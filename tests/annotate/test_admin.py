@@ -19,6 +19,7 @@ from annotate.models import (
     Assignment,
     AuditEvent,
     Comparison,
+    DeletedLabel,
     Export,
     ImportJob,
     Invite,
@@ -135,6 +136,9 @@ def data():
             project=project, roles=["annotator"], token_hash="1" * 64, expires_at=timezone.now() + timedelta(days=1)
         ),
         Export: export,
+        DeletedLabel: DeletedLabel.objects.create(
+            project=project, kind="annotation", export_seq=2, label_export_seq=1, labeler_uuid="x", timestamp_text="t"
+        ),
         ApiToken: ApiToken.objects.create(user=annotator),
         Comparison: (
             pair := Comparison.objects.create(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
 from annotate.models import Annotation, Assignment, Comparison, PairReason, Preference, Project, Role, Solution
@@ -543,3 +544,33 @@ def test_my_progress_counts_pairs_answered_and_their_time_once(compare_project, 
     me = annotator.get("/api/v1/projects/duel/me/").json()
     assert (me["pairs_today"], me["pairs_total"]) == (2, 2)
     assert me["time_today_ms"] == 10_000  # the preferences' time, not again the marks' share of it
+
+
+def test_a_deleted_preference_is_listed_in_its_own_sequence(compare_project, annotator, django_user_model):
+    """`export/deletions/?format=preference` lists a preference deleted after a preference pull; the
+    step-label deletions of the same project do not, and numbering goes on above the tombstone."""
+    lead = member_client(compare_project, "lead", Role.LEAD)
+    task = annotator.get("/api/v1/projects/duel/tasks/next/").json()
+    submitted = annotator.post(
+        f"/api/v1/assignments/{task['assignment_id']}/submit/",
+        {"idempotency_key": "k0", "preference": "A", "strength": 2, "total_time_ms": 10},
+        format="json",
+    )
+    assert submitted.status_code == 201, submitted.content
+    cursor = lead.get("/api/v1/projects/duel/export/?format=preference")["X-Export-Cursor"]
+    preference = Preference.objects.get(project=compare_project)
+    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    admin = Client()
+    admin.force_login(root)
+    assert admin.post(f"/admin/annotate/preference/{preference.pk}/delete/", {"post": "yes"}).status_code == 302
+
+    listed = lead.get("/api/v1/projects/duel/export/deletions/", {"format": "preference", "since": cursor})
+    assert listed.status_code == 200, listed.content
+    assert [d["labeler"] for d in listed.json()["deletions"]] == [preference.labeler_uuid]
+    assert lead.get("/api/v1/projects/duel/export/deletions/").json() == {"deletions": []}
+    after = lead.get("/api/v1/projects/duel/export/", {"format": "preference", "since": cursor})
+    assert _lines(after) == []
+    later = lead.get(
+        "/api/v1/projects/duel/export/deletions/", {"format": "preference", "since": after["X-Export-Cursor"]}
+    )
+    assert later.json() == {"deletions": []}

@@ -68,3 +68,16 @@ def test_readme_incremental_pull_appends_new_rows_and_loads_after_a_run_with_not
         {"prompt": "What is $2+2$?", "completions": ["a", "b", "c"], "labels": [True, True, False]},
         {"prompt": "What is $2+2$?", "completions": ["a", "b", "c2"], "labels": [True, True, True]},
     ]
+
+    # A label deleted after it was pulled: the README's pull stops before it moves the cursor, and a
+    # full pull (cursor.txt and rows.jsonl removed, as it says) no longer holds the label's rows.
+    from annotate.models import Annotation
+
+    cursor = (tmp_path / "cursor.txt").read_text()
+    Annotation.objects.filter(project__slug="math").order_by("-id").first().delete()  # the record added last
+    with pytest.raises(SystemExit, match="labels were deleted"):
+        run_and_load()
+    assert (tmp_path / "cursor.txt").read_text() == cursor
+    (tmp_path / "cursor.txt").unlink()
+    (tmp_path / "rows.jsonl").unlink()
+    assert run_and_load() == first

@@ -22,6 +22,7 @@ from annotate.models import (
     Assignment,
     AuditEvent,
     Comparison,
+    DeletedLabel,
     Export,
     ImportJob,
     Invite,
@@ -153,6 +154,14 @@ def build_world(*, slug: str | None = None, with_revision: bool = True) -> World
             expires_at=timezone.now(),
         ),
         "annotate.export": Export.objects.create(project=project, requested_by=users["lead"]),
+        "annotate.deletedlabel": DeletedLabel.objects.create(
+            project=project,
+            kind="annotation",
+            export_seq=1,
+            label_export_seq=1,
+            labeler_uuid="gone",
+            timestamp_text="t",
+        ),
         "annotate.comparison": (
             pair := Comparison.objects.create(
                 project=project, problem=solutions[0].problem, solution_a=solutions[0], solution_b=solutions[1]

@@ -7,6 +7,7 @@ still in flight, and never repeats one. Reading is keyset-paginated by that sequ
 steps of a chunk's solutions come in one query, so memory depends on the chunk, not the project.
 """
 
+from annotate.services.exports.deletions import deletions_since, record_deletion
 from annotate.services.exports.jobs import (
     EXPORT_RUNNING_DEADLINE,
     create_export_job,
@@ -50,6 +51,7 @@ __all__ = [
     "annotations_for_export",
     "create_export_job",
     "decode_cursor",
+    "deletions_since",
     "encode_cursor",
     "export_dir",
     "iter_chunks",
@@ -62,6 +64,7 @@ __all__ = [
     "OPTION_NAMES",
     "parse_options",
     "plan_export",
+    "record_deletion",
     "run_export_job",
     "stamp_export_sequence",
     "sweep_stale_exports",

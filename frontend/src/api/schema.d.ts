@@ -100,6 +100,13 @@ export interface paths {
      */
     get: operations["projects_export_stream"];
   };
+  "/api/v1/projects/{slug}/export/deletions/": {
+    /**
+     * Labels deleted since a cursor
+     * @description Tombstones of labels that an export may have delivered and that were deleted since (a superuser in the admin, or with their solution, pair or problem), each by its PRM800K key (`labeler`, `timestamp`). An incremental pipeline pulls new labels with `since=C`, then this with the same `C`, drops the records whose key is listed (or rebuilds from a full pull for a format without a key), and keeps the export's new cursor. A deletion listed twice, or of a record you never pulled, is safe to drop again.
+     */
+    get: operations["projects_export_deletions"];
+  };
   "/api/v1/projects/{slug}/exports/": {
     /** Your export jobs in this project */
     get: operations["projects_exports_list"];
@@ -449,6 +456,18 @@ export interface components {
       n_pairs?: number;
       run: number;
       label_count: number;
+    };
+    DeletedLabel: {
+      /** @description The record's `labeler`, as exported. */
+      labeler: string;
+      /** @description The record's `timestamp`, as exported: with `labeler`, its key. */
+      timestamp: string;
+      /** Format: date-time */
+      deleted_at: string;
+    };
+    Deletions: {
+      /** @description Oldest deletion first. */
+      deletions: components["schemas"]["DeletedLabel"][];
     };
     Detail: {
       detail: string;
@@ -2040,6 +2059,55 @@ export interface operations {
       };
       /** @description Over the rate limit of the `export` scope (per user, over all their tokens; THROTTLE_EXPORT); `Retry-After` says when to try again. */
       429: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * Labels deleted since a cursor
+   * @description Tombstones of labels that an export may have delivered and that were deleted since (a superuser in the admin, or with their solution, pair or problem), each by its PRM800K key (`labeler`, `timestamp`). An incremental pipeline pulls new labels with `since=C`, then this with the same `C`, drops the records whose key is listed (or rebuilds from a full pull for a format without a key), and keeps the export's new cursor. A deletion listed twice, or of a record you never pulled, is safe to drop again.
+   */
+  projects_export_deletions: {
+    parameters: {
+      query?: {
+        /**
+         * @description `preference` for a compare project's deleted preferences; any other: deleted step labels.
+         *
+         * * `prm800k` - prm800k
+         * * `trl` - trl
+         * * `math_shepherd` - math_shepherd
+         * * `critique` - critique
+         * * `preference` - preference
+         */
+        format?: "prm800k" | "trl" | "math_shepherd" | "critique" | "preference";
+        /** @description The cursor you pulled labels with last (the `since` of your latest pull, not the cursor it returned): deletions made after it. Without it, every deletion. */
+        since?: string;
+      };
+      path: {
+        /** @description Project slug. */
+        slug: string;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Deletions"];
+        };
+      };
+      /** @description A bad option, named. */
+      400: {
+        content: never;
+      };
+      /** @description No or bad token. */
+      401: {
+        content: never;
+      };
+      /** @description A member without the lead or ml_engineer role. */
+      403: {
+        content: never;
+      };
+      /** @description No such project, or not a member. */
+      404: {
         content: never;
       };
     };
