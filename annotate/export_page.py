@@ -10,7 +10,7 @@ from django.http import QueryDict
 
 from annotate.forms import ExportForm
 from annotate.models import Export
-from annotate.services.exports import OPTION_NAMES, ExportOptions
+from annotate.services.exports import OPTION_NAMES, ExportOptionError, ExportOptions, decode_cursor, deletions_since
 
 # The form's own fields (its cursor aside), and the export options it has no field for, which ride
 # along as hidden inputs (an API job may set them).
@@ -41,6 +41,29 @@ def newer_query(export: Export) -> str:
     """`since=<its cursor>` and every setting of the export that differs from the defaults."""
     filters = export.filters or {}
     return urlencode([*_changed(filters), ("since", filters.get("cursor") or "")])
+
+
+def deleted_since(export: Export) -> int:
+    """How many labels were deleted after this export's position (0 without a cursor): its file, and
+    the pulls before it, may hold their records (`export/deletions/` names them)."""
+    cursor = (export.filters or {}).get("cursor")
+    if not cursor:
+        return 0
+    preferences = export.format == "preference"
+    try:
+        position = decode_cursor(project=export.project, cursor=cursor, preferences=preferences)
+    except ExportOptionError:  # a cursor from before preference cursors were marked
+        return 0
+    return deletions_since(project=export.project, since=position, preferences=preferences).count()
+
+
+def deletions_query(export: Export) -> str:
+    """The query of `export/deletions/` for the labels deleted since this export."""
+    filters = export.filters or {}
+    params = [("since", filters.get("cursor") or "")]
+    if export.format == "preference":
+        params.append(("format", "preference"))
+    return urlencode(params)
 
 
 def settings_summary(export: Export) -> str:

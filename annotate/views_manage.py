@@ -211,6 +211,8 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
     for e in exports:
         e.newer_query = export_page.newer_query(e) if (e.filters or {}).get("cursor") else ""
         e.settings_summary = export_page.settings_summary(e)
+        e.deleted_since = export_page.deleted_since(e)
+        e.deletions_query = export_page.deletions_query(e) if e.deleted_since else ""
     initial, carried = export_page.form_state(request.GET)
     form = ExportForm(initial=initial, task_kind=project.task_kind)
     context = {"form": form, "carried": carried, "exports": exports, "config": config}

@@ -127,3 +127,40 @@ def test_automatic_labels_hide_the_options_of_peoples_labels(pages):
     page.get_by_label("Labels").select_option("auto")
     page.get_by_label("Format").select_option("prm800k")  # no automatic labels there: every filter is back
     expect(page.get_by_label("Generations")).to_be_visible()
+
+
+def test_a_past_export_says_how_many_of_its_labels_were_deleted_since(pages, screenshot):
+    """A label deleted after an export (a superuser in the admin) is counted on that export's row, and
+    the link lists its record key; an export made after the deletion shows nothing."""
+    from annotate.models import Annotation
+    from annotate.services import exports
+
+    project = _trl_labeled_project()
+    lena = project.memberships.get(role=Role.LEAD).user
+
+    def finished_export() -> Export:
+        options = exports.parse_options(project=project, params={})
+        cursor = exports.plan_export(project=project, options=options).cursor
+        filters = {**options.as_dict(), "cursor": cursor}
+        return Export.objects.create(project=project, requested_by=lena, status="succeeded", filters=filters)
+
+    before = finished_export()
+    label = Annotation.objects.get(project=project)
+    label.delete()  # as the admin's delete does, through the ORM
+    after = finished_export()
+    page = pages.page()
+    login(page, "lena", "/projects/algebra/export/")
+    rows = page.locator("[data-exports] tbody tr")
+    expect(rows).to_have_count(2)
+    newest, oldest = rows.nth(0), rows.nth(1)  # newest first
+    expect(newest.locator("[data-export-deleted]")).to_have_count(0)
+    notice = oldest.locator("[data-export-deleted]")
+    expect(notice).to_have_text("1 label deleted since this export: their keys")
+    notice.scroll_into_view_if_needed()
+    screenshot(page, "export-page-deleted-since")
+    notice.get_by_role("link", name="their keys").click()
+    page.wait_for_url("**/export/deletions/?since=*")
+    expect(page.get_by_text(label.labeler_uuid)).to_be_visible()  # DRF's page of the JSON answer
+    listed = page.request.get(page.url, headers={"Accept": "application/json"}).json()
+    assert [d["labeler"] for d in listed["deletions"]] == [label.labeler_uuid]
+    assert before.pk < after.pk
