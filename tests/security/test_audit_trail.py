@@ -302,3 +302,28 @@ def test_a_reimported_export_with_history_leaves_the_history_out(tmp_path):
     import_file(project=copy, path=copy_file)
     assert export(copy) == export(source)  # byte for byte, no history key
     assert all(json.loads(line)["history"] == [] for line in export(copy, include_history="true"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_restored_from_another_cluster_licenses_nothing():
+    """After a restore into a new cluster, transaction ids start over: an old revision can carry the
+    id a new transaction gets. Its transaction start differs, so it licenses nothing."""
+    from django.db import connection
+
+    world = build_world(with_revision=False)
+    annotation = world.rows["annotate.annotation"]
+    with pytest.raises(IntegrityError, match="without an audit revision"), transaction.atomic():
+        AnnotationRevision.objects.create(
+            annotation=annotation, version=1, label_steps=annotation.label_steps, reason="restored"
+        )
+        with connection.cursor() as cursor:  # as pg_restore leaves it: this id, another transaction's start
+            cursor.execute(
+                "UPDATE annotate_annotationrevision SET xact_start = xact_start - interval '30 days' "
+                "WHERE annotation_id = %s",
+                [annotation.pk],
+            )
+        Annotation.objects.filter(pk=annotation.pk).update(label_steps="[]")
+    assert Annotation.objects.get(pk=annotation.pk).label_steps == annotation.label_steps
+    # The guard's own path still works: a revision written now licenses this transaction's change.
+    audit.revise_annotation(annotation=annotation, user=None, reason="a real correction", total_time_ms=12345)
+    assert Annotation.objects.get(pk=annotation.pk).total_time_ms == 12345
