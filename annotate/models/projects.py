@@ -3,6 +3,7 @@
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -12,8 +13,15 @@ from annotate.models.choices import LabelingMode, Role, ScreeningStatus, Strateg
 MAX_CONTROL_SHARE = 0.5
 
 
+def validate_lowercase_slug(value: str) -> None:
+    """Slugs are lowercase, as the create page makes them: `/projects/Math/` and `/projects/math/`
+    would otherwise be two projects a person cannot tell apart in a link."""
+    if value != value.lower():
+        raise ValidationError(f"Use lowercase: “{value.lower()}”.", code="lowercase")
+
+
 class Project(models.Model):
-    slug = models.SlugField(unique=True)
+    slug = models.SlugField(unique=True, validators=[validate_lowercase_slug])
     name = models.CharField(max_length=200, blank=True)
     task_kind = models.CharField(max_length=16, choices=TaskKind.choices, default=TaskKind.STEPS)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")

@@ -176,6 +176,10 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
         "memberships-TOTAL_FORMS": 0,
         "memberships-INITIAL_FORMS": 0,
     }
+    # Slugs are lowercase, as the create page makes them (else /projects/Added/ and /projects/added/).
+    upper = lead.post("/admin/annotate/project/add/", {**form, "slug": "Added-In-Admin"})
+    assert upper.status_code == 200 and not Project.objects.filter(slug__iexact="added-in-admin").exists()
+    assert upper.context["adminform"].form.errors["slug"] == ["Use lowercase: “added-in-admin”."]
     response = lead.post("/admin/annotate/project/add/", form)
     errors = response.context["adminform"].form.errors if response.status_code == 200 else None
     assert response.status_code == 302, errors
