@@ -50,8 +50,9 @@ class StreamedExportView(SaysItsRateLimit, APIView):
         description=(
             "Streams `application/x-ndjson`, one record or row per line, in export order. The response header "
             "`X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels "
-            "(never skipping one that was still being written, never repeating one). With `trailer=true` a last "
-            "line counts the lines before it; a stream cut short lacks it."
+            "(never skipping one that was still being written, never repeating one). With `since`, the header "
+            "`X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With "
+            "`trailer=true` a last line counts the lines before it; a stream cut short lacks it."
         ),
         parameters=[SLUG, StreamRequestSerializer],
         responses={
@@ -73,6 +74,11 @@ class StreamedExportView(SaysItsRateLimit, APIView):
         response = StreamingHttpResponse(chunks, content_type="application/x-ndjson")
         if plan.cursor:
             response["X-Export-Cursor"] = plan.cursor
+        if options.since:  # counted after the plan numbered the labels: a later deletion is after its cursor
+            deleted = exports.deletions_since(
+                project=project, since=options.since, preferences=options.format == "preference"
+            )
+            response["X-Export-Deleted"] = str(deleted.count())
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'
         response["Cache-Control"] = "no-store"

@@ -96,7 +96,7 @@ export interface paths {
   "/api/v1/projects/{slug}/export/": {
     /**
      * Stream an export as JSONL
-     * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
+     * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
      */
     get: operations["projects_export_stream"];
   };
@@ -1947,7 +1947,7 @@ export interface operations {
   };
   /**
    * Stream an export as JSONL
-   * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
+   * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
    */
   projects_export_stream: {
     parameters: {

@@ -50,8 +50,10 @@ def test_a_label_deleted_after_a_pull_is_listed_by_its_record_key(project, clien
     assert listed[0] not in _keys(lines_of(clients["ml"].get(EXPORT)))  # the full pull no longer has it
     # The pipeline's next round: nothing new, and the deletion is not listed again after the new cursor.
     again = clients["ml"].get(EXPORT, {"since": cursor})
-    assert lines_of(again) == []
+    assert lines_of(again) == [] and again["X-Export-Deleted"] == "1"  # the pull itself says so
     assert _deleted(clients["ml"].get(DELETIONS, {"since": again["X-Export-Cursor"]})) == []
+    assert clients["ml"].get(EXPORT, {"since": again["X-Export-Cursor"]})["X-Export-Deleted"] == "0"
+    assert not clients["ml"].get(EXPORT).has_header("X-Export-Deleted")  # a full pull has nothing to drop
     assert _deleted(clients["ml"].get(DELETIONS)) == listed  # without since: every deletion
     # Numbering goes on above the tombstone: a label made now arrives after the old cursor, once.
     add_solution(project, ["new step\n\n# Answer\n\n2"])
