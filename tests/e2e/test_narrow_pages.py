@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.models import ImportJob, Role
 from annotate.services.imports import import_file
+from ml.models import TrainingRun
 from tests.e2e.helpers import login, make_project, make_user, open_workspace
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -140,6 +143,62 @@ def test_dashboard_fits_a_390px_screen(pages, screenshot):
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     screenshot(page, "dashboard-narrow-390-bars", full_page=True)
+
+
+def test_dashboard_runs_table_keeps_each_activate_button_on_a_390px_screen(pages, screenshot):
+    """The training-runs table on a phone: its "Activate" buttons, in its last column, sat past the
+    screen's right edge, reached only by scrolling the table sideways. Each run is now a card whose
+    cells stack under their column names; at desktop size it is still a table."""
+    project = make_project("runs", name="Runs")
+    make_user("lena", project, Role.LEAD)
+    now = timezone.now()
+    heldout = {"auroc_negative": 0.74, "accuracy": 0.63, "first_error_f1": 0.45, "ece": 0.07, "n_steps": 1840}
+    older = [
+        TrainingRun.objects.create(
+            project=project, status="succeeded", label_count=120 * (i + 1), metrics={"heldout": heldout},
+            finished_at=now - timedelta(days=3 - i),
+        )
+        for i in range(2)
+    ]  # fmt: skip
+    TrainingRun.objects.create(
+        project=project, status="succeeded", label_count=410, is_active=True, metrics={"heldout": heldout},
+        finished_at=now - timedelta(hours=1),
+    )  # fmt: skip
+    TrainingRun.objects.create(project=project, status="failed", label_count=430, error="RuntimeError: out of memory")
+    page = pages.page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, "lena", "/dashboard/runs/")
+    page.locator("#sl-dashboard[data-loaded=true]").wait_for()
+    runs = page.locator('[data-slot="runs"]')
+    for run in older:  # where it is drawn, with nothing scrolled sideways (scrolling it into view would)
+        button = runs.get_by_role("button", name=f"Activate run #{run.pk}")
+        expect(button).to_be_visible()
+        assert _on_screen(button, 390), button.bounding_box()
+    # nothing in the table is reached by scrolling it (or the page) sideways
+    scroll_width, client_width = (
+        page.locator("[data-slot=runs]").locator("xpath=..").evaluate("wrap => [wrap.scrollWidth, wrap.clientWidth]")
+    )
+    assert scroll_width <= client_width
+    scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
+    assert scroll_width <= client_width
+    # each cell shown still says which column it is (CSS before it); a failed run's "—" cells are left out
+    shown_labels = """row => [...row.cells].filter(c => c.tagName === 'TD' && getComputedStyle(c).display !== 'none')
+        .map(c => getComputedStyle(c, '::before').content)"""
+    button_row = runs.locator("tbody tr").filter(has=page.get_by_role("button", name=f"Activate run #{older[0].pk}"))
+    labels = button_row.evaluate(shown_labels)
+    assert labels[:2] == ['"Status"', '"Step labels"'] and labels[-3:] == ['"Held-out"', '"Finished"', '"Model"']
+    failed = runs.locator("tbody tr").filter(has_text="out of memory")
+    assert failed.evaluate(shown_labels) == ['"Status"', '"Step labels"']
+    page.locator("#model").scroll_into_view_if_needed()
+    screenshot(page, "dashboard-narrow-390-runs", full_page=True)
+
+    # at desktop size it is the table it was: the column names in its header, a run's cells side by side
+    page.set_viewport_size({"width": 1440, "height": 900})
+    expect(runs.locator("thead")).to_be_visible()
+    cells = button_row.locator("th, td")
+    tops = {round(cells.nth(i).bounding_box()["y"]) for i in range(cells.count())}
+    assert cells.count() == 10 and len(tops) == 1, tops
+    assert failed.evaluate(shown_labels) == ["none"] * 9  # the names only in the header, every cell shown
 
 
 def test_past_imports_wrap_a_long_field_name_inside_the_card(pages, screenshot):

@@ -510,19 +510,10 @@ export class Dashboard {
       this.slot("runs").replaceChildren(); // no header row over nothing: the curve's note says why
       return;
     }
+    const heads = ["Run", "Status", this.isCompare ? "Preferences" : "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished", "Model"];
     this.slot("runs").replaceChildren(
-      el(
-        "thead",
-        {},
-        el(
-          "tr",
-          {},
-          ...["Run", "Status", this.isCompare ? "Preferences" : "Step labels", ...m.curve_metrics.map((k) => METRIC_NAMES[k] ?? k), "Held-out", "Finished", "Model"].map((h) =>
-            el("th", { scope: "col" }, h),
-          ),
-        ),
-      ),
-      el("tbody", {}, ...runs.map((r) => runRow(r, m.curve_metrics))),
+      el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...runs.map((r) => stackable(runRow(r, m.curve_metrics), heads))),
     );
   }
 
@@ -905,6 +896,22 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
     el("td", {}, when(r.finished_at)),
     el("td", {}, modelCell(r)),
   );
+}
+
+/**
+ * A row that a narrow screen shows as a card (`.sl-stack` in dashboard.css): each data cell gets
+ * its column's name (`data-label`, drawn before it where the header row is hidden) and its content
+ * one wrapper, so the name and the value sit in two columns however the value wraps; a cell of
+ * "—" (no value) is marked `data-none`, which the card leaves out.
+ */
+function stackable(row: HTMLTableRowElement, heads: readonly string[]): HTMLTableRowElement {
+  [...row.cells].forEach((cell, i) => {
+    if (cell.tagName !== "TD" || heads[i] === undefined) return;
+    cell.dataset.label = heads[i];
+    if (cell.textContent?.trim() === "—") cell.dataset.none = ""; // a card leaves out what a run has not
+    cell.replaceChildren(el("span", { class: "sl-cell-value" }, ...cell.childNodes));
+  });
+  return row;
 }
 
 /** The active run says so; another succeeded run offers "Activate" (the API's 409 explains a missing model file). */
