@@ -26,7 +26,7 @@ def record_deletion(*, label: Annotation | Preference) -> DeletedLabel | None:
     export can have delivered it (it was never numbered)."""
     model = type(label)
     with transaction.atomic():
-        top = lock_export_sequence(project=label.project, model=model)
+        top = lock_export_sequence(project=Project(pk=label.project_id), model=model)  # its id is enough
         # Read under the lock: an export may have numbered the row since it was loaded.
         position = model.objects.filter(pk=label.pk).values_list("export_seq", flat=True).first()
         if position is None:
