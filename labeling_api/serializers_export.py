@@ -109,10 +109,13 @@ NULL_ITEM = "holds a null: give values only, or leave the option out for its def
 
 
 def refuse_nulls(params: Mapping[str, Any]) -> None:
-    """ExportOptionError for the first option whose JSON value is null, or a list holding one."""
+    """ExportOptionError for the first option whose JSON value is null, an empty list (`"generation": []`
+    filtered nothing, so the whole project came back) or a list holding a null."""
     for name, value in params.items():
         if value is None:
             raise exports.ExportOptionError(name, NULL_VALUE)
+        if value == []:
+            raise exports.ExportOptionError(name, exports.EMPTY_VALUE)
         if isinstance(value, list) and any(item is None for item in value):
             raise exports.ExportOptionError(name, NULL_ITEM)
 

@@ -16,6 +16,7 @@ from annotate.services.exports.jobs import (
     sweep_stale_exports,
 )
 from annotate.services.exports.options import (
+    EMPTY_VALUE,
     FORMATS,
     OPTION_NAMES,
     ExportOptionError,
@@ -42,6 +43,7 @@ from annotate.services.exports.stream import (
 
 __all__ = [
     "CHUNK_SIZE",
+    "EMPTY_VALUE",
     "END_KEY",
     "EXPORT_RUNNING_DEADLINE",
     "FORMATS",

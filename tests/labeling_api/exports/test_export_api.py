@@ -302,6 +302,10 @@ NULL = "is null: give a value, or leave the option out for its default"
             "generation",
             "holds a null: give values only, or leave the option out for its default",
         ),
+        # an empty list filtered nothing either: the whole project, as a null did
+        ({"generation": []}, "generation", "is empty: give a value, or leave the option out for no filter"),
+        ({"finish_reason": []}, "finish_reason", "is empty: give a value, or leave the option out for no filter"),
+        ({"qc": []}, "qc", "is empty: give a value, or leave the option out for no filter"),
     ],
 )
 def test_a_null_option_of_an_export_job_is_400_naming_it_not_the_default(clients, body, field, message):
