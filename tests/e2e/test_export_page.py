@@ -164,3 +164,56 @@ def test_a_past_export_says_how_many_of_its_labels_were_deleted_since(pages, scr
     listed = page.request.get(page.url, headers={"Accept": "application/json"}).json()
     assert [d["labeler"] for d in listed["deletions"]] == [label.labeler_uuid]
     assert before.pk < after.pk
+
+
+def test_on_a_phone_each_past_export_shows_its_download_cursor_and_deletions_on_screen(pages, screenshot):
+    """At 390 px the past-exports table scrolled sideways inside its card: the status, the cursor with
+    "Export what is newer", the "N labels deleted since this export" notice and Download sat past the
+    screen's right edge. On a phone each export is a block of lines, every cell named, all on screen;
+    at desktop width the table is as before."""
+    from annotate.models import Annotation
+    from annotate.services import exports
+
+    project = _trl_labeled_project()
+    lena = project.memberships.get(role=Role.LEAD).user
+    options = exports.parse_options(project=project, params={"format": "trl"})
+    filters = {**options.as_dict(), "gzip": True}
+    filters["cursor"] = exports.plan_export(project=project, options=options).cursor
+    Export.objects.create(
+        project=project,
+        requested_by=lena,
+        format="trl",
+        status="succeeded",
+        filters=filters,
+        record_count=2,
+        byte_size=300,
+    )
+    Annotation.objects.get(project=project).delete()
+
+    page = pages.page(pages.context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True))
+    login(page, "lena", "/projects/algebra/export/")
+    table = page.locator("[data-exports]")
+    row = table.locator("tbody tr").first
+    wanted = [
+        row.get_by_role("link", name="Download"),
+        row.get_by_role("link", name="Export what is newer"),
+        row.locator("[data-export-deleted]"),
+        row.get_by_text("Succeeded"),
+    ]
+    row.scroll_into_view_if_needed()
+    screenshot(page, "export-page-phone-past-exports", full_page=True)
+    for element in wanted:
+        expect(element).to_be_visible()
+        box = element.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, (element, box)
+    wrap = page.locator(".sl-table-wrap").filter(has=table)
+    assert wrap.evaluate("(e) => e.scrollWidth <= e.clientWidth"), "the past-exports table scrolls sideways"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # the hidden column heads name the cells that do not say what they are
+    expect(row.locator("td[data-label='Records']")).to_have_text("2")
+    expect(table.locator("thead")).to_be_hidden()
+
+    desktop = pages.page()
+    login(desktop, "lena", "/projects/algebra/export/")
+    expect(desktop.locator("[data-exports] thead")).to_be_visible()
+    expect(desktop.locator("[data-exports] thead th").first).to_have_text("When (UTC)")
