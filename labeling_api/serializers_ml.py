@@ -123,20 +123,23 @@ class StrictText(serializers.CharField):
 
 
 EMPTY_STEP = "a step may not be empty or only whitespace"
+EMPTY_PROBLEM = "the problem may not be empty or only whitespace"
 
 
-class StepText(StrictText):
-    """A candidate's step: text that is empty or only whitespace is no step (the PRM scored "" as if
-    it were one). Refused by its path, `solutions[1][2]`, as the import refuses one (`steps[2]`)."""
+class NonBlankText(StrictText):
+    """Text kept as sent (no trimming) that may not be empty or only whitespace, refused with `empty`.
+    A candidate's step (the PRM scored "" as if it were one; refused by its path, `solutions[1][2]`, as
+    the import refuses one, `steps[2]`) and the problem (the import refuses a blank one too)."""
 
-    def __init__(self, **kwargs):
-        kwargs.setdefault("error_messages", {})["blank"] = EMPTY_STEP
+    def __init__(self, *, empty: str, **kwargs):
+        self.empty = empty
+        kwargs.setdefault("error_messages", {})["blank"] = empty
         super().__init__(allow_blank=False, trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if not value.strip():  # whitespace alone: DRF's blank check sees only "" when not trimming
-            raise serializers.ValidationError(EMPTY_STEP)
+            raise serializers.ValidationError(self.empty)
         return value
 
 
@@ -161,10 +164,10 @@ class CountedList(serializers.ListField):
 # Errors by path, as the submit's: {"solutions[1][2]": ["Must be a string."]} (is_valid below).
 class ScoreRequestSerializer(KnownFieldsOnly):
     project = serializers.SlugField(help_text="Project slug: its active PRM scores the steps.")
-    problem = StrictText(max_length=MAX_TEXT, trim_whitespace=False)
+    problem = NonBlankText(empty=EMPTY_PROBLEM, max_length=MAX_TEXT)
     solutions = CountedList(
         child=CountedList(
-            child=StepText(max_length=MAX_TEXT),
+            child=NonBlankText(empty=EMPTY_STEP, max_length=MAX_TEXT),
             min_length=1,
             max_length=MAX_STEPS,
             too_few="a solution needs at least one step",

@@ -316,6 +316,16 @@ def test_score_errors_name_the_solution_and_step_by_path(clients, solutions, err
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("problem", ["", " \n\t"])
+def test_a_blank_problem_is_refused_as_the_import_refuses_it(clients, problem):
+    """Was: an empty problem was refused but one of whitespace alone was scored."""
+    body = {"project": "api", "problem": problem, "solutions": [["a"]]}
+    response = clients["ml"].post("/api/v1/prm/score/", body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"problem": ["the problem may not be empty or only whitespace"]}
+
+
+@pytest.mark.django_db
 def test_unknown_project_in_score_is_404(clients):
     assert clients["ml"].post("/api/v1/prm/score/", {**SCORE_BODY, "project": "nope"}, format="json").status_code == 404
 
