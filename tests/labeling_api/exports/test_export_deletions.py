@@ -147,3 +147,29 @@ def test_a_deletion_committing_during_a_pull_is_listed_after_that_pull(project, 
     assert _deleted(clients["ml"].get(DELETIONS, {"since": cursor})) == [key]
     assert new_cursor != cursor  # the tombstone's position is within the new pull's range
     assert _deleted(clients["ml"].get(DELETIONS, {"since": new_cursor})) == []
+
+
+@pytest.mark.django_db
+def test_the_export_command_says_how_many_labels_were_deleted_since_its_cursor(project, clients, tmp_path):
+    """`export_prm800k --since C` is the shell's incremental pull: like the stream's X-Export-Deleted, it
+    says whether labels were deleted since C (and where their keys are), so a shell pipeline knows it
+    has records to drop; without --since, a full export, it says nothing of deletions."""
+    import io
+
+    from django.core.management import call_command
+
+    def run(**options) -> str:
+        err = io.StringIO()
+        call_command("export_prm800k", project="exp", no_progress=True, stdout=io.StringIO(), stderr=err, **options)
+        return err.getvalue()
+
+    cursor = clients["ml"].get(EXPORT)["X-Export-Cursor"]
+    assert "deleted" not in run(since=cursor, out=tmp_path / "a.jsonl")
+    doomed = Annotation.objects.filter(project=project).order_by("id").first()
+    assert _superuser().post(f"/admin/annotate/annotation/{doomed.pk}/delete/", {"post": "yes"}).status_code == 302
+
+    to_file = run(since=cursor, out=tmp_path / "b.jsonl", format="trl")
+    assert "1 label deleted since that cursor" in to_file, to_file
+    assert f"/api/v1/projects/exp/export/deletions/?since={cursor}" in to_file
+    assert "1 label deleted since that cursor" in run(since=cursor)  # to standard output: said on stderr
+    assert "deleted" not in run(out=tmp_path / "c.jsonl")  # a full export holds no deleted label
