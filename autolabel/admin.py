@@ -1,11 +1,14 @@
 """Admin for automatic labels: leads see jobs and labels of their projects (read-only labels)."""
 
+from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
+from annotate.admin.audited import AuditedEditsMixin
 from annotate.admin_scope import PROJECT_PATHS, ProjectScopedAdmin, ReadOnlyAdminMixin
 from autolabel import selectors
 from autolabel.models import AutoLabeledSolution, AutolabelJob, AutolabelSettings, AutoStepLabel
@@ -51,11 +54,34 @@ class AutoStepLabelAdmin(ProjectScopedAdmin):
         return False  # automatic labels come from imports and jobs only
 
 
+class BudgetCapForm(forms.ModelForm):
+    """A lead may not raise a project's budget past the operator's AUTOLABEL_MAX_BUDGET (superusers may)."""
+
+    cap_applies = True
+
+    def clean_completions_budget(self) -> int:
+        budget = self.cleaned_data["completions_budget"]
+        cap = settings.AUTOLABEL_MAX_BUDGET
+        if self.cap_applies and cap is not None and budget > cap:
+            raise forms.ValidationError(
+                f"At most {cap:,} completions (AUTOLABEL_MAX_BUDGET, set by the operator); ask a superuser for more."
+            )
+        return budget
+
+
 @admin.register(AutolabelSettings)
-class AutolabelSettingsAdmin(ProjectScopedAdmin):
+class AutolabelSettingsAdmin(AuditedEditsMixin, ProjectScopedAdmin):
     list_display = ["project", "completions_used", "completions_budget", "disagreement_first"]
     readonly_fields = ["completions_used"]
     autocomplete_fields = ["project"]
+    form = BudgetCapForm
+    # A budget raise spends money on the model server: who raised it, when, from what, is kept.
+    audited_fields = ("completions_budget", "disagreement_first")
+
+    def get_form(self, request: HttpRequest, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.cap_applies = not request.user.is_superuser
+        return form
 
 
 RATING = {1: "+1", 0: "0", -1: "-1", None: "·"}

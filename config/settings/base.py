@@ -259,6 +259,9 @@ WORKSPACE_HEARTBEAT_SECONDS = int(os.environ.get("WORKSPACE_HEARTBEAT_SECONDS", 
 
 # Automatic step labels (autolabel/): Monte Carlo rollouts against an OpenAI-compatible server.
 AUTOLABEL_DEFAULT_BUDGET = int(os.environ.get("AUTOLABEL_DEFAULT_BUDGET", "200000"))  # completions per project
+# The most a lead may set a project's budget to in the admin (completions cost money on the model
+# server); empty: no cap. Superusers and `manage.py autolabel --budget` are not capped.
+AUTOLABEL_MAX_BUDGET = int(os.environ["AUTOLABEL_MAX_BUDGET"]) if os.environ.get("AUTOLABEL_MAX_BUDGET") else None
 AUTOLABEL_MAX_RETRIES = int(os.environ.get("AUTOLABEL_MAX_RETRIES", "4"))  # per request, then the job fails
 AUTOLABEL_BACKOFF_S = float(os.environ.get("AUTOLABEL_BACKOFF_S", "1.0"))  # first retry wait; doubles each time
 AUTOLABEL_REQUEST_TIMEOUT_S = float(os.environ.get("AUTOLABEL_REQUEST_TIMEOUT_S", "600"))
