@@ -175,8 +175,20 @@ class DeletionsRequestSerializer(serializers.Serializer):
 
     def to_internal_value(self, data) -> dict:
         params = _params(data)
-        exports.refuse_unknown(params, frozenset({"since", "format"}))
+        # An export's own option (a pipeline that sends its export's params here too) is not unknown:
+        # say that deletions are not filtered, rather than "unknown export option" for `split`.
+        for name in sorted(params):
+            if name in (exports.OPTION_NAMES | {"trailer", "gzip"}) - DELETIONS_OPTIONS:
+                raise exports.ExportOptionError(name, DELETIONS_UNFILTERED)
+        exports.refuse_unknown(params, DELETIONS_OPTIONS)
         return {"options": exports.parse_options(project=self.context["project"], params=params)}
+
+
+DELETIONS_OPTIONS = frozenset({"since", "format"})
+DELETIONS_UNFILTERED = (
+    "applies to the export, not to its deletions: every label deleted since the cursor is listed, whatever the "
+    "export's filters and row options; give only since (and format=preference for a compare project)"
+)
 
 
 class DeletedLabelSerializer(serializers.Serializer):

@@ -173,3 +173,17 @@ def test_the_export_command_says_how_many_labels_were_deleted_since_its_cursor(p
     assert f"/api/v1/projects/exp/export/deletions/?since={cursor}" in to_file
     assert "1 label deleted since that cursor" in run(since=cursor)  # to standard output: said on stderr
     assert "deleted" not in run(out=tmp_path / "c.jsonl")  # a full export holds no deleted label
+
+
+@pytest.mark.django_db
+def test_an_export_option_sent_to_deletions_is_named_as_the_exports_not_as_unknown(project, clients):
+    """A pipeline that sends its export's params to deletions too (split, neutral) got "unknown export
+    option" for options the export documents: the answer names the option and says deletions take none."""
+    cursor = clients["ml"].get(EXPORT)["X-Export-Cursor"]
+    for name, value in [("split", "train"), ("neutral", "negative"), ("labeler", "x"), ("trailer", "true")]:
+        answer = clients["ml"].get(DELETIONS, {"since": cursor, name: value})
+        assert answer.status_code == 400, (name, answer.content)
+        message = " ".join(answer.json()[name])
+        assert "unknown" not in message and "applies to the export, not to its deletions" in message, message
+    misspelt = clients["ml"].get(DELETIONS, {"sinse": cursor})
+    assert misspelt.status_code == 400 and "did you mean since?" in " ".join(misspelt.json()["sinse"])
