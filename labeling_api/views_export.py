@@ -35,6 +35,24 @@ from labeling_api.serializers_export import (
 from labeling_api.throttling import SaysItsRateLimit
 
 EXPORT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Export job id.")
+# The stream's response headers, in the schema's 200 answer (not only its prose), so a client
+# generated from /api/v1/schema/ reads the cursor an incremental pipeline keeps.
+EXPORT_CURSOR = OpenApiParameter(
+    "X-Export-Cursor",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description="Pass as `since` next time to get only newer labels. Absent for automatic labels (`labels=auto`), "
+    "which export whole.",
+)
+EXPORT_DELETED = OpenApiParameter(
+    "X-Export-Deleted",
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description="With `since` only: how many labels were deleted since that cursor (`0` when none); "
+    "`export/deletions/` with the same `since` lists their keys.",
+)
 DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
 
 
@@ -54,7 +72,7 @@ class StreamedExportView(SaysItsRateLimit, APIView):
             "`X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With "
             "`trailer=true` a last line counts the lines before it; a stream cut short lacks it."
         ),
-        parameters=[SLUG, StreamRequestSerializer],
+        parameters=[SLUG, StreamRequestSerializer, EXPORT_CURSOR, EXPORT_DELETED],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
             400: OpenApiResponse(description="A bad option, named."),

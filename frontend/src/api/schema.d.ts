@@ -2037,6 +2037,12 @@ export interface operations {
     responses: {
       /** @description JSON Lines. */
       200: {
+        headers: {
+          /** @description Pass as `since` next time to get only newer labels. Absent for automatic labels (`labels=auto`), which export whole. */
+          "X-Export-Cursor"?: string;
+          /** @description With `since` only: how many labels were deleted since that cursor (`0` when none); `export/deletions/` with the same `since` lists their keys. */
+          "X-Export-Deleted"?: number;
+        };
         content: {
           "application/x-ndjson": string;
         };

@@ -515,3 +515,15 @@ def test_a_download_answers_a_client_that_accepts_only_the_files_type(project, c
     assert clients["ml"].get("/api/v1/exports/999999/download/", HTTP_ACCEPT=accept).json() == {
         "detail": "No such export of yours."
     }
+
+
+def test_the_schema_documents_the_streams_cursor_and_deleted_headers(client):
+    """An incremental pipeline lives on X-Export-Cursor (and X-Export-Deleted): the schema's 200 answer
+    of the stream declares both as response headers, not only in its prose, so a generated client
+    sees them."""
+    schema = json.loads(client.get("/api/v1/schema/", {"format": "json"}).content)
+    stream = schema["paths"]["/api/v1/projects/{slug}/export/"]["get"]
+    headers = stream["responses"]["200"].get("headers", {})
+    assert set(headers) >= {"X-Export-Cursor", "X-Export-Deleted"}, headers
+    assert headers["X-Export-Deleted"]["schema"]["type"] == "integer"
+    assert not any(p["in"] == "header" for p in stream["parameters"])  # response headers, not request ones
