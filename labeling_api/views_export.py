@@ -53,6 +53,15 @@ EXPORT_DELETED = OpenApiParameter(
     description="With `since` only: how many labels were deleted since that cursor (`0` when none); "
     "`export/deletions/` with the same `since` lists their keys.",
 )
+EXPORT_CORRECTED = OpenApiParameter(
+    "X-Export-Corrected",
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description="With `since` only: how many records of this pull correct a version that a pull up to that "
+    "cursor may have delivered (`0` when none): replace PRM800K records by their key (`labeler`, `timestamp`); "
+    "rows without a key (TRL and the others) need a rebuild from a full pull.",
+)
 DENIED = denied(forbidden="A member without the lead or ml_engineer role.")
 
 
@@ -69,10 +78,11 @@ class StreamedExportView(SaysItsRateLimit, APIView):
             "Streams `application/x-ndjson`, one record or row per line, in export order. The response header "
             "`X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels "
             "(never skipping one that was still being written, never repeating one). With `since`, the header "
-            "`X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With "
+            "`X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them), and "
+            "`X-Export-Corrected` the records of this pull that correct a version delivered up to it. With "
             "`trailer=true` a last line counts the lines before it; a stream cut short lacks it."
         ),
-        parameters=[SLUG, StreamRequestSerializer, EXPORT_CURSOR, EXPORT_DELETED],
+        parameters=[SLUG, StreamRequestSerializer, EXPORT_CURSOR, EXPORT_DELETED, EXPORT_CORRECTED],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines."),
             400: OpenApiResponse(description="A bad option, named."),
@@ -97,6 +107,7 @@ class StreamedExportView(SaysItsRateLimit, APIView):
                 project=project, since=options.since, preferences=options.format == "preference"
             )
             response["X-Export-Deleted"] = str(deleted.count())
+            response["X-Export-Corrected"] = str(exports.corrections_in(plan=plan))
         stamp = timezone.now().strftime("%Y%m%dT%H%M%S")
         response["Content-Disposition"] = f'inline; filename="{project.slug}-{options.format}-{stamp}.jsonl"'
         response["Cache-Control"] = "no-store"

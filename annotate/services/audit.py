@@ -47,6 +47,7 @@ AUDITED_FIELDS = (
     "source",
 )
 CHANGEABLE = frozenset(("label_steps", *AUDITED_FIELDS))
+REVISION_EXPORT_SEQ = "export_seq"  # the key of a revision's `fields` that holds the label's export position
 MAX_REASON = 2000
 
 
@@ -79,7 +80,10 @@ def _write_revision(*, locked: Annotation, user: AbstractBaseUser | None, reason
         annotation=locked,
         version=last + 1,
         label_steps=locked.label_steps,
-        fields=_snapshot(locked),
+        # and, as bookkeeping, its export position before the change: a pull `since` a cursor at or
+        # past it delivered this version, so the corrected one is a correction to that pull
+        # (exports.corrections_in, the stream's X-Export-Corrected)
+        fields={**_snapshot(locked), REVISION_EXPORT_SEQ: locked.export_seq},
         changed_by=user if user is not None and user.is_authenticated else None,
         reason=reason,
     )

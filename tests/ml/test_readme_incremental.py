@@ -81,3 +81,18 @@ def test_readme_incremental_pull_appends_new_rows_and_loads_after_a_run_with_not
     (tmp_path / "cursor.txt").unlink()
     (tmp_path / "rows.jsonl").unlink()
     assert run_and_load() == first
+
+    # A label corrected after it was pulled (a lead marks it gold) comes again in the next pull: the
+    # README's pull stops rather than append its rows beside the old ones (a duplicate in training).
+    from annotate.services import audit
+
+    cursor = (tmp_path / "cursor.txt").read_text()
+    first_label = Annotation.objects.filter(project__slug="math").order_by("id").first()
+    audit.mark_gold(annotations=Annotation.objects.filter(pk=first_label.pk), user=None, reason="gold")
+    with pytest.raises(SystemExit, match="labels were corrected"):
+        run_and_load()
+    assert (tmp_path / "cursor.txt").read_text() == cursor
+    (tmp_path / "cursor.txt").unlink()
+    (tmp_path / "rows.jsonl").unlink()
+    rebuilt = run_and_load()
+    assert sorted(map(str, rebuilt)) == sorted(map(str, first))  # the same rows, none twice

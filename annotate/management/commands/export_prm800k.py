@@ -10,7 +10,14 @@ from django.urls import reverse
 from tqdm import tqdm
 
 from annotate.models import Project
-from annotate.services.exports import ExportOptionError, deletions_since, iter_lines, parse_options, plan_export
+from annotate.services.exports import (
+    ExportOptionError,
+    corrections_in,
+    deletions_since,
+    iter_lines,
+    parse_options,
+    plan_export,
+)
 from annotate.services.exports.options import OPTION_NAMES, TRISTATE
 from prm800k.schema import FINISH_REASONS
 
@@ -67,7 +74,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if out is not None and not out.parent.is_dir():  # before the export is read, not after
             raise CommandError(f"--out {out}: no directory {out.parent}")
-        deleted = self._deleted_since(project_obj, plan, params.get("since"))
+        to_replace_or_drop = self._to_replace_or_drop(project_obj, plan, params.get("since"))
         # A bar over records: automatic labels are not the plan's annotations, and a TRL line is a
         # branch of one (several per record), so those exports count lines without a total.
         counted = out and plan.options.labels != "auto" and plan.options.format != "trl"
@@ -84,8 +91,8 @@ class Command(BaseCommand):
                 return
             if plan.cursor:
                 self.stderr.write(f"Next cursor (--since): {plan.cursor}")
-            if deleted:
-                self.stderr.write(deleted)
+            if to_replace_or_drop:
+                self.stderr.write(to_replace_or_drop)
             return
         # Write beside the target and rename, so a crash never leaves a half file under its name.
         tmp = out.with_name(out.name + ".partial")
@@ -105,23 +112,32 @@ class Command(BaseCommand):
             raise CommandError(f"--out {out}: {exc.strerror or exc}") from None
         following = f" Next cursor (--since): {plan.cursor}" if plan.cursor else ""
         self.stderr.write(f"Exported {written} line(s) of {project} to {out}.{following}")
-        if deleted:
-            self.stderr.write(deleted)
+        if to_replace_or_drop:
+            self.stderr.write(to_replace_or_drop)
 
     @staticmethod
-    def _deleted_since(project: Project, plan, since: str | None) -> str:
-        """With --since, the stream's X-Export-Deleted in words: how many labels were deleted since that
-        cursor (counted after the plan numbered the labels, as the stream counts them) and where their
-        keys are listed, so a shell pipeline knows it has records to drop. "" without --since or none."""
+    def _to_replace_or_drop(project: Project, plan, since: str | None) -> str:
+        """With --since, the stream's X-Export-Corrected and X-Export-Deleted in words: how many records of
+        this export correct a version delivered up to that cursor, how many labels were deleted since it
+        (counted after the plan numbered the labels, as the stream counts them) and where their keys
+        are listed, so a shell pipeline knows it has records to replace or drop. "" without --since or none."""
         if not since:
             return ""
+        said = []
+        corrected = corrections_in(plan=plan)  # the stream's X-Export-Corrected
+        if corrected:
+            said.append(
+                f"{corrected} corrected label{'s' if corrected != 1 else ''} in this export: an export up to that "
+                "cursor may hold an older version; replace PRM800K records by (labeler, timestamp), or rebuild from "
+                "a full export for a format without a key."
+            )
         preferences = plan.options.format == "preference"
         count = deletions_since(project=project, since=plan.options.since, preferences=preferences).count()
-        if not count:
-            return ""
-        path = reverse("project-export-deletions", args=[project.slug])
-        query = f"?since={since}" + ("&format=preference" if preferences else "")
-        return (
-            f"{count} label{'s' if count != 1 else ''} deleted since that cursor: drop their records, or rebuild "
-            f"from a full export for a format without a key (their keys: GET {path}{query})."
-        )
+        if count:
+            path = reverse("project-export-deletions", args=[project.slug])
+            query = f"?since={since}" + ("&format=preference" if preferences else "")
+            said.append(
+                f"{count} label{'s' if count != 1 else ''} deleted since that cursor: drop their records, or rebuild "
+                f"from a full export for a format without a key (their keys: GET {path}{query})."
+            )
+        return "\n".join(said)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotate.models import Annotation, AnnotationSource, Preference, Project, Step
+from annotate.models import Annotation, AnnotationRevision, AnnotationSource, Preference, Project, Step
 from annotate.services import auto_labels
 from annotate.services.exports.options import ExportOptions, encode_cursor
 from annotate.services.exports.sequence import stamp_export_sequence
@@ -114,6 +114,28 @@ def plan_export(*, project: Project, options: ExportOptions) -> ExportPlan:
         if options.labels == "auto"
         else encode_cursor(project=project, seq=until, preferences=options.format == "preference"),
     )
+
+
+def corrections_in(*, plan: ExportPlan) -> int:
+    """How many labels of an incremental pull (`since`) are corrections of a version that an earlier
+    pull, up to that cursor, may have delivered: a correction moves a label to a new position, so
+    the pull brings it again while the earlier pull's record or rows stay where they were appended.
+    A PRM800K record keeps its key (replace it); TRL and other rows have none (rebuild). A revision
+    made before revisions kept the label's position counts too (it cannot be told). Preferences
+    are never corrected: 0 for them, and without `since` (a full pull has nothing to replace)."""
+    since = plan.options.since
+    if not since or plan.options.format == "preference":
+        return 0
+    from annotate.services.audit import REVISION_EXPORT_SEQ  # audit imports this package
+
+    key = f"fields__{REVISION_EXPORT_SEQ}"
+    # positions start at 1; a JSON null (a label corrected before any export numbered it) is neither
+    # (PostgreSQL orders jsonb null below every number, so `<= since` alone would take it)
+    numbered_by_then = Q(**{f"{key}__gte": 1, f"{key}__lte": since})
+    delivered = AnnotationRevision.objects.filter(annotation=OuterRef("pk")).filter(
+        numbered_by_then | ~Q(fields__has_key=REVISION_EXPORT_SEQ)
+    )
+    return plan.queryset.filter(Exists(delivered)).count()
 
 
 def iter_records(

@@ -96,7 +96,7 @@ export interface paths {
   "/api/v1/projects/{slug}/export/": {
     /**
      * Stream an export as JSONL
-     * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
+     * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them), and `X-Export-Corrected` the records of this pull that correct a version delivered up to it. With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
      */
     get: operations["projects_export_stream"];
   };
@@ -1947,7 +1947,7 @@ export interface operations {
   };
   /**
    * Stream an export as JSONL
-   * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them). With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
+   * @description Streams `application/x-ndjson`, one record or row per line, in export order. The response header `X-Export-Cursor` carries the cursor to pass as `since` next time, so a pipeline pulls only new labels (never skipping one that was still being written, never repeating one). With `since`, the header `X-Export-Deleted` counts the labels deleted since that cursor (`export/deletions/` names them), and `X-Export-Corrected` the records of this pull that correct a version delivered up to it. With `trailer=true` a last line counts the lines before it; a stream cut short lacks it.
    */
   projects_export_stream: {
     parameters: {
@@ -2042,6 +2042,8 @@ export interface operations {
           "X-Export-Cursor"?: string;
           /** @description With `since` only: how many labels were deleted since that cursor (`0` when none); `export/deletions/` with the same `since` lists their keys. */
           "X-Export-Deleted"?: number;
+          /** @description With `since` only: how many records of this pull correct a version that a pull up to that cursor may have delivered (`0` when none): replace PRM800K records by their key (`labeler`, `timestamp`); rows without a key (TRL and the others) need a rebuild from a full pull. */
+          "X-Export-Corrected"?: number;
         };
         content: {
           "application/x-ndjson": string;

@@ -524,6 +524,6 @@ def test_the_schema_documents_the_streams_cursor_and_deleted_headers(client):
     schema = json.loads(client.get("/api/v1/schema/", {"format": "json"}).content)
     stream = schema["paths"]["/api/v1/projects/{slug}/export/"]["get"]
     headers = stream["responses"]["200"].get("headers", {})
-    assert set(headers) >= {"X-Export-Cursor", "X-Export-Deleted"}, headers
+    assert set(headers) >= {"X-Export-Cursor", "X-Export-Deleted", "X-Export-Corrected"}, headers
     assert headers["X-Export-Deleted"]["schema"]["type"] == "integer"
     assert not any(p["in"] == "header" for p in stream["parameters"])  # response headers, not request ones

@@ -135,3 +135,63 @@ def test_one_value_options_given_twice_and_rounds_below_screening_are_refused(cl
     # the same value twice, and several rounds, are fine
     assert ml.get("/api/v1/projects/exp/export/?split=train&split=train").status_code == 200
     assert ml.get("/api/v1/projects/exp/export/?generation=-1&generation=0,1").status_code == 200
+
+
+# --- corrections -----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_pull_says_how_many_of_its_records_correct_a_version_delivered_up_to_its_cursor(project, clients):
+    """A correction (a lead's edit, a gold mark) moves a label to a new position, so the next pull
+    brings it again while the earlier pull still holds its old version: TRL rows have no key, so the
+    pull must say so (X-Export-Corrected) or a pipeline appends the new rows beside the stale ones.
+    A label corrected before any pull delivered it, and a new label, are not corrections."""
+    from annotate.models import Annotation
+    from annotate.services import audit
+
+    export = "/api/v1/projects/exp/export/"
+    cursor = clients["ml"].get(export)["X-Export-Cursor"]
+    quiet = clients["ml"].get(export, {"since": cursor, "format": "trl"})
+    assert quiet["X-Export-Corrected"] == "0" and not clients["ml"].get(export).has_header("X-Export-Corrected")
+
+    pulled = Annotation.objects.filter(project=project, is_gold=False).order_by("id").first()
+    audit.mark_gold(annotations=Annotation.objects.filter(pk=pulled.pk), user=None, reason="gold in the admin")
+    add_solution(project, ["fresh\n\n# Answer\n\n2"])
+    fresh = label_in_app(project, clients["annotator"].user, [1], "solution")  # new, never delivered
+    audit.revise_annotation(annotation=fresh, user=None, reason="fixed before any pull", finish_note="typo")
+
+    pull = clients["ml"].get(export, {"since": cursor, "format": "trl"})
+    assert pull["X-Export-Corrected"] == "1", pull.headers  # the gold mark; not the fresh label
+    assert pull["X-Export-Deleted"] == "0"
+    records = lines_of(clients["ml"].get(export, {"since": cursor}))
+    assert len(records) == 2  # both arrive: the corrected one again, the fresh one for the first time
+    # From the new cursor on, the fresh label's correction was delivered in its corrected form: nothing.
+    assert clients["ml"].get(export, {"since": pull["X-Export-Cursor"]})["X-Export-Corrected"] == "0"
+    # A filter that leaves the corrected label out counts it out too.
+    assert fresh.labeler_uuid != pulled.labeler_uuid
+    only_fresh = clients["ml"].get(export, {"since": cursor, "labeler": fresh.labeler_uuid})
+    assert len(lines_of(only_fresh)) == 1 and only_fresh["X-Export-Corrected"] == "0"
+
+
+@pytest.mark.django_db
+def test_the_export_command_says_how_many_of_its_labels_are_corrections(project, clients, tmp_path):
+    """`export_prm800k --since C` says what the stream's X-Export-Corrected counts."""
+    import io
+
+    from django.core.management import call_command
+
+    from annotate.models import Annotation
+    from annotate.services import audit
+
+    def run(**options) -> str:
+        err = io.StringIO()
+        call_command("export_prm800k", project="exp", no_progress=True, stdout=io.StringIO(), stderr=err, **options)
+        return err.getvalue()
+
+    cursor = clients["ml"].get("/api/v1/projects/exp/export/")["X-Export-Cursor"]
+    assert "corrected" not in run(since=cursor, out=tmp_path / "a.jsonl")
+    pulled = Annotation.objects.filter(project=project, is_gold=False).order_by("id").first()
+    audit.mark_gold(annotations=Annotation.objects.filter(pk=pulled.pk), user=None, reason="gold in the admin")
+    said = run(since=cursor, out=tmp_path / "b.jsonl", format="trl")
+    assert "1 corrected label in this export" in said, said
+    assert "corrected" not in run(out=tmp_path / "c.jsonl")  # a full export replaces nothing
