@@ -21,6 +21,7 @@ from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from annotate.cascade import NotCountable, cascade_counts
 from annotate.models import Project
 from annotate.services import audit, events
 
@@ -64,11 +65,13 @@ class AuditedEditsMixin:
 def _deleted(obj: Model) -> dict[str, Any]:
     """What a deletion takes: the row's own fields (labels included, so a deleted label can be put
     back by hand from the audit row) and how many rows of each kind go with it (cascades)."""
-    collector = NestedObjects(using=router.db_for_write(type(obj)))
-    collector.collect([obj])
-    along = {
-        model._meta.label: len(rows) for model, rows in collector.model_objs.items() if model is not type(obj) and rows
-    }
+    try:  # counted in SQL: a project's deletion loaded every step and score just to count them
+        counts = cascade_counts(type(obj)._base_manager.filter(pk=obj.pk))
+    except NotCountable:
+        collector = NestedObjects(using=router.db_for_write(type(obj)))
+        collector.collect([obj])
+        counts = {model: len(rows) for model, rows in collector.model_objs.items()}
+    along = {model._meta.label: n for model, n in counts.items() if model is not type(obj) and n}
     fields = {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
     return {"id": obj.pk, "row": json.loads(json.dumps(fields, cls=DjangoJSONEncoder)), "with": along}
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 
 from annotate.admin.audited import AuditedDeletesMixin, LabelsKeptMixin
 from annotate.admin.problems import short
-from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.admin_scope import DeletedWithParentMixin, FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import Annotation, AnnotationRevision, Assignment, AssignmentStatus
 from annotate.review import first_critique, review_table
 from annotate.services import audit, label_edits
@@ -176,8 +176,11 @@ class AnnotationAdmin(LabelsKeptMixin, AuditedDeletesMixin, ProjectScopedAdmin):
 
 
 @admin.register(AnnotationRevision)
-class AnnotationRevisionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
-    """The audit trail (annotate.services.audit): read-only, never deleted by hand."""
+class AnnotationRevisionAdmin(DeletedWithParentMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """The audit trail (annotate.services.audit): read-only, never deleted by hand; it goes with its
+    annotation (a superuser's deletion, itself recorded with the label as it was)."""
+
+    parent = "its annotation"
 
     list_display = ["annotation", "version", "changed_by", "changed_at", "reason"]
     list_filter = ["annotation__project"]

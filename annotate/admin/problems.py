@@ -2,13 +2,19 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from annotate.admin.audited import AuditedDeletesMixin, AuditedEditsMixin
-from annotate.admin_scope import FixedIdentityMixin, ProjectScopedAdmin, ReadOnlyAdminMixin, problem_elsewhere
+from annotate.admin_scope import (
+    DeletedWithParentMixin,
+    FixedIdentityMixin,
+    ProjectScopedAdmin,
+    ReadOnlyAdminMixin,
+    problem_elsewhere,
+)
 from annotate.models import Problem, Solution, Step
 from annotate.services import audit
 
@@ -56,6 +62,15 @@ class StepInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 class SolutionForm(forms.ModelForm):
+    class Meta:
+        help_texts = {
+            # Ticking "Is open" on a solution that has its overlap's labels serves it to no one: the
+            # queue serves a solution while it has room (overlap + extra labels), which the action gives.
+            "is_open": "Still needs labels. For one more label on a labeled solution, tick it in the solutions "
+            "list and use the action “Reopen for relabeling”: ticking this alone serves a solution that has "
+            "its overlap's labels to no one.",
+        }
+
     def clean(self):
         data = super().clean()
         errors = problem_elsewhere(data.get("project"), data.get("problem"))
@@ -120,14 +135,14 @@ class SolutionAdmin(AuditedDeletesMixin, AuditedEditsMixin, FixedIdentityMixin, 
 
 
 @admin.register(Step)
-class StepAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+class StepAdmin(DeletedWithParentMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
     """A solution's steps are what its labels rate, by position: they are never edited, added or
     deleted here (one deleted step of a labeled solution shifted its labels onto the next step's
     text in every export, and left no trace). The solution is the unit a lead deletes; its steps go
     with it, so the delete permission stays (the admin checks it on every row a deletion takes)
     while this admin offers no delete of its own."""
 
-    deletable = True  # for the cascade of a solution's, problem's or project's deletion
+    parent = "its solution"
     list_display = ["id", "solution", "index", "short_text"]
     list_filter = ["solution__project"]
     search_fields = ["text", "=solution__id"]
@@ -138,16 +153,3 @@ class StepAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     @admin.display(description="text")
     def short_text(self, obj: Step) -> str:
         return short(obj.text)
-
-    def get_actions(self, request: HttpRequest) -> dict:
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
-
-    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
-        raise PermissionDenied("A step is deleted with its solution, never alone.")
-
-    def change_view(
-        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None
-    ) -> HttpResponse:
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "show_delete": False})

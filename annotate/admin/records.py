@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from annotate.admin.audited import AuditedDeletesMixin
-from annotate.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
+from annotate.admin_scope import DeletedWithParentMixin, ProjectScopedAdmin, ReadOnlyAdminMixin
 from annotate.models import AuditEvent, DeletedLabel, Export, ImportJob, Invite
 
 
@@ -39,8 +39,11 @@ class ExportAdmin(JobAdmin):
 
 
 @admin.register(DeletedLabel)
-class DeletedLabelAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
-    """What `export/deletions/` lists; never deleted here (a pipeline would then keep the label)."""
+class DeletedLabelAdmin(DeletedWithParentMixin, ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """What `export/deletions/` lists; never deleted alone (a pipeline would then keep the label),
+    only with its project."""
+
+    parent = "its project"
 
     list_display = ["deleted_at", "project", "kind", "labeler_uuid", "timestamp_text"]
     list_filter = ["kind", "project"]
@@ -72,8 +75,11 @@ class AuditEventAdmin(SuperuserReadOnlyAdmin):
 
 
 @admin.register(Invite)
-class InviteAdmin(SuperuserReadOnlyAdmin):
-    """Invite links (leads make and revoke them on the members page; only a hash of the link is kept)."""
+class InviteAdmin(DeletedWithParentMixin, SuperuserReadOnlyAdmin):
+    """Invite links (leads make and revoke them on the members page; only a hash of the link is kept).
+    Deleted only with their project."""
+
+    parent = "its project"
 
     list_display = ["id", "project", "roles", "created_by", "created_at", "expires_at", "used_at", "used_by"]
     list_filter = ["project"]
