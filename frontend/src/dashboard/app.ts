@@ -16,6 +16,7 @@ import {
   generationLines,
   GOLD_FIRST_ERROR_HELP,
   goldFirstErrorText,
+  heldoutCell,
   heldoutSize,
   METRIC_NAMES,
   plural,
@@ -281,6 +282,7 @@ export class Dashboard {
       table.replaceChildren(); // no header row over nothing: the note says why
       return;
     }
+    const heads = ["Solution", "Problem", "First error by label", ...(this.config.admin ? ["Settle"] : [])];
     table.replaceChildren(
       el(
         "thead",
@@ -288,12 +290,11 @@ export class Dashboard {
         el(
           "tr",
           {},
-          ...["Solution", "Problem", "First error by label", ...(this.config.admin ? ["Settle"] : [])].map((h) =>
-            el("th", { scope: "col" }, h),
-          ),
+          ...heads.map((h) => el("th", { scope: "col" }, h)),
         ),
       ),
-      el("tbody", {}, ...d.shown.map((row) => disagreementRow(row, this.config.admin === true))),
+      // On a phone each solution is a card (.sl-stack), its labels and Settle links on screen.
+      el("tbody", {}, ...d.shown.map((row) => stackable(disagreementRow(row, this.config.admin === true), heads))),
     );
   }
 
@@ -702,7 +703,10 @@ function disagreementRow(row: Disagreements["shown"][number], admin: boolean): H
           {},
           el("a", { href: `/admin/annotate/annotation/?solution__id__exact=${row.solution}` }, "Its labels"),
           " · ",
-          el("a", { href: `/admin/annotate/solution/${row.solution}/change/` }, "The solution"),
+          // The solutions list at this one solution: its "Reopen for relabeling" action asks for one more
+          // label. The change page has no such action, and ticking "Is open" there serves a solution at
+          // its overlap to no one.
+          el("a", { href: `/admin/annotate/solution/?id__exact=${row.solution}` }, "The solution"),
         )
       : null,
   );
@@ -888,7 +892,7 @@ function runRow(r: Run, metrics: string[]): HTMLTableRowElement {
       "td",
       size.tooSmall ? { class: "sl-warn", title: size.text } : {},
       h.n_steps !== undefined
-        ? `${plural(h.n_steps, "step")}${size.tooSmall ? " (too small)" : ""}`
+        ? `${heldoutCell(h)}${size.tooSmall ? " (too small)" : ""}`
         : h.n_pairs !== undefined
           ? `${plural(h.n_pairs, "pair")}` // a compare project's reward model
           : "—",

@@ -19,6 +19,7 @@ import {
   goldFirstErrorText,
   gradeOnlyNote,
   plural,
+  heldoutCell,
   heldoutSize,
   queueFigure,
   savedAmount,
@@ -201,6 +202,13 @@ describe("format", () => {
     );
     expect(heldoutSize({ n_steps: 3, n_solutions: 1, too_small: true }).text).toMatch(/^3 held-out steps, 1 solution:/);
     expect(heldoutSize({ accuracy: 0.5 }).tooSmall).toBe(false);
+  });
+
+  it("gives a run's held-out cell its solutions too, which can make 80 steps too small", () => {
+    expect(heldoutCell({ n_steps: 80, n_solutions: 9 })).toBe("80 steps, 9 solutions");
+    expect(heldoutCell({ n_steps: 1, n_solutions: 1 })).toBe("1 step, 1 solution");
+    expect(heldoutCell({ n_steps: 1840 })).toBe("1,840 steps"); // a run from before solutions were recorded
+    expect(heldoutCell({})).toBe("—");
   });
 
   it("says when agreement rests on too few solutions or pairs to read", () => {

@@ -181,6 +181,15 @@ export function heldoutSize(h: HeldOut): { text: string; tooSmall: boolean } {
     : { text: size, tooSmall: false };
 }
 
+/** A run's held-out size in the runs table: its steps, and its solutions where the run recorded them
+ * (a set of 80 steps is too small by its 9 solutions: "80 steps (too small)" beside "50+ steps"
+ * read as a contradiction). */
+export function heldoutCell(h: Pick<HeldOut, "n_steps" | "n_solutions">): string {
+  if (h.n_steps === undefined) return DASH;
+  const solutions = h.n_solutions === undefined ? "" : `, ${plural(h.n_solutions, "solution")}`;
+  return `${plural(h.n_steps, "step")}${solutions}`;
+}
+
 /** Below this many solutions labeled twice (or annotation pairs), agreement swings with one label. */
 export const AGREEMENT_MIN = 20;
 
