@@ -31,7 +31,7 @@ def review_table(annotation: Annotation) -> SafeString:
         rows.append(
             (
                 "background:#ffebe9" if index == annotation.first_error_index else "",
-                index,
+                index + 1,  # from 1, as the workspace, the dashboard and the side-by-side number steps
                 step_type or problem.kind,
                 where,
                 text,
