@@ -20,14 +20,17 @@ def _cells(html: str) -> list[list[str]]:
     return [re.findall(r"<td>(.*?)</td>", row, flags=re.S) for row in rows]
 
 
+def _step(text: str, rating: int) -> dict:
+    completion = {"text": text, "rating": rating, "flagged": False}
+    return {"completions": [completion], "human_completion": None, "chosen_completion": None if rating == -1 else 0}
+
+
 def test_steps_are_numbered_from_1_as_the_dashboard_names_the_first_error():
     project = make_project("review")
     ann = make_user("ann", project, Role.ANNOTATOR)
-    steps = [
-        {"completions": [{"text": STEPS[0], "rating": 1, "flagged": False}], "human_completion": None, "chosen_completion": 0},
-        {"completions": [{"text": STEPS[1], "rating": -1, "flagged": False}], "human_completion": None, "chosen_completion": None},
-    ]  # fmt: skip
-    annotation = store_label(make_solution(project, STEPS), ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-00000000000a")
+    steps = [_step(STEPS[0], 1), _step(STEPS[1], -1)]
+    solution = make_solution(project, STEPS)
+    annotation = store_label(solution, ann, steps, labeler_uuid="7b4f3a52-0000-4000-8000-00000000000a")
     annotation.first_error_index = 1  # the second step, which the dashboard calls "step 2"
     html = str(review_table(annotation))
     assert [cells[0] for cells in _cells(html)] == ["1", "2", "3"]
