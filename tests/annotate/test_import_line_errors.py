@@ -122,7 +122,7 @@ def test_the_import_job_keeps_file_line_and_field_and_the_data_page_shows_them(c
 
     row = ImportJob.objects.get(pk=job["id"])
     html = client.get("/projects/algebra/data/").content.decode()
-    assert f"<td>{row.filename}</td>" in html
+    assert f'<td data-label="File">{row.filename}</td>' in html
     # and what is wrong there, as the live message says it ("... field problem: missing"), not only where
     assert "1 bad line, first: line 4, field problem: missing" in html
 

@@ -737,7 +737,8 @@ def test_a_compare_projects_past_imports_count_the_new_pairs(client, settings, t
     table = html.split("data-imports>")[1].split("</table>")[0]
     assert '<th class="sl-num">New pairs</th>' in table
     cells = table.split("pairs.jsonl")[1].split("</tr>")[0]
-    assert '<td class="sl-num">6</td>' in cells and '<td class="sl-num">3</td>' in cells
+    assert '<td class="sl-num" data-label="Solutions">6</td>' in cells
+    assert '<td class="sl-num" data-label="New pairs">3</td>' in cells
     # a steps project's table has no pairs column
     project_with(lead, slug="algebra")
     assert "New pairs" not in client.get("/projects/algebra/data/").content.decode()
