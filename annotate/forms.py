@@ -40,6 +40,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "retrain_every": "Auto-retrain threshold",
             "critique_required": "Critique required on -1 steps",
             "rate_observations": "Rate observations (agent traces)",
+            "screening_required": "Screening answers required",
+            "screening_threshold": "Screening pass mark",
             "guidelines": "Guidelines",
         }
         help_texts = {
@@ -61,6 +63,13 @@ class ProjectSettingsForm(forms.ModelForm):
             "retrain_every": "Retrain the PRM after this many new step labels (0: only when asked).",
             "critique_required": "Annotators must say in words what is wrong with every step they rate -1.",
             "rate_observations": "Agent traces: observation steps (tool output) are rated too; otherwise only shown.",
+            "screening_required": "A new annotator first answers this many screening questions (solutions marked "
+            "screening, with a gold label: imported PRM800K screening records, or marked in the admin) and gets "
+            "other work only after passing; 0: no screening. Leads are never screened. Lowered, it decides at once "
+            "those who have answered enough.",
+            "screening_threshold": "Share of screening steps rated as the gold label rates them, from 0 to 1, that "
+            "passes (0.75 = three in four). Applies to decisions from now on; a decided annotator stays decided "
+            "(pass or fail one by hand in the admin: Annotator statuses).",
             "guidelines": "Markdown with $LaTeX$ math; annotators read it beside every task. Raw HTML shows as text.",
         }
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 14, "data-markdown-source": "guidelines"})}
@@ -81,13 +90,26 @@ class ProjectSettingsForm(forms.ModelForm):
         # 0 turns automatic retraining off (ml.services_auto; the dashboard and README say so)
         _bounded(self.fields["retrain_every"], 0, 10_000_000)
         self.fields["retrain_every"].widget.attrs.update(min=0)
+        _bounded(self.fields["screening_required"], 0, 1000)
+        self.fields["screening_required"].widget.attrs.update(min=0, max=1000)
+        _bounded(self.fields["screening_threshold"], 0.0, 1.0)
+        self.fields["screening_threshold"].widget.attrs.update(min=0, max=1, step=0.01)
+        for name in ("screening_required", "screening_threshold"):
+            self.fields[name].required = False  # a form from before the fields keeps the current rule
         if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
             self._for_pairs()
         elif "task_kind" in self.fields:
             self._pairs_help_on_choice()
 
     # What a compare project has no use for: pairs are not queued by a strategy, and nobody rates steps.
-    STEP_ONLY = ("selection_strategy", "control_share", "critique_required", "rate_observations")
+    STEP_ONLY = (
+        "selection_strategy",
+        "control_share",
+        "critique_required",
+        "rate_observations",
+        "screening_required",
+        "screening_threshold",
+    )
 
     # The help of settings that mean something else for pairs.
     COMPARE_HELP = {
@@ -127,6 +149,14 @@ class ProjectSettingsForm(forms.ModelForm):
     def clean_control_share(self) -> float:
         value = self.cleaned_data.get("control_share")
         return self.instance.control_share if value is None else value
+
+    def clean_screening_required(self) -> int:
+        value = self.cleaned_data.get("screening_required")
+        return self.instance.screening_required if value is None else value
+
+    def clean_screening_threshold(self) -> float:
+        value = self.cleaned_data.get("screening_threshold")
+        return self.instance.screening_threshold if value is None else value
 
     def clean_guidelines(self) -> str:
         # Browsers send a textarea's lines with CRLF; stored guidelines use LF, and the field strips

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import BooleanField, Case, F, Q, Value, When
 
 from annotate.models import Comparison, Problem, Project, Role, Solution, TaskKind
-from annotate.services import events
+from annotate.services import events, quality
 from annotate.services.members import add_member
 from annotate.tasks import refresh_stats_snapshot, reorder_queue_before_any_model
 from core import jobs
@@ -28,6 +28,8 @@ EDITABLE_FIELDS = (
     "retrain_every",
     "critique_required",
     "rate_observations",
+    "screening_required",
+    "screening_threshold",
     "guidelines",
 )
 
@@ -101,6 +103,10 @@ def update_settings(*, project: Project, user: AbstractBaseUser, **fields: Any) 
         pk = locked.pk
         jobs.enqueue_on_commit(reorder_queue_before_any_model, pk)
         transaction.on_commit(lambda: queue_order_changed.send(sender=Project, project_id=pk))
+    if changes.keys() & {"screening_required", "screening_threshold"}:
+        # A lowered requirement decides those who have answered enough (pass mark as now set); a
+        # decided annotator stays decided (a lead passes or fails one by hand in the admin).
+        queue["screening_decided"] = quality.decide_waiting_screenings(project=locked)
     events.record(actor=user, project=project, action="project.settings_changed", changes=changes, **queue)
     return changes
 

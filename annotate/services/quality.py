@@ -68,3 +68,28 @@ def decide_screening(*, project: Project, user: AbstractBaseUser, status: Annota
     status.screening_decided_at = timezone.now()
     status.save(update_fields=["screening_status", "screening_agreement", "screening_decided_at", "updated_at"])
     return status
+
+
+def decide_waiting_screenings(*, project: Project) -> int:
+    """After a lead changes the screening rule: decide every pending annotator who has now answered
+    enough (a lowered requirement), as their next screening submit would have. Without this one who
+    had answered every screening question the project has stayed pending, served nothing, for good.
+    Returns how many were decided."""
+    if project.screening_required <= 0:
+        return 0  # no screening: nobody is gated (annotate.services.queue), pending or not
+    waiting = (
+        AnnotatorStatus.objects.select_for_update()
+        .filter(
+            project=project,
+            screening_status=ScreeningStatus.PENDING,
+            screening_submitted__gte=project.screening_required,
+        )
+        .select_related("user")
+        .order_by("pk")
+    )
+    decided = 0
+    for status in waiting:
+        decided += decide_screening(project=project, user=status.user, status=status).screening_status != (
+            ScreeningStatus.PENDING
+        )
+    return decided

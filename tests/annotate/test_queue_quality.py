@@ -233,3 +233,42 @@ def test_dashboard_agreement_over_overlapping_labels():
     by_neutral = sorted(row["neutral_rate"] for row in quality["annotators"])
     assert by_neutral == [0.0, pytest.approx(1 / 5)]
     assert all(row["flag_rate"] == 0.0 and row["gold_accuracy"] is None for row in quality["annotators"])
+
+
+def test_a_lead_sets_screening_on_the_settings_page_and_a_lowered_rule_decides_at_once(screening_project):
+    """Was: screening was set in the admin only, and an annotator who had answered every screening
+    question of a project asking for more stayed pending, served nothing, after a lead lowered it."""
+    from django.test import Client
+
+    from annotate.models import AuditEvent
+
+    project = screening_project
+    project.screening_required = 5
+    project.save()
+    user = make_user(project=project)
+    for i in range(3):  # every screening question there is, all as the gold label rates them
+        submit_payload(
+            assignment=claim_next(project=project, user=user), user=user, payload=payload([1, 1, 1], key=str(i))
+        )
+    assert claim_next(project=project, user=user) is None  # 3 of 5: pending, nothing left to serve
+    lead = make_user(project=project, role=Role.LEAD)
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/projects/{project.slug}/settings/")
+    assert "Screening answers required" in page.content.decode() and "Screening pass mark" in page.content.decode()
+    form = {
+        name: value
+        for name, value in page.context["form"].initial.items()
+        if name in page.context["form"].fields and value is not None and value is not False
+    } | {"name": "Screened"}
+    refused = client.post(f"/projects/{project.slug}/settings/", {**form, "screening_threshold": 1.5})
+    assert refused.status_code == 200 and "screening_threshold" in refused.context["form"].errors
+    saved = client.post(f"/projects/{project.slug}/settings/", {**form, "screening_required": 3})
+    assert saved.status_code == 302, saved.context["form"].errors if saved.status_code == 200 else saved
+    project.refresh_from_db()
+    assert project.screening_required == 3
+    status = AnnotatorStatus.objects.get(project=project, user=user)
+    assert status.screening_status == ScreeningStatus.PASSED and status.screening_agreement == pytest.approx(1.0)
+    assert not claim_next(project=project, user=user).solution.is_screening  # regular work now
+    event = AuditEvent.objects.filter(project=project, action="project.settings_changed").latest("pk")
+    assert event.details["changes"]["screening_required"] == [5, 3] and event.details["screening_decided"] == 1
