@@ -133,6 +133,16 @@ describe("renderAnswer", () => {
   it("typesets the answer line of a step", () => {
     expect(renderStep("# Answer\n\n\\frac{1}{11}")).toContain('class="katex"');
   });
+  it("typesets an answer whose only dollar is an escaped one (MATH's \\$32,\\!348)", () => {
+    // As Markdown, `\!` lost its backslash: the ground truth read "$32,!348".
+    const html = renderAnswer("\\$32,\\!348");
+    expect(html).toContain('class="katex"');
+    expect(html).not.toContain(",!");
+    expect(renderAnswer("\\$18.90")).toContain('class="katex"');
+    expect(renderStep("# Answer\n\n\\$32,\\!348")).not.toContain(",!");
+    // an unescaped dollar still means Markdown with its own delimiters
+    expect(renderAnswer("$\\frac{1}{2}$ dollars")).toContain("dollars");
+  });
 });
 
 describe("a bare \\boxed{} answer (models write one without $: ProcessBench's solutions do)", () => {

@@ -239,11 +239,14 @@ export function renderMarkdown(src: string, opts: { inline?: boolean; headingLev
 // A final answer as PRM800K stores it: bare LaTeX ("\\frac{1}{6}", "25\\pi") with no `$` around it, so
 // Markdown alone would show its source. Text with its own delimiters stays Markdown; plain words too.
 const BARE_TEX = /[\\^_{}]/;
+// A `$` that opens math. MATH writes a price as `\$32,\!348`: its escaped dollar is no delimiter
+// (read as Markdown, `\!` lost its backslash and the answer showed as "$32,!348").
+const MATH_DOLLAR = /(^|[^\\])\$/;
 
 /** A final or ground-truth answer, inline: bare LaTeX is typeset, anything else is inline Markdown. */
 export function renderAnswer(src: string): string {
   const text = src.trim();
-  if (!text.includes("$") && !text.includes("\\(") && BARE_TEX.test(text)) return renderTex(text, false);
+  if (!MATH_DOLLAR.test(text) && !text.includes("\\(") && BARE_TEX.test(text)) return renderTex(text, false);
   return renderMarkdown(text, { inline: true });
 }
 
