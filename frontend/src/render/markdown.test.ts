@@ -172,3 +172,32 @@ describe("a bare \\boxed{} answer (models write one without $: ProcessBench's so
     expect(renderMarkdown("write `\\boxed{9}` at the end")).toContain("<code>\\boxed{9}</code>");
   });
 });
+
+describe("an Asymptote figure (MATH's [asy] ... [/asy])", () => {
+  const problem =
+    "Rope $HC$ has length 150 m. [asy]\nsize(250);\nW=(5/3)*(A+D);\nX=(5/3)*(A+B);\nlabel(\"$A$\", A, NE);\n[/asy]\n\nFind $HP$.";
+  it("shows its source as written in a figure block, not as a paragraph of Markdown", () => {
+    const html = renderMarkdown(problem);
+    // Markdown read `*(A+D);\nX=(5/3)*` as emphasis: the products lost their `*` and went italic
+    expect(html).not.toContain("<em>");
+    expect(html).toContain("W=(5/3)*(A+D);\nX=(5/3)*(A+B);");
+    // its labels are the source's, not typeset
+    expect(html).toContain("label(&quot;$A$&quot;, A, NE);");
+    expect(html).toMatch(/<details class="sl-asy"><summary>Figure \(Asymptote source, not drawn\) · 4 lines<\/summary><pre><code>size\(250\);/);
+    // the text around it is Markdown and math as before, the figure outside its paragraph
+    expect(html).toMatch(/^<p>Rope <span class="katex">/);
+    expect(html).toMatch(/<\/p>\n?<details/);
+    expect(html).toMatch(/<\/details><p>Find <span class="katex">/);
+  });
+  it("escapes its source and keeps each figure apart", () => {
+    const html = renderMarkdown("[asy]draw(<b>x</b>);[/asy] and [asy]dot((0,0));[/asy]");
+    expect(html).not.toContain("<b>");
+    expect(html.match(/<details class="sl-asy">/g)).toHaveLength(2);
+    expect(html).toContain("· 1 line<");
+    expect(html).toContain("<p>and</p>");
+  });
+  it("is one word in a line of text (inline), and an unclosed [asy] stays text", () => {
+    expect(renderMarkdown("Find $x$. [asy]dot((0,0));[/asy]", { inline: true })).toMatch(/Find <span class="katex">.*\(figure\)/s);
+    expect(renderMarkdown("[asy] dot((0,0)); with no end")).toBe("<p>[asy] dot((0,0)); with no end</p>\n");
+  });
+});

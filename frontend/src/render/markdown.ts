@@ -221,8 +221,39 @@ md.renderer.rules.text = (tokens, idx, _options, e) => {
   });
 };
 
-/** Markdown + math to HTML that is safe to assign to innerHTML. */
+/** MATH draws a problem's figure with Asymptote source between `[asy]` and `[/asy]` (86 of MATH-500's
+ * 500 problems). Read as Markdown it ran into the text as one paragraph, its `*` products taken for
+ * emphasis (`W=(5/3)*(A+D); X=(5/3)*(A+B)` lost both `*` and went italic) and its `$A$` labels
+ * typeset: it is shown as written instead, in a block of its own, closed until opened. */
+const ASY = /\[asy\]([\s\S]*?)\[\/asy\]/g;
+
+function renderAsy(source: string): string {
+  const code = source.replace(/^\s*\n|\s+$/g, "");
+  const lines = code.split("\n").length;
+  return (
+    `<details class="sl-asy"><summary>Figure (Asymptote source, not drawn) · ${lines} line${lines === 1 ? "" : "s"}</summary>` +
+    `<pre><code>${md.utils.escapeHtml(code)}</code></pre></details>`
+  );
+}
+
+/** Markdown + math to HTML that is safe to assign to innerHTML; an Asymptote figure's source as
+ * written, in a block of its own (inline: the word "(figure)"). */
 export function renderMarkdown(src: string, opts: { inline?: boolean; headingLevel?: number } = {}): string {
+  if (!src.includes("[asy]")) return renderText(src, opts);
+  let html = "";
+  let last = 0;
+  for (const m of src.matchAll(ASY)) {
+    const before = src.slice(last, m.index);
+    html += opts.inline
+      ? renderText(before, opts) + '<span class="sl-muted">(figure)</span>'
+      : (before.trim() ? renderText(before, opts) : "") + renderAsy(m[1]);
+    last = m.index + m[0].length;
+  }
+  const rest = src.slice(last);
+  return html + (rest.trim() || last === 0 ? renderText(rest, opts) : "");
+}
+
+function renderText(src: string, opts: { inline?: boolean; headingLevel?: number }): string {
   const nonce = randomNonce();
   const { text, math } = extractMath(src, nonce);
   const env: MathEnv = { math, re: new RegExp(`MATH${nonce}X(\\d+)X`, "g"), headingLevel: opts.headingLevel };
