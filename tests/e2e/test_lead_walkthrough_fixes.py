@@ -293,6 +293,7 @@ def test_step_only_settings_hide_while_compare_is_chosen_on_the_new_project_form
     for field in [*step_only, *helps, page.get_by_label("Critique required on -1 steps")]:
         expect(field).to_be_hidden()
     expect(page.get_by_label("Rate observations (agent traces)")).to_be_hidden()
+    expect(page.get_by_label("Screening answers required")).to_be_hidden()  # pairs have no screening pool
     # one guidelines template for pairs: the per-kind links (which changed nothing) go too
     links = page.locator("[data-guideline-links]")
     expect(links).to_be_hidden()

@@ -104,7 +104,14 @@ export function startGuidelineTemplates(root: Document): void {
  * steps. The same list as annotate.forms.ProjectSettingsForm.STEP_ONLY, which leaves them out of
  * a compare project's settings page.
  */
-export const STEP_ONLY_FIELDS = ["selection_strategy", "control_share", "critique_required", "rate_observations"] as const;
+export const STEP_ONLY_FIELDS = [
+  "selection_strategy",
+  "control_share",
+  "critique_required",
+  "rate_observations",
+  "screening_required",
+  "screening_threshold",
+] as const;
 
 /** Whether a field of the project form applies to the chosen task kind. */
 export function fieldApplies(field: string, taskKind: string): boolean {
