@@ -108,7 +108,9 @@ def test_past_exports_say_what_each_held_so_two_of_one_format_can_be_told_apart(
         Export.objects.create(project=project, requested_by=lead, status="succeeded", format="prm800k", filters=filters)
     client.force_login(lead)
     page = client.get("/projects/exp-rows/export/").content.decode()
-    cells = [html.unescape(c) for c in re.findall(r"<td data-export-settings>([^<]*)</td>", page)]
+    cells = [
+        html.unescape(c) for c in re.findall(r"<td data-label=\"Settings\" data-export-settings>([^<]*)</td>", page)
+    ]
     assert cells == [  # newest first
         "finish_reason=solution,give_up, split=train, qc=exclude, gzip, since a cursor",  # the form's order
         "all labels",

@@ -115,7 +115,7 @@ def test_progress_legend_agrees_with_the_headline_and_small_heldout_is_called_ou
     expect(note).to_contain_text("step accuracy 1.000 (0.51–1.00)")
     expect(note).to_contain_text("4 held-out steps, 2 solutions: too small to mean anything")
     expect(note).to_have_class(re.compile("sl-warn"))
-    expect(page.locator('[data-slot="runs"] tbody td.sl-warn')).to_have_text("4 steps (too small)")
+    expect(page.locator('[data-slot="runs"] tbody td.sl-warn')).to_have_text("4 steps, 2 solutions (too small)")
     page.locator("#progress").scroll_into_view_if_needed()
     screenshot(page, "dashboard-progress-fresh")
     page.locator("#model").scroll_into_view_if_needed()
