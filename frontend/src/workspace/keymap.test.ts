@@ -105,6 +105,13 @@ describe("focusInWorkspace", () => {
     expect(focusInWorkspace(body, root, "Backspace")).toBe(true); // after a refused submit: undo
     expect(focusInWorkspace(null, root, "Enter")).toBe(false);
   });
+  it("lets keys but Enter act with focus on an element around the workspace (<main>, after a click on text)", () => {
+    const main = { tagName: "MAIN", contains: (n: unknown) => n === root } as unknown as EventTarget;
+    for (const key of ["3", "Backspace", "a", "?"]) expect(focusInWorkspace(main, root, key)).toBe(true);
+    expect(focusInWorkspace(main, root, "Enter")).toBe(false);
+    const footer = { tagName: "FOOTER", contains: () => false } as unknown as EventTarget;
+    expect(focusInWorkspace(footer, root, "3")).toBe(false); // beside the workspace, not around it
+  });
 });
 
 describe("singleKeysOn", () => {

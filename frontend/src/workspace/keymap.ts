@@ -184,13 +184,16 @@ export function focusTakesKey(target: EventTarget | null, key: string, ownSubmit
 
 /**
  * Whether focus lets a key press reach the workspace's shortcuts: focus inside the workspace (its
- * dialogs included), or on no element (the page body: a disabled button lost it) for keys but Enter. A
- * focused site header link keeps every key: 3 there rated a step, Backspace undid, and Enter on the
- * body submitted (WCAG 2.1.4).
+ * dialogs included), or on no element of its own for keys but Enter: the page body (a disabled
+ * button lost it) or an element around the workspace, the page's <main> that a click on the
+ * problem's text or the side panel focuses (tabindex=-1, the skip link's target; every key then
+ * did nothing, silently). A focused site header link keeps every key: 3 there rated a step,
+ * Backspace undid, and Enter on the body submitted (WCAG 2.1.4).
  */
 export function focusInWorkspace(target: EventTarget | null, root: { contains(n: Node | null): boolean }, key: string): boolean {
   const t = target as Partial<HTMLElement> | null;
-  if (!t || typeof t.tagName !== "string" || t.tagName === "BODY" || t.tagName === "HTML") {
+  const around = typeof t?.contains === "function" && t.contains(root as unknown as Node);
+  if (!t || typeof t.tagName !== "string" || t.tagName === "BODY" || t.tagName === "HTML" || around) {
     return key !== "Enter";
   }
   return root.contains(t as Node);
