@@ -1,7 +1,7 @@
 /** The workspace's dialogs (give up / bad problem reason, confirming a skip, keyboard shortcuts) and its key hints. */
 import type { GiveUpReason } from "../labeling/state";
 import { h } from "../shared/dom";
-import type { KeyBinding } from "./keymap";
+import { type KeyBinding, savesTextBox } from "./keymap";
 
 /** Asks for the reason of a give up or a bad-problem report; Enter confirms, Esc cancels. */
 export class ReasonDialog {
@@ -27,7 +27,8 @@ export class ReasonDialog {
       this.title,
       h("label", { for: "sl-reason" }, "Reason (required)"),
       this.input,
-      h("p", { class: "sl-hint", id: "sl-reason-hint" }, "Enter confirms, Shift+Enter adds a line, Esc cancels."),
+      // sl-keys-only: not on a touch screen, where the return key adds a line and Confirm confirms
+      h("p", { class: "sl-hint sl-keys-only", id: "sl-reason-hint" }, "Enter confirms, Shift+Enter adds a line, Esc cancels."),
       h(
         "div",
         { class: "sl-dialog-actions" },
@@ -41,7 +42,7 @@ export class ReasonDialog {
     });
     this.input.addEventListener("input", () => (this.typed[this.kind] = this.input.value));
     this.input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey) {
+      if (savesTextBox(e)) {
         e.preventDefault();
         this.confirm();
       }

@@ -9,6 +9,7 @@ import {
   KEYMAP,
   keyFor,
   keysNamed,
+  savesTextBox,
   listedFor,
   ratingOf,
   TOUCH_SCREEN,
@@ -146,5 +147,14 @@ describe("keysNamed", () => {
     expect(keysNamed(true, screen(true))).toBe(false);
     expect(keysNamed(false, screen(false))).toBe(false);
     expect(keysNamed(true, null)).toBe(true); // no matchMedia: as a desktop
+  });
+
+  it("saves a text box on Enter, but not with Shift, while composing, or on a touch screen", () => {
+    const key = (k: string, shiftKey = false, isComposing = false) => ({ key: k, shiftKey, isComposing });
+    expect(savesTextBox(key("Enter"), screen(false))).toBe(true);
+    expect(savesTextBox(key("Enter", true), screen(false))).toBe(false); // a new line
+    expect(savesTextBox(key("Enter", false, true), screen(false))).toBe(false); // an input method's Enter
+    expect(savesTextBox(key("a"), screen(false))).toBe(false);
+    expect(savesTextBox(key("Enter"), screen(true))).toBe(false); // a phone's return key: a new line
   });
 });

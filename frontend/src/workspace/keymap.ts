@@ -223,9 +223,25 @@ export function singleKeysOn(store: Pick<Storage, "getItem"> | null = storage())
  * names one: "press Enter to submit" or "Critique (e)" points at keys its screen does not have. */
 export const TOUCH_SCREEN = "(pointer: coarse) and (max-width: 900px)";
 
+type Media = ((query: string) => { matches: boolean }) | null;
+
+/** Whether this is a touch screen now (TOUCH_SCREEN). */
+export function onTouchScreen(media: Media = browserMedia()): boolean {
+  return media?.(TOUCH_SCREEN).matches ?? false;
+}
+
 /** Whether the texts and buttons name keys: the shortcuts are on, and this is no touch screen. */
-export function keysNamed(on: boolean, media: ((query: string) => { matches: boolean }) | null = browserMedia()): boolean {
-  return on && !(media?.(TOUCH_SCREEN).matches ?? false);
+export function keysNamed(on: boolean, media: Media = browserMedia()): boolean {
+  return on && !onTouchScreen(media);
+}
+
+/**
+ * Whether a key press in a text box (a critique, a written step, a reason) saves it: Enter without
+ * Shift, not while an input method composes. Not on a touch screen: there the return key is the
+ * only way to start a new line (no Shift+Enter), and the box's button saves.
+ */
+export function savesTextBox(e: Pick<KeyboardEvent, "key" | "shiftKey" | "isComposing">, media: Media = browserMedia()): boolean {
+  return e.key === "Enter" && !e.shiftKey && !e.isComposing && !onTouchScreen(media);
 }
 
 function browserMedia(): ((query: string) => MediaQueryList) | null {

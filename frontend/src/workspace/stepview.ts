@@ -23,7 +23,7 @@ import {
 import { renderMarkdown, renderStep } from "../render/markdown";
 import { h, setPressed, setRendered } from "../shared/dom";
 import { nextStepWhy } from "./guidance";
-import { keyFor, RATE_ACTIONS } from "./keymap";
+import { keyFor, RATE_ACTIONS, savesTextBox } from "./keymap";
 
 /** A step's body and type badge as a task kind draws them (stepbody.ts for code and traces). */
 export interface StepParts {
@@ -106,13 +106,16 @@ function ratingName(r: Rating): string {
   return r === 1 ? "Positive" : r === 0 ? "Neutral" : "Negative";
 }
 
+/** A text box with its save button. `keys`: how the keys save or leave it, not shown on a touch
+ * screen (sl-keys-only), where the return key starts a new line; `note`: what holds for any input. */
 function writerForm(
   id: string,
   label: HTMLElement,
   input: HTMLTextAreaElement,
   button: string,
-  hint: string,
+  keys: string,
   commit: () => void,
+  note = "",
 ): HTMLFormElement {
   const form = h(
     "form",
@@ -123,7 +126,8 @@ function writerForm(
       "div",
       { class: "sl-writer-actions" },
       h("button", { type: "submit", class: "sl-btn sl-small" }, button),
-      h("span", { class: "sl-hint" }, hint),
+      h("span", { class: "sl-hint sl-keys-only" }, keys),
+      ...(note ? [h("span", { class: "sl-hint" }, note)] : []),
     ),
   );
   label.setAttribute("for", id);
@@ -220,8 +224,9 @@ export class StepView {
       h("label", {}, `Critique of step ${n}: what is wrong (or right) with it, in your words`),
       this.critiqueInput,
       "Save critique",
-      "Enter saves · Shift+Enter new line · Esc leaves · empty removes it",
+      "Enter saves · Shift+Enter new line · Esc leaves",
       () => this.commitCritique(),
+      "Empty removes it",
     );
     this.newAltHint = this.newAltForm.querySelector<HTMLElement>(".sl-hint")!;
     this.critiqueForm.insertBefore(this.critiqueFor, this.critiqueInput);
@@ -242,7 +247,7 @@ export class StepView {
       [this.critiqueInput, () => this.commitCritique()],
     ] as const) {
       input.addEventListener("keydown", (e) => {
-        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        if (savesTextBox(e)) {
           e.preventDefault();
           commit();
         } else if (e.key === "Escape") {
