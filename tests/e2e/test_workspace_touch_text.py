@@ -30,6 +30,7 @@ def test_on_a_phone_a_critique_takes_a_second_line_and_its_button_saves_it(pages
     solution = make_solution(project, STEPS)
     page = pages.page(pages.context(**PHONE))
     open_workspace(page, "ann")
+    expect(page.get_by_role("button", name="Shortcuts")).to_be_hidden()  # a list of keys, on a phone
     step = current_step(page)
     step.get_by_role("button", name="Negative").tap()
     step.locator(".sl-critique-open").tap()

@@ -177,7 +177,8 @@ export class Workspace {
     );
     this.helpButton = h(
       "button",
-      { type: "button", class: "sl-btn sl-ghost", "aria-keyshortcuts": "?", onclick: () => this.shortcutsDialog.toggle() },
+      // sl-keys-only: a list of keys is no use on a touch screen (its `?` still opens it from a keyboard)
+      { type: "button", class: "sl-btn sl-ghost sl-keys-only", "aria-keyshortcuts": "?", onclick: () => this.shortcutsDialog.toggle() },
       "Shortcuts (?)",
     );
     this.bar = h(
