@@ -43,7 +43,9 @@ def unknown_name(params, known, *, kind: str = "option") -> tuple[str, str] | No
     unknown = sorted(set(params) - set(known))
     if not unknown:
         return None
-    near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+    # by case first: `FORMAT=trl` is `format`, which difflib's ratio on the raw names misses
+    same_but_case = [name for name in sorted(known) if name.lower() == unknown[0].lower()]
+    near = same_but_case or difflib.get_close_matches(unknown[0].lower(), sorted(known), n=1)
     hint = f" (did you mean {near[0]}?)" if near else ""
     return unknown[0], f"unknown {kind}{hint}; the options are {', '.join(sorted(known))}"
 

@@ -328,6 +328,9 @@ def test_a_misspelt_option_is_400_with_the_nearest_name_not_the_whole_export(cli
     assert message.startswith("unknown export option (did you mean finish_reason?); the options are ")
     assert "trailer" in message  # the stream's own option is listed too
     assert "generations" in clients["ml"].get("/api/v1/projects/exp/export/?generations=1").json()
+    # a name in the wrong case is named by its right one (difflib's ratio missed FORMAT for format)
+    upper = clients["ml"].get("/api/v1/projects/exp/export/?FORMAT=trl").json()
+    assert upper["FORMAT"][0].startswith("unknown export option (did you mean format?)")
     gzip = clients["ml"].get("/api/v1/projects/exp/export/?gzip=1").json()
     assert gzip == {
         "gzip": ["the stream is plain JSONL; gzip applies to export jobs (POST /api/v1/projects/{slug}/exports/)"]
