@@ -40,7 +40,9 @@ def curl_lines(request: HttpRequest, key: str) -> list[dict]:
         if "export" in allowed_actions(user=request.user, roles=set(row["roles"])):
             for link in export_links(project):
                 url = request.build_absolute_uri(link["path"])
-                command = f'{CURL} -H "Authorization: Token {key}" "{url}" -o {slug}-{link["format"]}.jsonl'
+                name = f"{slug}-{link['format']}"
+                # -D: the answer's headers beside the file, X-Export-Cursor among them (the next `since`)
+                command = f'{CURL} -D {name}.headers -H "Authorization: Token {key}" "{url}" -o {name}.jsonl'
                 lines.append({"slug": slug, "format": link["format"], "what": link["what"], "command": command})
         else:
             url = request.build_absolute_uri(reverse("project-me", args=[slug]))
@@ -63,10 +65,12 @@ def account_token(request: HttpRequest) -> HttpResponse:
         return redirect("account-token")
     new_key = request.session.pop("new_api_token", None)
     current = tokens.current_token(user=request.user)
+    lines = curl_lines(request, new_key or TOKEN_PLACEHOLDER)
     context = {
         "new_key": new_key,
         "current": current,
-        "curl": curl_lines(request, new_key or TOKEN_PLACEHOLDER),
+        "curl": lines,
+        "has_exports": any(line["format"] for line in lines),
         "api_docs": reverse("api-docs"),
     }
     return render(request, "annotate/account/token.html", context)

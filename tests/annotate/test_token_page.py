@@ -55,9 +55,11 @@ def test_one_command_per_export_format_and_each_one_works(client):
     }
     base = "http://testserver/api/v1/projects"
     assert commands[("algebra", "prm800k")] == (
-        f'curl -sS --fail-with-body -H "Authorization: Token {key}" "{base}/algebra/export/?format=prm800k" '
-        "-o algebra-prm800k.jsonl"
+        f'curl -sS --fail-with-body -D algebra-prm800k.headers -H "Authorization: Token {key}" '
+        f'"{base}/algebra/export/?format=prm800k" -o algebra-prm800k.jsonl'
     )  # --fail-with-body: an error answer (429, 403) is an exit status, not saved as the data
+    # -D keeps the headers, the cursor for the next pull among them, and the page says which line
+    assert "<code>X-Export-Cursor</code> line is the cursor" in page
     assert f'"{base}/algebra/export/?format=trl&neutral=positive" -o algebra-trl.jsonl' in commands[("algebra", "trl")]
     assert f'"{base}/duel/export/?format=preference" -o duel-preference.jsonl' in commands[("duel", "preference")]
     assert commands[("third", None)] == f'curl -sS --fail-with-body -H "Authorization: Token {key}" "{base}/third/me/"'
@@ -69,6 +71,7 @@ def test_one_command_per_export_format_and_each_one_works(client):
         response = api.get(_url(command))
         assert response.status_code == 200, (command, response.status_code)
         if fmt:
+            assert response["X-Export-Cursor"]  # what the saved .headers file holds
             body = b"".join(response.streaming_content).decode()
             rows[fmt] = [json.loads(line) for line in body.splitlines() if line.strip()]
     assert rows["prm800k"] and all("label" in r and "question" in r for r in rows["prm800k"])
