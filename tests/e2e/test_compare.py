@@ -235,6 +235,8 @@ def test_a_strength_is_chosen_never_preselected_and_a_tie_sends_none(pages, scre
     page.keyboard.press("t")
     expect(strengths).to_be_hidden()
     expect(verdict).to_have_text("Tie")
+    page.keyboard.press("2")  # a strength on a tie: it did nothing and said nothing
+    expect(verdict).to_have_text("Tie: a tie has no strength. Choose A or B to say by how much.")
     page.keyboard.press("b")  # back from the tie: the strength is asked for again
     expect(strengths.locator("[aria-pressed=true]")).to_have_count(0)
     page.keyboard.press("t")

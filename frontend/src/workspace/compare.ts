@@ -93,6 +93,7 @@ export function verdictText(c: CompareChoice, keys = true): string {
 
 /** Save states a screen reader is told of (as on the step page): the work not (yet) on the server.
  * "Saving…" and "Saved" on every choice are not read out. */
+const TIE_HAS_NO_STRENGTH = "Tie: a tie has no strength. Choose A or B to say by how much.";
 const SAVE_TROUBLE = /offline|retry|logged out|failed|in this browser/i;
 
 /** A choice with a new preference: a tie has no strength (it was kept, hidden, and sent). */
@@ -520,6 +521,11 @@ export class CompareWorkspace {
       case "strength-2":
       case "strength-3": {
         const strength = Number(action.slice(-1)) as Strength;
+        if (this.choice.preference === "tie") {
+          // a tie has no strength: the key did nothing, and said nothing (annotator walkthrough)
+          this.verdict.textContent = TIE_HAS_NO_STRENGTH;
+          return;
+        }
         return this.change((c) => withStrength(c, strength));
       }
       case "mark-wrong-a":
