@@ -442,7 +442,7 @@ def test_token_is_shown_once_and_rotation_revokes_the_old_one(client):
     key = Token.objects.get(user=ml).key
     assert f'data-token="{key}"' in page
     assert (
-        f"curl -sS --fail-with-body -H &quot;Authorization: Token {key}&quot; "
+        f"curl -sS --fail-with-body -D algebra-prm800k.headers -H &quot;Authorization: Token {key}&quot; "
         "&quot;http://testserver/api/v1/projects/algebra/export/?format=prm800k&quot;" in page
     )
     again = client.get("/account/token/").content.decode()
