@@ -177,3 +177,23 @@ COUNT_COLOR_PIXELS = """([el, hex]) => {
   }
   return n;
 }"""
+
+
+# Phone layouts: a table whose rows stack as cards under a narrow media query.
+# [scrollWidth, clientWidth] of the page: equal when nothing scrolls sideways.
+PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+
+
+def stacked_labels(row, *, data_cells_only: bool = False) -> list[str]:
+    """The column name each shown cell of a table row carries as its ::before content (quoted, as
+    CSS gives it; "none" where it shows none): what a stacked row's cells say they are."""
+    keep = "c.tagName === 'TD' && " if data_cells_only else ""
+    return row.evaluate(
+        f"row => [...row.cells].filter(c => {keep}getComputedStyle(c).display !== 'none')"
+        ".map(c => getComputedStyle(c, '::before').content)"
+    )
+
+
+def cell_tops(cells) -> set[int]:
+    """The distinct tops of `cells` (a locator): one when their row is laid out as a table row."""
+    return {round(cells.nth(i).bounding_box()["y"]) for i in range(cells.count())}

@@ -9,12 +9,11 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.models import ImportJob, Role
-from tests.e2e.helpers import login, make_project, make_user
+from tests.e2e.helpers import PAGE_WIDTHS, cell_tops, login, make_project, make_user, stacked_labels
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
-PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
 
 
 def test_a_failed_import_says_its_status_and_error_on_a_390px_screen(pages, screenshot):
@@ -42,11 +41,9 @@ def test_a_failed_import_says_its_status_and_error_on_a_390px_screen(pages, scre
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     # each value says which column it is; a failed import's empty counts are left out
-    shown_labels = """row => [...row.cells].filter(c => getComputedStyle(c).display !== 'none')
-        .map(c => getComputedStyle(c, '::before').content)"""
-    assert failed.evaluate(shown_labels) == ['"When (UTC): "', '"Who: "', '"File: "', '"Status: "', '"Errors: "']
+    assert stacked_labels(failed) == ['"When (UTC): "', '"Who: "', '"File: "', '"Status: "', '"Errors: "']
     succeeded = table.locator("tbody tr").filter(has_text="phase2_test")
-    assert '"Solutions: "' in succeeded.evaluate(shown_labels)
+    assert '"Solutions: "' in stacked_labels(succeeded)
     page.locator("[data-imports-section]").scroll_into_view_if_needed()
     screenshot(page, "data-past-imports-390", full_page=True)
 
@@ -54,5 +51,5 @@ def test_a_failed_import_says_its_status_and_error_on_a_390px_screen(pages, scre
     page.set_viewport_size({"width": 1440, "height": 900})
     expect(table.locator("thead")).to_be_visible()
     cells = failed.locator("td")
-    tops = {round(cells.nth(i).bounding_box()["y"]) for i in range(cells.count())}
+    tops = cell_tops(cells)
     assert len(tops) == 1, tops

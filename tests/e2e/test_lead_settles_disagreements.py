@@ -20,12 +20,11 @@ from playwright.sync_api import expect
 from annotate.models import Role, Solution
 from annotate.services.members import grant_lead_admin
 from ml.models import TrainingRun
-from tests.e2e.helpers import STEPS, login, make_project, make_solution, make_user, store_label
+from tests.e2e.helpers import PAGE_WIDTHS, STEPS, cell_tops, login, make_project, make_solution, make_user, store_label
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
-PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
 
 
 def _steps(first_error: int | None) -> list[dict]:
@@ -108,7 +107,7 @@ def test_a_disagreements_labels_and_settle_links_are_on_a_390px_screen(pages, sc
     page.set_viewport_size({"width": 1440, "height": 900})
     expect(table.locator("thead")).to_be_visible()
     cells = row.locator("th, td")
-    tops = {round(cells.nth(i).bounding_box()["y"]) for i in range(cells.count())}
+    tops = cell_tops(cells)
     assert cells.count() == 4 and len(tops) == 1, tops
 
 

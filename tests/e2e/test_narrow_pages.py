@@ -16,12 +16,11 @@ from playwright.sync_api import expect
 from annotate.models import ImportJob, Role
 from annotate.services.imports import import_file
 from ml.models import TrainingRun
-from tests.e2e.helpers import login, make_project, make_user, open_workspace
+from tests.e2e.helpers import PAGE_WIDTHS, cell_tops, login, make_project, make_user, open_workspace, stacked_labels
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 NARROW = {"width": 420, "height": 860}
-PAGE_WIDTHS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
 
 
 def _on_screen(locator, width: int) -> bool:
@@ -182,13 +181,11 @@ def test_dashboard_runs_table_keeps_each_activate_button_on_a_390px_screen(pages
     scroll_width, client_width = page.evaluate(PAGE_WIDTHS)
     assert scroll_width <= client_width
     # each cell shown still says which column it is (CSS before it); a failed run's "—" cells are left out
-    shown_labels = """row => [...row.cells].filter(c => c.tagName === 'TD' && getComputedStyle(c).display !== 'none')
-        .map(c => getComputedStyle(c, '::before').content)"""
     button_row = runs.locator("tbody tr").filter(has=page.get_by_role("button", name=f"Activate run #{older[0].pk}"))
-    labels = button_row.evaluate(shown_labels)
+    labels = stacked_labels(button_row, data_cells_only=True)
     assert labels[:2] == ['"Status"', '"Step labels"'] and labels[-3:] == ['"Held-out"', '"Finished"', '"Model"']
     failed = runs.locator("tbody tr").filter(has_text="out of memory")
-    assert failed.evaluate(shown_labels) == ['"Status"', '"Step labels"']
+    assert stacked_labels(failed, data_cells_only=True) == ['"Status"', '"Step labels"']
     page.locator("#model").scroll_into_view_if_needed()
     screenshot(page, "dashboard-narrow-390-runs", full_page=True)
 
@@ -196,9 +193,10 @@ def test_dashboard_runs_table_keeps_each_activate_button_on_a_390px_screen(pages
     page.set_viewport_size({"width": 1440, "height": 900})
     expect(runs.locator("thead")).to_be_visible()
     cells = button_row.locator("th, td")
-    tops = {round(cells.nth(i).bounding_box()["y"]) for i in range(cells.count())}
+    tops = cell_tops(cells)
     assert cells.count() == 10 and len(tops) == 1, tops
-    assert failed.evaluate(shown_labels) == ["none"] * 9  # the names only in the header, every cell shown
+    # the names only in the header, every cell shown
+    assert stacked_labels(failed, data_cells_only=True) == ["none"] * 9
 
 
 def test_past_imports_wrap_a_long_field_name_inside_the_card(pages, screenshot):
