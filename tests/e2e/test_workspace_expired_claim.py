@@ -156,3 +156,35 @@ def test_another_projects_draft_is_neither_dropped_nor_reported_here(pages):
     expect(page.locator(".sl-alert")).to_have_text(LOST)
     shown = Assignment.objects.get(annotator=ann, project=algebra, status=AssignmentStatus.ACTIVE).pk
     assert _local_draft_keys(page) == sorted(f"steplabel:draft:{pk}" for pk in (geometry_draft, shown))
+
+
+def test_a_critique_being_typed_when_the_claim_was_lost_is_named_with_its_words(pages):
+    """Was: the note counted the ratings of the lost claim but said nothing of a critique still being
+    typed (no Enter yet), which the draft kept: the annotator had no way to know to write it again."""
+    project = make_project()
+    ann = make_user("ann", project)
+    make_user("bob", project)
+    first = make_solution(project, STEPS, problem="The first problem: if $x = 3$, what is $x^2 + 1$?", priority=2.0)
+    make_solution(project, STEPS, problem="Another problem: if $y = 2$, what is $y^2$?", answer="4")
+    make_solution(project, STEPS, problem="Another problem: if $y = 2$, what is $y^3$?", answer="8")
+    ctx = pages.context()
+    page = pages.page(ctx)
+    open_workspace(page, "ann")
+    page.keyboard.press("1")  # step 1 Negative
+    expect(page.locator(".sl-save")).to_have_text("Saved")
+    page.keyboard.press("e")
+    critique = page.locator("#sl-critique-0")
+    expect(critique).to_be_focused()
+    critique.type("3 squared is 9, so the sum is 10")
+    page.wait_for_timeout(300)
+    page.close()  # mid-sentence: no Enter, so the critique is not in the labels yet
+    _expire(ann, first)
+    _taken_and_submitted_by_another(pages, first)
+
+    page = open_second_tab(pages, ctx)
+    expect(page.locator(".sl-problem-text")).to_contain_text("Another problem")
+    expect(page.locator(".sl-alert")).to_have_text(
+        "Your claim on the previous solution expired and it went to someone else; your rating on it was not "
+        "recorded (Step 1 Negative · a critique of step 1 being written “3 squared is 9, so the sum is 10”)."
+    )
+    assert not Annotation.objects.filter(annotator=ann).exists()

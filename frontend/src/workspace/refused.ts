@@ -8,6 +8,11 @@ import { h, setRendered } from "../shared/dom";
 
 const RATING_NAMES: Record<string, string> = { "-1": "Negative", "0": "Neutral", "1": "Positive" };
 
+/** Text the annotator wrote, quoted and cut short (a note names it so it can be written again). */
+export function quoteShort(text: string): string {
+  return `“${text.length > 120 ? `${text.slice(0, 119)}…` : text}”`;
+}
+
 /** "Step 1 Positive · Step 2 Negative (flagged), 1 alternative · finish: found error". */
 export function summarizeSubmit(submit: unknown): string {
   if (!submit || typeof submit !== "object") return "no labels";
@@ -29,7 +34,7 @@ export function summarizeSubmit(submit: unknown): string {
     const extra = [
       st.flagged === true ? " (flagged)" : "",
       alts ? `, ${alts} alternative${alts === 1 ? "" : "s"}` : "",
-      critique ? `, critique “${critique.length > 120 ? `${critique.slice(0, 119)}…` : critique}”` : "",
+      critique ? `, critique ${quoteShort(critique)}` : "",
     ];
     return `Step ${n} ${rating}${extra.join("")}`;
   });

@@ -30,3 +30,22 @@ describe("the work a lost claim's draft held, in words", () => {
     expect(notRecorded(saved([step(null), step(null)]))).toBeNull();
   });
 });
+
+describe("text still being typed when the claim was lost", () => {
+  it("names an unsaved critique, own step or alternative by its step, with its words", () => {
+    expect(notRecorded(saved([step(-1), step(null)]), { "sl-critique-0": "  The sum is 12, not 14.  " })).toBe(
+      "your rating on it was not recorded (Step 1 Negative · a critique of step 1 being written “The sum is 12, not 14.”)",
+    );
+    expect(notRecorded(saved([step(null), step(null)]), { "sl-newalt-1": "x = 4", "sl-human-0": "Let x = 2" })).toBe(
+      "your work on it was not recorded (your own step 1 being written “Let x = 2” · a new alternative at step 2 being written “x = 4”)",
+    );
+  });
+
+  it("cuts a long text short and ignores blank boxes and unknown ids", () => {
+    const long = "a".repeat(200);
+    expect(notRecorded(null, { "sl-critique-2": long })).toBe(
+      `your work on it was not recorded (a critique of step 3 being written “${"a".repeat(119)}…”)`,
+    );
+    expect(notRecorded(null, { "sl-critique-0": "   ", "other-box": "text" })).toBeNull();
+  });
+});

@@ -10,7 +10,7 @@ import { Api, parseTask, submitUntilAcknowledged, type Task } from "./api";
 import { DraftSync, GONE } from "./autosave";
 import { type Draft, otherTabChange, stepDrafts } from "./draft";
 import { submittedMessage } from "./guidance";
-import { summarizeSubmit } from "./refused";
+import { quoteShort, summarizeSubmit } from "./refused";
 import type { ActiveTimer } from "./timer";
 
 /** What the session needs from the page. */
@@ -60,8 +60,8 @@ export class Session {
         fail: (message) => host.fail(message),
         loadNext: () => host.loadNext(),
         busy: () => this.submitting,
-        describeWork: () => describeLabels(host.labels()),
-        leftBehind: (draft) => notRecorded(draft.labels),
+        describeWork: () => describeWork(host.labels(), host.typing()),
+        leftBehind: (draft) => notRecorded(draft.labels, draft.typing),
       },
       stepDrafts,
       "solution",
@@ -244,11 +244,42 @@ export function describeLabels(saved: SavedLabels | null): string | null {
   return steps.length ? summarizeSubmit({ steps }) : null;
 }
 
+/** The writer boxes (stepview.ts ids) whose unsaved text a draft keeps, and what each holds. */
+const TYPED_BOXES: readonly [RegExp, string][] = [
+  [/^sl-critique-(\d+)$/, "a critique of step N"],
+  [/^sl-human-(\d+)$/, "your own step N"],
+  [/^sl-newalt-(\d+)$/, "a new alternative at step N"],
+];
+
+/** Text still being written in a draft's boxes, in words: "a critique of step 3 “The sum is…”". */
+export function describeTyping(typing: Readonly<Record<string, string>> | undefined): string[] {
+  const said: { step: number; words: string }[] = [];
+  for (const [id, raw] of Object.entries(typing ?? {})) {
+    const text = typeof raw === "string" ? raw.trim() : "";
+    if (!text) continue;
+    for (const [pattern, what] of TYPED_BOXES) {
+      const m = pattern.exec(id);
+      if (!m) continue;
+      const step = Number(m[1]) + 1;
+      said.push({ step, words: `${what.replace("N", String(step))} being written ${quoteShort(text)}` });
+    }
+  }
+  return said.sort((a, b) => a.step - b.step).map((s) => s.words);
+}
+
+/** The labels and the text still being typed, in words; null when there is neither. */
+export function describeWork(saved: SavedLabels | null, typing?: Readonly<Record<string, string>>): string | null {
+  const labels = describeLabels(saved);
+  const parts = [...(labels === null ? [] : [labels]), ...describeTyping(typing)];
+  return parts.length ? parts.join(" · ") : null;
+}
+
 /** A draft's labels that were never submitted, in words for the note when the claim on them was
  * lost: "your 2 ratings on it were not recorded (Step 1 Positive · Step 2 Neutral)"; null when no
- * step holds any work. Alternatives' ratings count as ratings. */
-export function notRecorded(saved: SavedLabels | null): string | null {
-  const words = describeLabels(saved);
+ * step holds any work. Alternatives' ratings count as ratings; text still being typed in a box (a
+ * critique not yet saved) is work too, and is named with its words so it can be written again. */
+export function notRecorded(saved: SavedLabels | null, typing?: Readonly<Record<string, string>>): string | null {
+  const words = describeWork(saved, typing);
   if (words === null) return null;
   const n = (saved?.labels ?? []).reduce(
     (sum, label) => sum + (label.rating !== null ? 1 : 0) + label.alternatives.filter((alt) => alt.rating !== null).length,
