@@ -146,6 +146,19 @@ def expect_rated(page: Page, n: int) -> None:
     expect(page.locator(".sl-step > .sl-rate-group .sl-rate[aria-pressed=true]")).to_have_count(n)
 
 
+def close_mid_critique(page: Page, text: str) -> None:
+    """Rate step 1 Negative, type a critique of it without Enter (not saved into the labels; the
+    draft keeps the text) and close the tab mid-sentence."""
+    page.keyboard.press("1")
+    expect(page.locator(".sl-save")).to_have_text("Saved")
+    page.keyboard.press("e")
+    critique = page.locator("#sl-critique-0")
+    expect(critique).to_be_focused()
+    critique.type(text)
+    page.wait_for_timeout(300)  # the draft's local save
+    page.close()
+
+
 def expect_empty_queue(page: Page) -> None:
     expect(page.get_by_role("heading", name="No more solutions to label right now")).to_be_visible()
 

@@ -14,6 +14,7 @@ from annotate.models import Annotation, Assignment, AssignmentStatus, Membership
 from tests.e2e.helpers import (
     STEPS,
     annotation_for,
+    close_mid_critique,
     expect_rated,
     main_ratings,
     make_project,
@@ -170,14 +171,7 @@ def test_a_critique_being_typed_when_the_claim_was_lost_is_named_with_its_words(
     ctx = pages.context()
     page = pages.page(ctx)
     open_workspace(page, "ann")
-    page.keyboard.press("1")  # step 1 Negative
-    expect(page.locator(".sl-save")).to_have_text("Saved")
-    page.keyboard.press("e")
-    critique = page.locator("#sl-critique-0")
-    expect(critique).to_be_focused()
-    critique.type("3 squared is 9, so the sum is 10")
-    page.wait_for_timeout(300)
-    page.close()  # mid-sentence: no Enter, so the critique is not in the labels yet
+    close_mid_critique(page, "3 squared is 9, so the sum is 10")
     _expire(ann, first)
     _taken_and_submitted_by_another(pages, first)
 

@@ -17,6 +17,7 @@ from tests.e2e.helpers import (
     STEPS,
     annotation_for,
     annotator_on,
+    close_mid_critique,
     current_step,
     expect_empty_queue,
     expect_rated,
@@ -368,14 +369,7 @@ def test_text_typed_in_a_box_survives_closing_the_tab_and_a_move_to_another_brow
     ctx = pages.context()
     page = pages.page(ctx)
     open_workspace(page, "ann")
-    page.keyboard.press("1")  # step 1 Negative
-    expect(page.locator(".sl-save")).to_have_text("Saved")
-    page.keyboard.press("e")
-    critique = page.locator("#sl-critique-0")
-    expect(critique).to_be_focused()
-    critique.type("The sum is $2+2=4$, not 5 — ü")
-    page.wait_for_timeout(300)
-    page.close()  # mid-sentence, no Enter
+    close_mid_critique(page, "The sum is $2+2=4$, not 5 — ü")
 
     page = open_second_tab(pages, ctx)  # this browser's draft
     expect(page.locator("#sl-critique-0")).to_be_visible()
