@@ -200,11 +200,16 @@ def human_line(
 
 def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
     """The line a PRM800K record's labeler walked: step texts and ratings, then the unrated
-    pre-generated rest after a first error."""
+    pre-generated rest after a first error. A trace's observation shown but not rated
+    (`question.step_types`) opens the next step's text, as in the TRL rows: it ended the line, and
+    the labeler's ratings after it (their first error too) were lost."""
     texts: list[str] = []
     ratings: list[int | None] = []
     phase1 = walks_own_line(record)
-    for step in record["label"]["steps"]:
+    step_types = record["question"].get("step_types") or []
+    context = ""  # unrated observations waiting for the next step
+    position = 0  # the record's steps walked
+    for position, step in enumerate(record["label"]["steps"], start=1):
         main = labeled_line_completion(step, phase1=phase1)
         human = step.get("human_completion")
         if main is None and isinstance(human, dict):  # no completion at all: the labeler's own step stands
@@ -212,13 +217,17 @@ def human_ratings(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
         if main is None:
             break
         rating = 1 if main.get("human") else main.get("rating")  # a step the labeler wrote is right (as in TRL)
-        texts.append(main["text"])
+        if rating is None and position <= len(step_types) and step_types[position - 1] == "observation":
+            context += main["text"] + "\n\n"
+            continue
+        texts.append(context + main["text"])
         ratings.append(rating)
+        context = ""
         if rating == -1:
             break
     pre_generated = record["question"].get("pre_generated_steps") or []
-    if ratings and ratings[-1] == -1 and len(pre_generated) > len(texts):
-        texts.extend(pre_generated[len(texts) :])  # after the first error: `-` (human_line fills them)
+    if ratings and ratings[-1] == -1 and len(pre_generated) > position:
+        texts.extend(pre_generated[position:])  # after the first error: `-` (human_line fills them)
     return texts, ratings
 
 
