@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.access import ProjectNotFound
 from autolabel import selectors, services
 from autolabel.models import AutolabelJob, SearchMode
 from core.errors import NotFound, unknown_name
@@ -137,12 +138,21 @@ class AutolabelJobCancelView(APIView):
         return Response(AutolabelJobSerializer(services.cancel_job(job=job)).data)
 
 
+NO_JOB = "No such autolabel job."
+
+
 def _job_for(request: Request, job_id: int) -> AutolabelJob:
-    """The job, when the caller may run autolabel jobs on its project; else 404 / 403."""
+    """The job, when the caller may run autolabel jobs on its project; else 404 / 403.
+
+    A non-member gets the very 404 of a missing id: "No such project." for another project's job
+    told a lead of one project which job ids exist in others (README "Security")."""
     job = selectors.job_by_id(job_id=job_id)
     if job is None:
-        raise NotFound("No AutolabelJob matches the given query.")
-    project_for_action(request, job.project.slug, "autolabel")
+        raise NotFound(NO_JOB)
+    try:
+        project_for_action(request, job.project.slug, "autolabel")
+    except ProjectNotFound:
+        raise NotFound(NO_JOB) from None
     return job
 
 
