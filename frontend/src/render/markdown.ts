@@ -21,6 +21,19 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
+// A `*` between digits or brackets is a product, never emphasis: GSM8K solutions (Math-Shepherd's
+// lines) write "30*5=<<30*5=150>>150", which Markdown showed as "305=<<305=150>>150", half in italics.
+const PRODUCT_BEFORE = /[\d)]/;
+const PRODUCT_AFTER = /[\d(]/;
+md.inline.ruler.before("emphasis", "product_star", (state, silent) => {
+  const pos = state.pos;
+  if (state.src.charCodeAt(pos) !== 0x2a /* * */) return false;
+  if (!PRODUCT_BEFORE.test(state.src[pos - 1] ?? "") || !PRODUCT_AFTER.test(state.src[pos + 1] ?? "")) return false;
+  if (!silent) state.pending += "*";
+  state.pos = pos + 1;
+  return true;
+});
+
 export interface MathSegment {
   tex: string;
   display: boolean;
