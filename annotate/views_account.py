@@ -6,10 +6,12 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import authenticate, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
@@ -76,8 +78,39 @@ def account_token(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/account/token.html", context)
 
 
+class CountedPasswordForm(PasswordChangeForm):
+    """The old password is checked by authenticate(), not user.check_password(): django-axes then
+    counts a wrong one as a failed login for this username and address and locks the pair after
+    AXES_FAILURE_LIMIT, as the login page does. Without it, a session left open (a shared computer)
+    let anyone try passwords as fast as the server answered, and keep the one that matched."""
+
+    def __init__(self, user, *args, request: HttpRequest, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        self.request = request
+
+    def clean_old_password(self) -> str:
+        old_password = self.cleaned_data["old_password"]
+        if authenticate(self.request, username=self.user.get_username(), password=old_password) is None:
+            raise ValidationError(self.error_messages["password_incorrect"], code="password_incorrect")
+        return old_password
+
+
+class AdminCountedPasswordForm(CountedPasswordForm):
+    required_css_class = "required"  # as the admin's own AdminPasswordChangeForm
+
+
+class CountedPasswordChange(auth_views.PasswordChangeView):
+    """Django's password change with the old password counted (CountedPasswordForm): every page
+    that asks for the old password is this view (accounts/password_change/, the admin's: annotate.admin)."""
+
+    form_class = CountedPasswordForm
+
+    def get_form_kwargs(self) -> dict:
+        return {**super().get_form_kwargs(), "request": self.request}
+
+
 @method_decorator(never_cache, name="dispatch")
-class PasswordChange(auth_views.PasswordChangeView):
+class PasswordChange(CountedPasswordChange):
     template_name = "annotate/account/password.html"
     success_url = reverse_lazy("account-password")
 

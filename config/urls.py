@@ -4,6 +4,8 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from annotate.views_account import CountedPasswordChange
+
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
     # Resolved per request: with hashed static names the manifest is read when it exists.
@@ -19,7 +21,8 @@ urlpatterns = [
     # sets a forgotten password in the admin or with `manage.py changepassword`.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    # The old password is counted by django-axes as a login is (annotate.views_account).
+    path("accounts/password_change/", CountedPasswordChange.as_view(), name="password_change"),
     path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/v1/", include("labeling_api.urls")),
     path("", include("annotate.urls")),

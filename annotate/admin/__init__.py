@@ -7,4 +7,4 @@ registers its models when this package is imported (admin autodiscovery). Scopin
 projects: annotate/admin_scope.py.
 """
 
-from annotate.admin import compare, labels, people, problems, records, tokens  # noqa: F401  (registers the models)
+from annotate.admin import accounts, compare, labels, people, problems, records, tokens  # noqa: F401  (registers the models)
