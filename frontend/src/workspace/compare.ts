@@ -498,6 +498,15 @@ export class CompareWorkspace {
 
   private onKey(e: KeyboardEvent): void {
     if (this.confirmSkip.isOpen) return;
+    if (this.shortcuts.isOpen) {
+      // a modal list: keys tried while reading it changed the pair unseen behind it (as on the
+      // step page, only ? acts there: it closes the list)
+      if (e.key === "?" && !e.repeat) {
+        e.preventDefault();
+        this.shortcuts.toggle();
+      }
+      return;
+    }
     // as on the step page: off by the Keys panel's switch, and only with focus in the page (a
     // site header link keeps its keys)
     if (!this.keysOn.checked || !focusInWorkspace(e.target, this.root, e.key)) return;
