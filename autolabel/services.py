@@ -35,8 +35,11 @@ logger = logging.getLogger(__name__)
 
 
 class AutolabelOptionError(ValueError):
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
+    """Bad job options: `errors` names each one (field -> message); `field` and `message` are the first's."""
+
+    def __init__(self, field_name: str, message: str, *, more: dict[str, str] | None = None) -> None:
+        self.errors = {field_name: message, **(more or {})}
+        super().__init__("; ".join(f"{name}: {text}" for name, text in self.errors.items()))
         self.field = field_name
         self.message = message
 
@@ -45,32 +48,40 @@ LIMITS = {"rollouts": (1, 64), "max_tokens": (1, 32768), "concurrency": (1, 256)
 
 
 def validate_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Check a job's options (from the command or the API); raise AutolabelOptionError naming the field."""
+    """Check a job's options (from the command or the API); raise AutolabelOptionError naming every
+    bad one at once (the first alone sent a lead with three wrong fields through three refusals)."""
     clean: dict[str, Any] = {}
+    errors: dict[str, str] = {}
     for name in ("base_url", "model"):
         value = options.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise AutolabelOptionError(name, "required")
-        clean[name] = value.strip()
-    if not clean["base_url"].startswith(("http://", "https://")):
-        raise AutolabelOptionError("base_url", f"must start with http:// or https://, got {clean['base_url']!r}")
-    try:
-        check_base_url(clean["base_url"])
-    except EndpointRefused as exc:
-        raise AutolabelOptionError("base_url", str(exc)) from None
+            errors[name] = "required"
+        else:
+            clean[name] = value.strip()
+    if "base_url" in clean and not clean["base_url"].startswith(("http://", "https://")):
+        errors["base_url"] = f"must start with http:// or https://, got {clean['base_url']!r}"
+    elif "base_url" in clean:
+        try:
+            check_base_url(clean["base_url"])
+        except EndpointRefused as exc:
+            errors["base_url"] = str(exc)
     for name, (low, high) in LIMITS.items():
         value = options.get(name, AutolabelJob._meta.get_field(name).default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise AutolabelOptionError(name, f"must be an integer in [{low}, {high}], got {value!r}")
+            errors[name] = f"must be an integer in [{low}, {high}], got {value!r}"
         clean[name] = value
     temperature = options.get("temperature", 0.7)
     if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
-        raise AutolabelOptionError("temperature", f"must be a number in [0, 2], got {temperature!r}")
-    clean["temperature"] = float(temperature)
+        errors["temperature"] = f"must be a number in [0, 2], got {temperature!r}"
+    else:
+        clean["temperature"] = float(temperature)
     mode = options.get("search", SearchMode.BINARY)
     if mode not in SearchMode.values:
-        raise AutolabelOptionError("search", f"must be one of {', '.join(SearchMode.values)}, got {mode!r}")
+        errors["search"] = f"must be one of {', '.join(SearchMode.values)}, got {mode!r}"
     clean["search"] = mode
+    if errors:
+        (first, message), *rest = errors.items()
+        raise AutolabelOptionError(first, message, more=dict(rest))
     return clean
 
 

@@ -90,7 +90,7 @@ class AutolabelJobListView(APIView):
         try:
             job = services.create_job(project=project, user=request.user, options=dict(body.validated_data))
         except services.AutolabelOptionError as exc:
-            raise ValidationError({exc.field: [exc.message]}) from None
+            raise ValidationError({name: [message] for name, message in exc.errors.items()}) from None
         return Response(AutolabelJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(

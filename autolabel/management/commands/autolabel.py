@@ -53,7 +53,9 @@ class Command(BaseCommand):
         try:
             job = services.create_job(project=project_obj, user=None, options={k: options[k] for k in fields})
         except services.AutolabelOptionError as exc:
-            raise CommandError(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
+            raise CommandError(
+                "; ".join(f"--{name.replace('_', '-')}: {message}" for name, message in exc.errors.items())
+            ) from None
         except services.JobInProgress as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(f"Autolabel job {job.pk} for {project}: {options['model']} at {options['base_url']}.")

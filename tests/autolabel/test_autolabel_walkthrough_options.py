@@ -1,0 +1,45 @@
+"""A lead's bad job options, walked through the API and the command on PostgreSQL: every bad option
+is named at once, so a form with three wrong fields is not corrected one refusal at a time."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotate.models import Project, Role
+from autolabel.models import AutolabelJob
+from tests.api_clients import member_client
+
+pytestmark = pytest.mark.django_db
+
+BAD = {"base_url": "ftp://gpu-box/v1", "model": "m", "rollouts": 0, "temperature": 3, "concurrency": 1000}
+
+
+def test_the_api_names_every_bad_option_at_once() -> None:
+    project = Project.objects.create(slug="opts")
+    lead = member_client(project, "lead", Role.LEAD)
+    answer = lead.post("/api/v1/projects/opts/autolabel-jobs/", BAD, format="json")
+    assert answer.status_code == 400
+    assert sorted(answer.json()) == ["base_url", "concurrency", "rollouts", "temperature"]
+    assert answer.json()["rollouts"] == ["must be an integer in [1, 64], got 0"]
+    assert not AutolabelJob.objects.exists()
+
+
+def test_the_command_names_every_bad_option_at_once() -> None:
+    Project.objects.create(slug="opts")
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "autolabel",
+            project="opts",
+            base_url=BAD["base_url"],
+            model="m",
+            rollouts=0,
+            concurrency=1000,
+            stdout=io.StringIO(),
+        )
+    message = str(refused.value)
+    assert message.startswith("--base-url: must start with http:// or https://")
+    assert "--rollouts: must be an integer in [1, 64], got 0" in message
+    assert "--concurrency: must be an integer in [1, 256], got 1000" in message
