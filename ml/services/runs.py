@@ -368,7 +368,8 @@ def _run_reward_training(*, run: TrainingRun, t0: float, log: Callable[[str], No
         if generation is None:
             _held_back(run=run, log=log)
         elif log:
-            log(f"run {run.pk}: reward model active as generation {generation}; {len(scored)} open pairs reordered")
+            pairs = f"{len(scored)} open pair{'' if len(scored) == 1 else 's'}"
+            log(f"run {run.pk}: reward model active as generation {generation}; {pairs} reordered")
     except Exception:
         _fail_run(run=run, artifact=artifact)
     finally:

@@ -5,16 +5,38 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import Project
+from annotate.models import Project, TaskKind
 from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
 
 
+def _prm_summary(metrics: dict) -> str:
+    summary = ", ".join(
+        f"{k}={metrics[k]:.3f}"
+        for k in ("auroc_negative", "accuracy", "ece", "first_error_f1")
+        if metrics.get(k) is not None
+    )
+    return summary or "none (too few problems)"
+
+
+def _reward_summary(run: TrainingRun) -> tuple[str, str]:
+    """A compare project's run: a reward model trained on preferences, measured by held-out
+    pairwise accuracy (none of a PRM's metric names, which it read as "too few problems")."""
+    trained_on = f"{run.label_count} preference{'' if run.label_count == 1 else 's'}"
+    heldout = (run.metrics or {}).get("heldout") or {}
+    accuracy, n = heldout.get("pairwise_accuracy"), heldout.get("n_pairs") or 0
+    if accuracy is None or not n:
+        return trained_on, "none (no held-out pairs)"
+    ci = heldout.get("pairwise_accuracy_ci")
+    interval = f" (95% interval {ci[0]:.2f}-{ci[1]:.2f})" if ci else ""
+    return trained_on, f"pairwise accuracy {accuracy:.3f}{interval} on {n} pair{'' if n == 1 else 's'}"
+
+
 class Command(BaseCommand):
     help = (
-        "Retrain a project's PRM on its labels so far (single flight: joins a waiting run, or the running "
-        "one when no label has arrived since it started)."
+        "Retrain a project's PRM on its labels so far, or a compare project's reward model on its preferences "
+        "(single flight: joins a waiting run, or the running one when no label has arrived since it started)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -51,15 +73,13 @@ class Command(BaseCommand):
                     break
                 time.sleep(2)
         if done.status == JobStatus.SUCCEEDED:
-            m = done.metrics
-            summary = ", ".join(
-                f"{k}={m[k]:.3f}"
-                for k in ("auroc_negative", "accuracy", "ece", "first_error_f1")
-                if m.get(k) is not None
-            )
+            if done.project.task_kind == TaskKind.COMPARE:
+                trained_on, summary = _reward_summary(done)
+            else:
+                trained_on, summary = f"{done.label_count} step labels", _prm_summary(done.metrics)
             self.stdout.write(
-                f"Run {done.pk} succeeded on {done.label_count} step labels and is active "
-                f"(generation {done.project.current_generation}). Held-out: {summary or 'none (too few problems)'}."
+                f"Run {done.pk} succeeded on {trained_on} and is active "
+                f"(generation {done.project.current_generation}). Held-out: {summary}."
             )
         elif done.status == JobStatus.FAILED:
             raise CommandError(f"Run {done.pk} failed:\n{done.error}")
