@@ -92,7 +92,6 @@ class _Solution:
     steps: list[str]
     measured: dict[int, StepResult] = field(default_factory=dict)
     in_flight: set[int] = field(default_factory=set)
-    stored_before: int = 0  # steps another job had labeled: not this job's to count
 
     def estimates(self) -> dict[int, float]:
         return {i: r.estimate for i, r in self.measured.items() if r.estimate is not None}
@@ -165,7 +164,6 @@ class Runner:
         }
         # Resume: what an earlier run of any job measured for these solutions stands.
         for label in AutoStepLabel.objects.filter(solution_id__in=ids, source=AutoSource.ROLLOUT):
-            solutions[label.solution_id].stored_before += label.job_id != self.job.pk
             solutions[label.solution_id].measured[label.index] = StepResult(
                 index=label.index,
                 label=label.label,
@@ -322,13 +320,15 @@ class Runner:
         with transaction.atomic():
             self._save(new, solution)
             AutolabelJob.objects.filter(pk=self.job.pk).update(
-                solutions_done=F("solutions_done") + 1,
-                steps_labeled=F("steps_labeled") + n - solution.stored_before,
-                heartbeat_at=timezone.now(),
+                solutions_done=F("solutions_done") + 1, heartbeat_at=timezone.now()
             )
         return True
 
     def _save(self, results: list[StepResult], solution: _Solution) -> None:
+        """Store results and count them as this job's steps labeled as they are stored (counted when a
+        solution was finished, a job stopped or failed midway said fewer steps than it stored)."""
+        if not results:
+            return
         # ignore_conflicts: the unique (solution, index, source) constraint keeps the first label of a step.
         AutoStepLabel.objects.bulk_create(
             [
@@ -347,3 +347,4 @@ class Runner:
             ],
             ignore_conflicts=True,
         )
+        AutolabelJob.objects.filter(pk=self.job.pk).update(steps_labeled=F("steps_labeled") + len(results))
