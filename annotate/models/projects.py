@@ -44,6 +44,11 @@ class Project(models.Model):
         default=False, help_text="Agent traces: annotators rate observation steps too (shown unrated otherwise)."
     )
     critique_required = models.BooleanField(default=False, help_text="Every step rated -1 needs a written critique.")
+    # Compare projects: every import pairs each problem's solutions up to this many pairs (the
+    # command's --pairs-per-problem sets it; the Data page and the API import by it).
+    pairs_per_problem = models.PositiveSmallIntegerField(
+        default=3, help_text="Compare projects: at most this many pairs per problem, made on import."
+    )
     # Step labels (main line plus alternatives) added since the latest training run started: one
     # UPDATE per submit tells whether a retrain may be due (ml.services_auto); reset when a run starts.
     step_labels_since_run = models.PositiveIntegerField(default=0, editable=False)

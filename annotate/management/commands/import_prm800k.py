@@ -6,11 +6,12 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
+from django.db import transaction
 from django.utils.text import slugify
 from tqdm import tqdm
 
 from annotate.models import Comparison, Project, TaskKind
-from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM
+from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, MAX_PAIRS_PER_PROBLEM
 from annotate.services.imports import (
     MAX_REPORTED_ERRORS,
     EmptyFileError,
@@ -36,9 +37,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--pairs-per-problem",
             type=int,
-            default=DEFAULT_PAIRS_PER_PROBLEM,
-            help=f"compare: at most this many pairs per problem, informative first (default "
-            f"{DEFAULT_PAIRS_PER_PROBLEM}).",
+            default=None,
+            help="compare: at most this many pairs per problem, informative first. The project keeps it for its "
+            f"later imports (the Data page's too); default: the project's, {DEFAULT_PAIRS_PER_PROBLEM} for a new one.",
         )
 
     def handle(
@@ -48,7 +49,7 @@ class Command(BaseCommand):
         project: str,
         no_progress: bool,
         task: str | None = None,
-        pairs_per_problem: int = DEFAULT_PAIRS_PER_PROBLEM,
+        pairs_per_problem: int | None = None,
         **options,
     ) -> None:
         try:
@@ -61,8 +62,10 @@ class Command(BaseCommand):
             ) from None
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        if pairs_per_problem < 1:
-            raise CommandError(f"--pairs-per-problem must be at least 1, got {pairs_per_problem}")
+        if pairs_per_problem is not None and not 1 <= pairs_per_problem <= MAX_PAIRS_PER_PROBLEM:
+            raise CommandError(
+                f"--pairs-per-problem must be from 1 to {MAX_PAIRS_PER_PROBLEM}, got {pairs_per_problem}"
+            )
         size = path.stat().st_size
         show = not no_progress and size > 1_000_000
         project_obj = Project.objects.filter(slug=project).first()
@@ -78,31 +81,34 @@ class Command(BaseCommand):
             with bar:
                 if project_obj is None:
                     # Creating the project belongs to the same all-or-nothing import.
-                    from django.db import transaction
-
                     with transaction.atomic():
                         project_obj = Project.objects.create(
-                            slug=project, name=project, task_kind=task or TaskKind.STEPS
+                            slug=project,
+                            name=project,
+                            task_kind=task or TaskKind.STEPS,
+                            pairs_per_problem=pairs_per_problem or DEFAULT_PAIRS_PER_PROBLEM,
                         )
                         result = import_file(
                             project=project_obj,
                             path=path,
                             validate_progress=bar.validating,
                             write_progress=bar.writing,
-                            pairs_per_problem=pairs_per_problem,
                         )
                     self.stdout.write(
                         f"Created project {project}. It has no members yet: add a lead with "
                         f"manage.py add_member --project {project} --user NAME --role lead"
                     )
                 else:
-                    result = import_file(
-                        project=project_obj,
-                        path=path,
-                        validate_progress=bar.validating,
-                        write_progress=bar.writing,
-                        pairs_per_problem=pairs_per_problem,
-                    )
+                    with transaction.atomic():  # a bound named here is kept only with the import
+                        if pairs_per_problem is not None and project_obj.task_kind == TaskKind.COMPARE:
+                            project_obj.pairs_per_problem = pairs_per_problem
+                            project_obj.save(update_fields=["pairs_per_problem"])
+                        result = import_file(
+                            project=project_obj,
+                            path=path,
+                            validate_progress=bar.validating,
+                            write_progress=bar.writing,
+                        )
         except EmptyFileError:
             raise CommandError(f"{path} is empty: it has no JSON lines to import") from None
         except WholeFileError as exc:  # a whole-file error, not "1 bad line"
@@ -119,7 +125,8 @@ class Command(BaseCommand):
         if result.pairs_created is not None:
             total = Comparison.objects.filter(project=project_obj).count()
             self.stdout.write(
-                f"Pairs: {result.pairs_created} new, {total} in {project} (at most {pairs_per_problem} per problem)."
+                f"Pairs: {result.pairs_created} new, {total} in {project} "
+                f"(at most {project_obj.pairs_per_problem} per problem)."
             )
         counts = result.as_dict()
         if not result.created_anything:

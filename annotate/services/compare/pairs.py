@@ -16,7 +16,8 @@ from django.db import transaction
 
 from annotate.models import Comparison, PairReason, Project, Solution
 
-DEFAULT_PAIRS_PER_PROBLEM = 3
+DEFAULT_PAIRS_PER_PROBLEM = 3  # Project.pairs_per_problem's default
+MAX_PAIRS_PER_PROBLEM = 1000
 # Queue priority by reason: the claim serves informative pairs first.
 REASON_PRIORITY = {
     PairReason.ANSWERS_DIFFER: 3.0,

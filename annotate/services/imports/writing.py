@@ -19,7 +19,7 @@ from django.db.models import F
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Solution, Step, TaskKind
 from annotate.queue_order import cold_start_queue
 from annotate.services import auto_labels
-from annotate.services.compare.pairs import DEFAULT_PAIRS_PER_PROBLEM, build_pairs
+from annotate.services.compare.pairs import build_pairs
 from annotate.services.exports.sequence import lock_export_sequence
 from annotate.services.imports.reading import (
     BATCH_BYTES,
@@ -84,10 +84,11 @@ def import_file(
     path: Path | str,
     validate_progress: ProgressCallback | None = None,
     write_progress: ProgressCallback | None = None,
-    pairs_per_problem: int = DEFAULT_PAIRS_PER_PROBLEM,
+    pairs_per_problem: int | None = None,
 ) -> ImportResult:
     """Validate and grade the whole file, then import it atomically. Raises ImportValidationError.
-    In a compare project the same transaction pairs the solutions of each problem."""
+    In a compare project the same transaction pairs the solutions of each problem, up to
+    `pairs_per_problem` pairs each (default: the project's bound, which every import keeps)."""
     path = Path(path)
     validated = validate_file(path=path, progress=validate_progress)
     result = ImportResult()
@@ -99,7 +100,8 @@ def import_file(
         for batch in prefetch(_parsed_batches(path, write_progress), depth=2):
             _write_batch(project=project, batch=batch, result=result, numbers=numbers, verdicts=validated.verdicts)
         if project.task_kind == TaskKind.COMPARE:
-            result.pairs_created = build_pairs(project=project, per_problem=pairs_per_problem)
+            bound = project.pairs_per_problem if pairs_per_problem is None else pairs_per_problem
+            result.pairs_created = build_pairs(project=project, per_problem=bound)
     if result.created_anything:
         analyze(Problem, Solution, Step, Annotation)
     if result.steps_created:
