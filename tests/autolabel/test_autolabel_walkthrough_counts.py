@@ -30,8 +30,12 @@ def test_a_job_stopped_by_the_budget_counts_the_steps_it_stored(tmp_path: Path) 
         assert stored == 5 and first.steps_labeled == stored
 
         AutolabelSettings.objects.update(completions_budget=10_000)
-        _autolabel(url, here=True, wait=True)
+        output = _autolabel(url, here=True, wait=True)
     second = AutolabelJob.objects.latest("pk")
+    # said once, not "Autolabel job 2 succeeded: job 2 succeeded: ..."
+    assert output.splitlines()[-1] == (
+        f"Autolabel job {second.pk} succeeded: 2/2 solutions, 4 steps labeled, 12 completions in 3 requests."
+    )
     assert second.status == JobStatus.SUCCEEDED and _labels() == EXPECTED
     assert second.steps_labeled == AutoStepLabel.objects.filter(job=second).count()
     assert first.steps_labeled + second.steps_labeled == AutoStepLabel.objects.count() == 9

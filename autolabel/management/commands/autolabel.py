@@ -9,12 +9,16 @@ from autolabel import services
 from autolabel.models import AutolabelJob, AutolabelSettings, AutolabelStatus, SearchMode
 
 
-def progress_line(job: AutolabelJob) -> str:
+def progress_counts(job: AutolabelJob) -> str:
     return (
-        f"job {job.pk} {job.status}: {job.solutions_done}/{job.solutions_total} solutions, "
-        f"{job.steps_labeled} steps labeled, {job.completions_used} completions in {job.requests_done} requests"
+        f"{job.solutions_done}/{job.solutions_total} solutions, {job.steps_labeled} steps labeled, "
+        f"{job.completions_used} completions in {job.requests_done} requests"
         + (f", {job.retries} retries" if job.retries else "")
     )
+
+
+def progress_line(job: AutolabelJob) -> str:
+    return f"job {job.pk} {job.status}: {progress_counts(job)}"
 
 
 class Command(BaseCommand):
@@ -83,5 +87,7 @@ class Command(BaseCommand):
         if job.status == AutolabelStatus.CANCELLED and job.started_at is None:
             raise CommandError(f"Autolabel job {job.pk} was stopped before a worker took it; nothing was labeled.")
         if job.status == AutolabelStatus.CANCELLED:
-            raise CommandError(f"Autolabel job {job.pk} was stopped: {progress_line(job)}; the labels it stored stay.")
-        self.stdout.write(self.style.SUCCESS(f"Autolabel job {job.pk} succeeded: {progress_line(job)}."))
+            raise CommandError(
+                f"Autolabel job {job.pk} was stopped: {progress_counts(job)}; the labels it stored stay."
+            )
+        self.stdout.write(self.style.SUCCESS(f"Autolabel job {job.pk} succeeded: {progress_counts(job)}."))
