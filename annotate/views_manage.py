@@ -27,7 +27,7 @@ from annotate.forms import (
     ProjectCreateForm,
     ProjectSettingsForm,
 )
-from annotate.models import Project, Role
+from annotate.models import Project, Role, TaskKind
 from annotate.pages import project_page, project_tabs
 from annotate.selectors import pages as reads
 from annotate.services import projects, team
@@ -96,6 +96,8 @@ def project_data(request: HttpRequest, slug: str) -> HttpResponse:
         "autolabel_job_url": reverse("autolabel-job-detail", args=[0]).replace("/0/", "/{id}/"),
         "autolabel_cancel_url": reverse("autolabel-job-cancel", args=[0]).replace("/0/", "/{id}/"),
     }
+    if project.task_kind == TaskKind.COMPARE:  # "a problem gets at most N pairs" names the project's bound
+        config["pairs_per_problem"] = project.pairs_per_problem
     jobs = reads.recent_imports(project=project)
     roles = access.current_roles(user=request.user, project=project)
     context = {

@@ -7,14 +7,17 @@ touched), and a later command import without the flag did the same."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotate.models import Comparison, Project
+from annotate.models import Comparison, Project, Role
 from annotate.services.imports import import_file
+from annotate.services.members import add_member
 from tests.compare_lines import LINES
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +69,15 @@ def test_a_later_command_import_keeps_the_bound_unless_it_names_another(tmp_path
 
 def test_a_project_made_in_the_browser_has_the_default_bound():
     assert Project.objects.create(slug="web", task_kind="compare").pairs_per_problem == 3
+
+
+def test_the_data_page_names_the_projects_bound_to_its_import_script(client, tmp_path: Path):
+    """The page's "no new pairs: a problem gets at most N pairs" reads N from here (it said 3)."""
+    first = _write(tmp_path / "pairs.jsonl", LINES)
+    call_command("import_prm800k", str(first), "--project", "duel", "--task", "compare", "--pairs-per-problem", "1")
+    lead = get_user_model().objects.create_user("lead1", password="pw")
+    add_member(project=Project.objects.get(slug="duel"), user=lead, role=Role.LEAD)
+    client.force_login(lead)
+    html = client.get("/projects/duel/data/").content.decode()
+    config = json.loads(re.search(r'<script id="import-config" type="application/json">(.*?)</script>', html).group(1))
+    assert config["pairs_per_problem"] == 1

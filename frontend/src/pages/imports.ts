@@ -11,6 +11,8 @@ interface ImportConfig {
   imports_url: string;
   max_bytes: number;
   csrf_token: string;
+  /** A compare project's bound on pairs per problem (Project.pairs_per_problem); absent for steps. */
+  pairs_per_problem?: number;
 }
 
 interface LineError {
@@ -92,7 +94,7 @@ async function runImport(config: ImportConfig, file: File, box: JobBox): Promise
     }
     job = next.body;
   }
-  showOutcome(job, box);
+  showOutcome(job, box, config.pairs_per_problem);
   await refreshSection("[data-imports-section]");
 }
 
@@ -105,7 +107,8 @@ export function refusedMessage(status: number, body: unknown): string {
   return `${reason} Nothing was imported.`;
 }
 
-export function importSummary(job: ImportJob): string {
+/** `pairsPerProblem`: the project's bound, which a problem that gained a solution may have reached. */
+export function importSummary(job: ImportJob, pairsPerProblem = 3): string {
   const c = job.counters ?? {};
   const n = c.solutions_created ?? 0;
   const dup = c.duplicates ?? 0;
@@ -124,13 +127,13 @@ export function importSummary(job: ImportJob): string {
   if (dup) extra.push(`${dup} line${dup === 1 ? "" : "s"} already in the project`);
   // Compare projects: annotators label pairs, so say how many the import made. None: either each
   // new solution is its problem's only one, or (a solution joined a problem that has another) its
-  // problem already had its pairs: an import pairs at most 3 per problem (DEFAULT_PAIRS_PER_PROBLEM).
+  // problem already had its pairs: an import pairs up to the project's bound (Project.pairs_per_problem).
   if (c.pairs_created !== undefined)
     extra.push(
       c.pairs_created > 0
         ? `${c.pairs_created} new pair${c.pairs_created === 1 ? "" : "s"} to compare`
         : (c.problems_created ?? n) < n
-          ? "no new pairs to compare: a problem gets at most 3 pairs, and theirs had them already"
+          ? `no new pairs to compare: a problem gets at most ${pairsPerProblem} pair${pairsPerProblem === 1 ? "" : "s"}, and theirs had them already`
           : "no new pairs to compare: a pair needs two solutions of one problem",
     );
   return parts[0] + (extra.length ? ` (${extra.join(", ")}).` : ".");
@@ -163,9 +166,9 @@ export function lineErrorText(error: LineError, filename?: string): string {
   return `${where}${field}: ${error.message}`;
 }
 
-function showOutcome(job: ImportJob, box: JobBox): void {
+function showOutcome(job: ImportJob, box: JobBox, pairsPerProblem?: number): void {
   if (job.status === "succeeded") {
-    box.done(importSummary(job));
+    box.done(importSummary(job, pairsPerProblem));
     return;
   }
   const { text, lines } = failureMessage(job);

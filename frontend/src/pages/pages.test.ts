@@ -125,6 +125,10 @@ describe("importSummary", () => {
     expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, pairs_created: 0 } })).toBe(
       "Imported 1 solution (0 new problems, no new pairs to compare: a problem gets at most 3 pairs, and theirs had them already).",
     );
+    // the project's own bound, not 3 (a project made with import_prm800k --pairs-per-problem 1)
+    expect(importSummary({ ...job, counters: { solutions_created: 1, problems_created: 0, pairs_created: 0 } }, 1)).toBe(
+      "Imported 1 solution (0 new problems, no new pairs to compare: a problem gets at most 1 pair, and theirs had them already).",
+    );
   });
 });
 
