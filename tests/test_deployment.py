@@ -1,0 +1,87 @@
+"""The production stack as an operator runs it: a real gunicorn on `config.settings.production`
+against the test's PostgreSQL database (README "Real stack")."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from tests.embedded import ROOT, free_port, wait_until_serving
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def production_gunicorn(tmp_path, **env: str) -> Iterator[str]:
+    """One gunicorn worker with one thread (so one database connection), production settings."""
+    import os
+
+    port = free_port()
+    environ = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DATABASE_URL": _database_url(),
+        "STEPLABEL_VAR_DIR": str(tmp_path / "var"),
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",
+        "GUNICORN_THREADS": "1",
+        "SECURE_SSL_REDIRECT": "false",  # no HTTPS proxy in front here
+        **env,
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py"],
+        cwd=ROOT,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(f"{base}/api/v1/health/", timeout=60, process=server)
+        yield base
+    finally:
+        server.terminate()
+        print(server.communicate(timeout=30)[0].decode(errors="replace"))  # the server's log, shown on failure
+
+
+def _get(url: str, token: str) -> int:
+    headers = {"Authorization": f"Token {token}", "X-Forwarded-Proto": "https"}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_database_restart_costs_no_request_its_500(tmp_path, django_user_model):
+    """Was: web processes keep their connection DB_CONN_MAX_AGE (60 s) and never checked it before
+    reuse. After PostgreSQL restarted (an upgrade, a failover, a firewall dropping idle connections),
+    the first request on each kept connection answered 500 (`terminating connection due to
+    administrator command`): up to WEB_CONCURRENCY x GUNICORN_THREADS failed requests, submits
+    among them."""
+    user = django_user_model.objects.create_user("ops", password="pw-ops-steplabel")
+    token = Token.objects.create(user=user).key
+    with production_gunicorn(tmp_path) as base:
+        assert _get(f"{base}/api/v1/projects/", token) == 200  # the worker's connection is now kept
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            assert cursor.fetchone()[0] >= 1
+        assert [_get(f"{base}/api/v1/projects/", token) for _ in range(3)] == [200, 200, 200]
