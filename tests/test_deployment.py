@@ -3,6 +3,7 @@ against the test's PostgreSQL database (README "Real stack")."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import subprocess
 import sys
@@ -85,3 +86,29 @@ def test_a_database_restart_costs_no_request_its_500(tmp_path, django_user_model
             )
             assert cursor.fetchone()[0] >= 1
         assert [_get(f"{base}/api/v1/projects/", token) for _ in range(3)] == [200, 200, 200]
+
+
+def _seconds(duration: str) -> float:
+    """Compose's duration (`40s`, `10m`, `1m30s`) in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, duration
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def test_compose_gives_a_stopping_web_and_its_job_workers_the_time_to_finish():
+    """Was: compose left Docker's 10 s stop timeout: `docker compose up -d --build` (the README's
+    upgrade) or `docker compose stop` killed gunicorn before its own 30 s graceful timeout, and a
+    worker mid-import or mid-export or mid-training was killed, its job left `running` until the
+    sweep's deadline (imports 6 h, exports 2 h, training runs 1 h) before anything ran it again."""
+    import yaml
+
+    from annotate.services.exports.jobs import EXPORT_RUNNING_DEADLINE
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    graceful = int(re.search(r'"GUNICORN_GRACEFUL_TIMEOUT", "(\d+)"', (ROOT / "config/gunicorn.py").read_text())[1])
+    assert _seconds(services["web"].get("stop_grace_period", "10s")) > graceful
+    for name in ("worker", "ml-worker"):
+        grace = _seconds(services[name].get("stop_grace_period", "10s"))
+        assert 300 <= grace < EXPORT_RUNNING_DEADLINE.total_seconds(), name
