@@ -21,7 +21,14 @@ from django.utils import timezone
 
 from annotate.models import Project, Solution, Step
 from autolabel.endpoint_policy import EndpointRefused, check_base_url
-from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel, SearchMode
+from autolabel.models import (
+    AutolabelJob,
+    AutolabelSettings,
+    AutolabelStatus,
+    AutoSource,
+    AutoStepLabel,
+    SearchMode,
+)
 from autolabel.rollouts import (
     CompletionClient,
     EndpointError,
@@ -139,7 +146,31 @@ class Runner:
         )
         if not held:
             self.lost.set()
+            if updates:  # a lead's stop: what this run stored and spent is still the job's to count
+                AutolabelJob.objects.filter(pk=self.job.pk, claim=self.token, status=AutolabelStatus.CANCELLED).update(
+                    **updates
+                )
             raise JobLost(self.job.pk)
+
+    def _settle(self, in_flight: dict[Future, tuple[_Solution, int]]) -> None:
+        """The job is no longer this run's. After a lead's stop the requests in flight still return,
+        and their completions were taken from the budget: their probes are stored and counted like
+        any other (they were dropped, so the job said fewer completions than the budget charged).
+        A run the sweep replaced stores nothing more."""
+        if not AutolabelJob.objects.filter(pk=self.job.pk, claim=self.token, status=AutolabelStatus.CANCELLED).exists():
+            return
+        for future, (solution, index) in list(in_flight.items()):
+            try:
+                texts = self._with_answers(future.result())
+            except (EndpointError, JobLost):  # it gave up once the job was lost: nothing came back
+                texts = None
+            if texts is None:
+                refund(project_id=self.job.project_id, n=self.job.rollouts)
+                continue
+            try:
+                self._store_probe(solution, index, texts)
+            except JobLost:
+                pass  # expected: its counts went to the stopped job
 
     def _load(self, ids: list[int]) -> list[_Solution]:
         rows = list(
@@ -202,41 +233,45 @@ class Runner:
         failure: Exception | None = None
         with ThreadPoolExecutor(max_workers=job.concurrency, thread_name_prefix="autolabel") as pool:
             refill()
-            while pending or in_flight:
-                while failure is None and len(in_flight) < job.concurrency:
-                    probe = self._next_probe(pending)
-                    if probe is None:
+            try:
+                while pending or in_flight:
+                    while failure is None and len(in_flight) < job.concurrency:
+                        probe = self._next_probe(pending)
+                        if probe is None:
+                            break
+                        solution, index = probe
+                        if not reserve(project_id=job.project_id, n=job.rollouts):
+                            failure = BudgetExhausted()  # its message once the requests in flight are stored
+                            break
+                        prompt = build_prompt(solution.problem, solution.steps[: index + 1])
+                        solution.in_flight.add(index)
+                        in_flight[pool.submit(self.client.complete, prompt, job.rollouts)] = (solution, index)
+                    if not in_flight:
                         break
-                    solution, index = probe
-                    if not reserve(project_id=job.project_id, n=job.rollouts):
-                        failure = BudgetExhausted()  # its message once the requests in flight are stored
+                    done, _ = wait(list(in_flight), timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
+                    self._beat()  # also while long requests are in flight: only a dead run goes stale
+                    for future in done:
+                        solution, index = in_flight.pop(future)
+                        solution.in_flight.discard(index)
+                        try:
+                            texts = self._with_answers(future.result())
+                        except EndpointError as exc:
+                            refund(project_id=job.project_id, n=job.rollouts)
+                            failure = failure or exc
+                            continue
+                        if texts is None:  # held back: the prefix is probed again
+                            refund(project_id=job.project_id, n=job.rollouts)
+                            continue
+                        self._store_probe(solution, index, texts)
+                        if self._maybe_complete(solution):
+                            pending.remove(solution)
+                    if failure is None:
+                        refill()
+                    if failure is not None and not in_flight:
                         break
-                    prompt = build_prompt(solution.problem, solution.steps[: index + 1])
-                    solution.in_flight.add(index)
-                    in_flight[pool.submit(self.client.complete, prompt, job.rollouts)] = (solution, index)
-                if not in_flight:
-                    break
-                done, _ = wait(list(in_flight), timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
-                self._beat()  # also while long requests are in flight: only a dead run goes stale
-                for future in done:
-                    solution, index = in_flight.pop(future)
-                    solution.in_flight.discard(index)
-                    try:
-                        texts = self._with_answers(future.result())
-                    except EndpointError as exc:
-                        refund(project_id=job.project_id, n=job.rollouts)
-                        failure = failure or exc
-                        continue
-                    if texts is None:  # held back: the prefix is probed again
-                        refund(project_id=job.project_id, n=job.rollouts)
-                        continue
-                    self._store_probe(solution, index, texts)
-                    if self._maybe_complete(solution):
-                        pending.remove(solution)
-                if failure is None:
-                    refill()
-                if failure is not None and not in_flight:
-                    break
+            except JobLost:
+                self._settle(in_flight)
+                raise
         if isinstance(failure, BudgetExhausted):
             raise BudgetExhausted(
                 f"the project's completion budget is spent ({self._budget_text()}); "
