@@ -98,6 +98,12 @@ def _auto_cell(label: dict | None) -> str:
     return text + (" inferred" if label["inferred"] else "")
 
 
+def _step_cell(step: dict) -> str:
+    """A step's text, a trace's with its type first ("observation: ...", "tool call: ...")."""
+    text = Truncator(step["text"]).chars(160)
+    return f"{step['type'].replace('_', ' ')}: {text}" if step.get("type") else text
+
+
 @admin.register(AutoLabeledSolution)
 class AutoLabeledSolutionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     """Leads compare, step by step, what people and the automatic labelers said about a solution.
@@ -135,7 +141,7 @@ class AutoLabeledSolutionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
             (
                 (
                     step["index"] + 1,
-                    Truncator(step["text"]).chars(160),
+                    _step_cell(step),
                     format_html_join("", "<td>{}</td>", ((RATING.get(r, "·"),) for r in step["human"])),
                     _auto_cell(step["auto"].get("math_shepherd")),
                     _auto_cell(step["auto"].get("rollout")),

@@ -131,8 +131,10 @@ def job_summary(job: AutolabelJob) -> dict[str, Any]:
 
 
 def solution_labels(*, solution: Solution) -> dict[str, Any]:
-    """Each step's text, its human ratings (one per annotation) and its automatic labels by source."""
-    steps = list(solution.steps.order_by("index").values_list("index", "text"))
+    """Each step's text, its human ratings (one per annotation) and its automatic labels by source;
+    a trace's steps also their `type` (an observation is shown to annotators, rated only where the
+    project says so: without it, its empty rating read as a step someone left unrated)."""
+    steps = list(solution.steps.order_by("index").values_list("index", "text", "step_type"))
     humans = [
         {
             "annotation_id": a.pk,
@@ -161,10 +163,11 @@ def solution_labels(*, solution: Solution) -> dict[str, Any]:
         "steps": [
             {
                 "index": index,
+                **({"type": step_type} if step_type else {}),
                 "text": text,
                 "human": [h["ratings"][index] if index < len(h["ratings"]) else None for h in humans],
                 "auto": auto.get(index, {}),
             }
-            for index, text in steps
+            for index, text, step_type in steps
         ],
     }
