@@ -112,3 +112,15 @@ def test_compose_gives_a_stopping_web_and_its_job_workers_the_time_to_finish():
     for name in ("worker", "ml-worker"):
         grace = _seconds(services[name].get("stop_grace_period", "10s"))
         assert 300 <= grace < EXPORT_RUNNING_DEADLINE.total_seconds(), name
+
+
+def test_a_worker_waits_out_a_long_redis_outage():
+    """Was: Celery's default of 100 reconnection tries (2, 4, ... then every 30 s: about 47 minutes)
+    ended with `Unrecoverable error` and the worker process exited; when Redis came back, nothing
+    consumed the queues unless a supervisor restarted it (a worker run with
+    `broker_connection_max_retries = 2` exits within seconds of Redis stopping, so the limit is what
+    decides). The app every worker loads retries for ever."""
+    from config.celery import app
+
+    assert app.conf.broker_connection_max_retries is None
+    assert app.conf.broker_connection_retry is True

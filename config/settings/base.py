@@ -316,6 +316,10 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"ml.tasks.*": {"queue": "ml"}, "autolabel.tasks.*": {"queue": "autolabel"}}
 # Fail fast when the broker is down (the job row stays `created` and the sweep re-sends it).
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# A worker that lost Redis retries for ever (every 30 s at most): with Celery's 100 tries it exited
+# ("Unrecoverable error") after a 47-minute outage and stayed down once Redis was back, unless
+# something restarted it; jobs then waited `created` with a healthy broker.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # One sweep for every kind of job, on the default queue: a hung training run on the `ml` queue
 # must not block its own watchdog (core.jobs).
 CELERY_BEAT_SCHEDULE = {
