@@ -89,6 +89,11 @@ export class DraftSync<F extends object> {
     this.leaving = false;
     this.cancel();
     this.pendingSince = null;
+    // Nothing of this task waits to be reported (a submit cancelled the last task's save): its
+    // first save, which only stores the key, stays quiet, as on a page just loaded. Left as the
+    // last task had them, the bar said "Saved" over "Submitted" on the next, untouched task.
+    this.saved = true;
+    this.quiet = false;
     this.sweep(id);
     if (id === null) return null;
     const draft = pickDraft(this.local.load<DraftBase & F>(id), server);
