@@ -28,6 +28,7 @@ CONFIG_KEYS = frozenset(f.name for f in fields(PRMConfig)) - {"extra", "device"}
 # A compare project's reward model settings (ml.prm.reward.RewardConfig) that PRMConfig lacks, named
 # here so that the web process need not import the reward model (torch) to read them.
 REWARD_ONLY_KEYS = frozenset({"features", "prm_project", "dense_lr"})
+PRM_PROJECT_NEEDED = 'features "prm" need prm_project: a steps project whose active PRM scores the steps'
 
 
 class NoActiveModel(Conflict):
@@ -102,11 +103,21 @@ def validate_run_config(*, project: Project, config: dict[str, Any], user=None) 
             why = "a PRM setting, for steps projects" if name in CONFIG_KEYS else "unknown training config key"
             raise ConfigError(name, f"{why}; a compare project's reward model takes {', '.join(sorted(REWARD_KEYS))}")
         reward = reward_config(config)
-        if "prm" in reward.features and reward.prm_project:
+        # the two go together: either alone was accepted, then the run failed in the worker (no
+        # PRM named) or trained without the PRM it named, which its settings still listed
+        if "prm" in reward.features:
+            if not reward.prm_project:
+                raise ConfigError("prm_project", PRM_PROJECT_NEEDED)
             try:
                 prm_source_run(slug=reward.prm_project, user=user)
             except NoActiveModel as exc:
                 raise ConfigError("prm_project", str(exc)) from None
+        elif reward.prm_project:
+            raise ConfigError(
+                "prm_project",
+                'only the "prm" features read a PRM: add "prm" to features, or leave prm_project out '
+                f"(features here: {', '.join(reward.features)})",
+            )
     else:
         reward_only = sorted(set(config) & REWARD_ONLY_KEYS)
         if reward_only:  # was "unknown training config key", as if misspelt

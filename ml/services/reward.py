@@ -21,7 +21,7 @@ from ml.models import TrainingRun
 from ml.prm import reward as bt
 from ml.prm.reward import PairExample, RewardConfig, RewardModel, save_reward_checkpoint, train_reward_model
 from ml.prm.reward_features import StepRisk, prm_step_risk
-from ml.services.config import NoActiveModel, artifact_abspath
+from ml.services.config import PRM_PROJECT_NEEDED, NoActiveModel, artifact_abspath
 
 REWARD_KEYS = {f.name for f in dataclasses.fields(RewardConfig)} - {"extra"}
 
@@ -140,7 +140,7 @@ def train_reward_run(*, run: TrainingRun, log: Callable[[str], None] | None = No
     prm_artifact, step_risk = None, None
     if "prm" in config.features:
         if not config.prm_project:
-            raise NoActiveModel('features "prm" need prm_project: a steps project whose active PRM scores the steps')
+            raise NoActiveModel(PRM_PROJECT_NEEDED)  # refused at request time too (config.validate_run_config)
         # the requester's access again at training time: a role taken away since the request counts
         prm_artifact = prm_source_run(slug=config.prm_project, user=run.requested_by).artifact_path
         step_risk = _step_risk(prm_artifact)

@@ -22,7 +22,7 @@ from annotate.models import Comparison, Preference, Problem, Project, Solution, 
 from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
-from ml.prm.config import PRMConfig
+from ml.prm.config import ConfigError, PRMConfig
 from ml.prm.graded import right_wrong_pairs, shared_groups
 from ml.prm.reward import PairExample
 from ml.prm.synthetic import planted_examples
@@ -123,9 +123,8 @@ def test_prm_features_read_the_named_steps_projects_prm_in_training_and_scoring(
             metrics={"model": "prm"},
         )
         compare = _project_of_pairs("uses-prm", planted_pair_examples(200, seed=5))
-        refused = services.request_retrain(project=compare, config={"features": ["prm"]}, enqueue=False)
-        failed = services.run_training(run_id=refused.pk)
-        assert failed.status == JobStatus.FAILED and "prm_project" in failed.error
+        with pytest.raises(ConfigError, match="need prm_project"):  # refused when asked, not failed in the worker
+            services.request_retrain(project=compare, config={"features": ["prm"]}, enqueue=False)
         run = _train_through_worker(compare, {"features": ["prm"], "prm_project": "prm-source"})
         heldout = run.metrics["heldout"]
         assert heldout["pairwise_accuracy"] > 0.6, heldout  # the PRM sees the planted error steps
