@@ -124,3 +124,33 @@ def test_a_worker_waits_out_a_long_redis_outage():
 
     assert app.conf.broker_connection_max_retries is None
     assert app.conf.broker_connection_retry is True
+
+
+def test_check_deploy_says_when_the_static_files_are_not_collected_or_stale(settings, tmp_path):
+    """Was: production serves hashed static names from collectstatic's manifest, and nothing said
+    when it was missing (gunicorn started outside the Docker image without `collectstatic`) or
+    stale (an upgrade whose new bundle was never collected): `check --deploy` was clean while every
+    page answered 500 (`Missing staticfiles manifest entry`), its error page too."""
+    from django.core.checks import run_checks
+    from django.core.management import call_command
+
+    source = tmp_path / "bundle"
+    (source / "steplabel").mkdir(parents=True)
+    (source / "steplabel" / "pages.js").write_text("console.log(1);\n")
+    settings.STATICFILES_DIRS = [source]
+    settings.STATIC_ROOT = tmp_path / "static"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+
+    def ids() -> set[str]:
+        return {message.id for message in run_checks(include_deployment_checks=True)}
+
+    assert "steplabel.W003" in ids()
+    call_command("collectstatic", interactive=False, verbosity=0)
+    assert not {"steplabel.W003", "steplabel.W004"} & ids()
+    (source / "steplabel" / "chunk-new.js").write_text("console.log(2);\n")  # an upgrade's new file
+    assert "steplabel.W004" in ids()
+    call_command("collectstatic", interactive=False, verbosity=0)
+    assert "steplabel.W004" not in ids()

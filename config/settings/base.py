@@ -196,7 +196,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "static_build"
+# Where collectstatic puts the files web serves (WhiteNoise); production needs them collected.
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "static_build"))
 STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 

@@ -229,7 +229,7 @@ def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
     )
 
 
-def test_check_deploy_is_clean_with_production_settings():
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
     env = {
         # The browser tests' conftest sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; no deployment does.
         **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
@@ -238,7 +238,11 @@ def test_check_deploy_is_clean_with_production_settings():
         "ALLOWED_HOSTS": "steplabel.example.org",
         "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steplabel"),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+        # Collected as a deployment does (else steplabel.W003), away from the checkout's static_build.
+        "STATIC_ROOT": str(tmp_path / "static"),
     }
+    collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"]
+    subprocess.run(collect, cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
     result = _check_deploy(env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
