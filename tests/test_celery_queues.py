@@ -46,3 +46,24 @@ def test_make_run_and_the_tests_real_worker_consume_every_routed_queue():
     assert _routed() <= dev_queues
     default = inspect.signature(celery_worker.celery_worker).parameters["queues"].default
     assert _routed() <= set(default.split(","))
+
+
+def test_the_readme_stack_without_docker_consumes_every_routed_queue_with_one_name_per_worker():
+    """README's "Real stack" lists the processes to run without Docker: its workers must consume
+    every routed queue, and each needs its own node name on one host (Docker gives each container
+    its own host name; Celery asks for a name per worker on one machine, or remote control and
+    `inspect ping` see one node where there are three)."""
+    import re
+    import shlex
+
+    section = (ROOT / "README.md").read_text().split("\n## Real stack\n", 1)[1].split("\n## ", 1)[0]
+    workers = [
+        shlex.split(line)
+        for line in re.findall(r"^\.venv/bin/celery -A config worker .*$", section, flags=re.MULTILINE)
+    ]
+    assert workers, "no worker lines under Real stack"
+    consumed = set().union(*(_queues_of(argv) for argv in workers))
+    assert _routed() <= consumed, _routed() - consumed
+    names = [argv[argv.index("-n") + 1] for argv in workers if "-n" in argv]
+    assert len(names) == len(workers) == len(set(names)), names
+    assert re.search(r"^\.venv/bin/celery -A config beat ", section, flags=re.MULTILINE), "no beat: no job sweep"
