@@ -154,3 +154,19 @@ def test_check_deploy_says_when_the_static_files_are_not_collected_or_stale(sett
     assert "steplabel.W004" in ids()
     call_command("collectstatic", interactive=False, verbosity=0)
     assert "steplabel.W004" not in ids()
+
+
+def test_compose_serves_the_static_files_the_image_collected():
+    """STATIC_ROOT is a setting, and every setting in .env reaches the containers: the stack pins it
+    to where the Dockerfile's collectstatic wrote (the app's WORKDIR), or web would serve none."""
+    import yaml
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    app_stage = dockerfile.split("AS app", 1)[1]
+    workdir = re.search(r"^WORKDIR (\S+)$", app_stage, flags=re.MULTILINE)[1]
+    collect = next(line for line in app_stage.splitlines() if "collectstatic" in line)
+    assert "STATIC_ROOT" not in collect  # so it collects to the settings' default, BASE_DIR/static_build
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert compose["x-app"]["environment"]["STATIC_ROOT"] == f"{workdir}/static_build"
+    for name in ("web", "worker", "ml-worker", "autolabel-worker", "beat", "migrate"):
+        assert compose["services"][name]["environment"]["STATIC_ROOT"] == f"{workdir}/static_build", name
