@@ -170,3 +170,17 @@ def test_compose_serves_the_static_files_the_image_collected():
     assert compose["x-app"]["environment"]["STATIC_ROOT"] == f"{workdir}/static_build"
     for name in ("web", "worker", "ml-worker", "autolabel-worker", "beat", "migrate"):
         assert compose["services"][name]["environment"]["STATIC_ROOT"] == f"{workdir}/static_build", name
+
+
+def test_compose_keeps_web_listening_where_its_published_port_points():
+    """Was: GUNICORN_BIND in .env reached the web container (every setting there does), so an
+    operator who set it to 127.0.0.1:8000 for a loopback-only site got a web that Docker's port
+    mapping could not reach (it connects to the container's own address), while the healthcheck,
+    which curls 127.0.0.1 from inside, still passed. WEB_BIND is the host side's setting."""
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    web = compose["services"]["web"]
+    container_port = str(web["ports"][0]).rsplit(":", 1)[1]
+    assert web["environment"]["GUNICORN_BIND"] == f"0.0.0.0:{container_port}"
+    assert f"http://127.0.0.1:{container_port}/" in web["healthcheck"]["test"][-1]
