@@ -76,7 +76,8 @@ def agreement(*, project: Project) -> dict[str, Any]:
     latest = AutolabelJob.objects.filter(project=project).order_by("-id").first()
     totals = AutolabelJob.objects.filter(project=project).aggregate(completions=Sum("completions_used"))
     return {
-        "solutions_with_auto_labels": sum(by_source.values()) if by_source else 0,
+        # each solution once: one rolled out after its Math-Shepherd line was imported has both sources
+        "solutions_with_auto_labels": labeled.values("solution_id").distinct().count() if by_source else 0,
         # every step labeled: what labels=auto exports (a stopped job leaves others with a few labels)
         "solutions_complete": complete_solutions(project=project) if by_source else 0,
         "by_source": by_source,
