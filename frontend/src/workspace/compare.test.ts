@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 
 import {
   answerOf,
+  choiceNotRecorded,
   type CompareChoice,
+  describeChoice,
   missingChoice,
   nextMarker,
   pairKind,
@@ -103,5 +105,23 @@ describe("with the single-key shortcuts off", () => {
     expect(verdictText(none)).toBe("Which is better? ← / a, → / b, t for a tie");
     expect(verdictText(choice("A", 2), false)).toBe("A is clearly better");
     expect(verdictText(choice("tie", null), false)).toBe("Tie");
+  });
+});
+
+describe("a choice not recorded", () => {
+  it("is named in words, as the annotator saw the pair", () => {
+    expect(describeChoice(choice("B", 2))).toBe("B is clearly better · first wrong step: B step 1");
+    expect(describeChoice({ preference: "tie", strength: null, firstWrong: { A: 2, B: null } })).toBe(
+      "Tie · first wrong step: A step 3",
+    );
+    expect(describeChoice(choice("A", null))).toBe("A is better · first wrong step: B step 1");
+    expect(choiceNotRecorded({ preference: "A", strength: 3, firstWrong: { A: null, B: null } })).toBe(
+      "your choice on it was not recorded (A is much better)",
+    );
+  });
+
+  it("is none when nothing was chosen or marked", () => {
+    expect(describeChoice({ preference: null, strength: null, firstWrong: { A: null, B: null } })).toBeNull();
+    expect(choiceNotRecorded(undefined)).toBeNull();
   });
 });

@@ -122,6 +122,29 @@ export function upgradeDraft(d: unknown): unknown {
   return { v: 1, rev: 0, saved_at: "", key: old.key, elapsed_ms: Number(old.elapsedMs) || 0, choice: old.choice };
 }
 
+/** A choice in words, as the annotator saw the pair ("B is clearly better · first wrong step: A
+ * step 2"); null when nothing is chosen or marked. */
+export function describeChoice(c: CompareChoice | null | undefined): string | null {
+  if (!c) return null;
+  const parts: string[] = [];
+  if (c.preference === "tie") parts.push("Tie");
+  else if (c.preference !== null && c.preference !== undefined) {
+    parts.push(c.strength ? `${c.preference} is ${STRENGTHS[c.strength - 1].toLowerCase()} better` : `${c.preference} is better`);
+  }
+  for (const side of ["A", "B"] as const) {
+    const mark = c.firstWrong?.[side];
+    if (typeof mark === "number") parts.push(`first wrong step: ${side} step ${mark + 1}`);
+  }
+  return parts.length ? parts.join(" · ") : null;
+}
+
+/** A draft's choice that was never submitted, for the note when the claim on its pair was lost:
+ * "your choice on it was not recorded (A is clearly better)"; null when it holds none. */
+export function choiceNotRecorded(c: CompareChoice | null | undefined): string | null {
+  const words = describeChoice(c);
+  return words === null ? null : `your choice on it was not recorded (${words})`;
+}
+
 /** The next marker position: down one step, and past the last back to none. `rated` (per step,
  * default all): a step shown but not rated (a trace's observation) is stepped over, since it
  * cannot be the first wrong step. */
@@ -203,6 +226,10 @@ export class CompareWorkspace {
         fail: (message) => this.fail(message),
         loadNext: () => this.load(),
         busy: () => this.submitting,
+        // named, not dropped, when the pair turns out answered elsewhere or its claim was lost
+        // (a tab closed mid-pair whose lease ran out and went to another annotator)
+        describeWork: () => describeChoice(this.choice),
+        leftBehind: (draft) => choiceNotRecorded(draft.choice),
       },
       compareDrafts,
       "pair",
