@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Project, Role
-from autolabel.models import AutolabelJob
+from autolabel.models import AutolabelJob, AutolabelSettings
 from tests.api_clients import member_client
 
 pytestmark = pytest.mark.django_db
@@ -43,3 +43,11 @@ def test_the_command_names_every_bad_option_at_once() -> None:
     assert message.startswith("--base-url: must start with http:// or https://")
     assert "--rollouts: must be an integer in [1, 64], got 0" in message
     assert "--concurrency: must be an integer in [1, 256], got 1000" in message
+
+
+def test_a_refused_command_leaves_the_budget_as_it_was() -> None:
+    project = Project.objects.create(slug="opts")
+    AutolabelSettings.objects.create(project=project, completions_budget=1000)
+    with pytest.raises(CommandError, match="--rollouts"):
+        call_command("autolabel", project="opts", base_url="http://127.0.0.1:9/v1", model="m", rollouts=0, budget=5)
+    assert AutolabelSettings.objects.get(project=project).completions_budget == 1000  # it was set to 5

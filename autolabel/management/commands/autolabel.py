@@ -49,13 +49,16 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"No project with slug {project!r}.")
-        if budget is not None:
-            if budget < 0:
-                raise CommandError("--budget must be 0 or more completions")
-            AutolabelSettings.objects.update_or_create(project=project_obj, defaults={"completions_budget": budget})
         fields = ("base_url", "model", "rollouts", "max_tokens", "temperature", "concurrency", "search")
+        job_options = {k: options[k] for k in fields}
         try:
-            job = services.create_job(project=project_obj, user=None, options={k: options[k] for k in fields})
+            if budget is not None:
+                if budget < 0:
+                    raise CommandError("--budget must be 0 or more completions")
+                # the options first: a refused command changes nothing (it set the budget, then failed)
+                services.validate_options(job_options)
+                AutolabelSettings.objects.update_or_create(project=project_obj, defaults={"completions_budget": budget})
+            job = services.create_job(project=project_obj, user=None, options=job_options)
         except services.AutolabelOptionError as exc:
             raise CommandError(
                 "; ".join(f"--{name.replace('_', '-')}: {message}" for name, message in exc.errors.items())
