@@ -18,6 +18,7 @@ from django.db.models import Count, F, Q
 from annotate.models import Project, Solution, Step
 from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
 from prm800k import math_shepherd
+from prm800k.kinds import UNRATED_STEP_TYPES
 
 
 def _steps(solution_ids: list[int]) -> dict[int, list[str]]:
@@ -26,6 +27,32 @@ def _steps(solution_ids: list[int]) -> dict[int, list[str]]:
     for solution_id, text in rows.values_list("solution_id", "text"):
         steps[solution_id].append(text)
     return steps
+
+
+def _observations(solution_ids: list[int]) -> dict[int, set[int]]:
+    """Per solution, the indexes of its trace observations (none for math and code)."""
+    found: dict[int, set[int]] = defaultdict(set)
+    rows = Step.objects.filter(solution_id__in=solution_ids, step_type__in=UNRATED_STEP_TYPES)
+    for solution_id, index in rows.values_list("solution_id", "index"):
+        found[solution_id].add(index)
+    return found
+
+
+def fold_unrated(steps: list[str], labels: list[int], unrated: set[int]) -> tuple[list[str], list[int]]:
+    """A trace's observations shown but not rated open the next step's text, their own labels left
+    out, as the human rows have them (prm800k.trl, prm800k.math_shepherd.human_ratings): rollouts
+    label every step, and auto rows with observations of their own were not the human rows' steps."""
+    texts: list[str] = []
+    kept: list[int] = []
+    context = ""
+    for index, (text, label) in enumerate(zip(steps, labels, strict=True)):
+        if index in unrated:
+            context += text + "\n\n"
+            continue
+        texts.append(context + text)
+        kept.append(label)
+        context = ""
+    return texts, kept
 
 
 def _labels(solution_ids: list[int], source: str) -> dict[int, list[int]]:
@@ -102,11 +129,12 @@ def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shephe
             return
         ids = [row["id"] for row in rows]
         steps, labels = _steps(ids), _labels(ids, AutoSource.ROLLOUT)
+        unrated = {} if project.rate_observations else _observations(ids)
         for row in rows:
+            texts, values = fold_unrated(steps[row["id"]], labels[row["id"]], unrated.get(row["id"], set()))
+            if not texts:
+                continue  # observations alone: no step a person would rate
             yield math_shepherd.MathShepherdLine(
-                question=row["problem__text"],
-                steps=steps[row["id"]],
-                labels=labels[row["id"]],
-                task=row["problem__subject"],
+                question=row["problem__text"], steps=texts, labels=values, task=row["problem__subject"]
             )
         last = ids[-1]

@@ -52,3 +52,35 @@ def test_math_shepherd_human_lines_go_on_past_an_unrated_observation() -> None:
         "label": f"{question} Step 1: {texts[0]} +\nStep 2: {texts[1]} +\nStep 3: {observed} -\nStep 4: {texts[4]} -",
         "task": "",
     }
+
+
+def test_automatic_labels_of_a_trace_export_its_steps_as_people_labels_do() -> None:
+    """Rollouts label every step, observations too; exported, a trace's observation opens the next
+    step's text as in the human rows, so a PRM trained on both sees one step structure."""
+    from annotate.models import Solution
+    from autolabel.models import AutoSource, AutoStepLabel
+
+    project = Project.objects.create(slug="traces")
+    lead = member_client(project, "lead", Role.LEAD)
+    _upload(lead, "traces", [TRACE])
+    trace = Solution.objects.get()
+    AutoStepLabel.objects.bulk_create(
+        AutoStepLabel(solution=trace, index=i, source=AutoSource.ROLLOUT, label=label)
+        for i, label in enumerate([1, 1, 1, -1, -1])
+    )
+    ml = member_client(project, "ml", Role.ML_ENGINEER)
+    [line] = _lines(ml.get("/api/v1/projects/traces/export/?format=math_shepherd&labels=auto"))
+    [row] = _lines(ml.get("/api/v1/projects/traces/export/?format=trl&labels=auto"))
+    texts = [step["text"] for step in TRACE["steps"]]
+    observed = texts[2] + "\n\n" + texts[3]
+    assert row == {
+        "prompt": TRACE["problem"],
+        "completions": [texts[0], texts[1], observed, texts[4]],
+        "labels": [True, True, False, False],
+    }
+    assert line["label"].endswith(f"Step 3: {observed} -\nStep 4: {texts[4]} -")
+
+    # a project that rates observations keeps them as steps of their own
+    Project.objects.filter(pk=project.pk).update(rate_observations=True)
+    [row] = _lines(ml.get("/api/v1/projects/traces/export/?format=trl&labels=auto"))
+    assert row["completions"] == texts and row["labels"] == [True, True, True, False, False]
