@@ -7,6 +7,7 @@ import json
 
 from annotate.models import Annotation, Problem, Project, Solution, Step
 from ml.prm.examples import StepExample, examples_from_record
+from prm800k.kinds import UNRATED_STEP_TYPES
 
 
 def build_examples(
@@ -60,16 +61,24 @@ def auto_label_examples(*, project: Project, skip_solution_ids: set[int] = froze
         problems[solution_id], graded[solution_id] = problem_id, answer_correct
     texts = dict(Problem.objects.filter(pk__in=set(problems.values())).values_list("id", "text"))
     steps: dict[int, list[str]] = {i: [] for i in labels}
-    for solution_id, text in (
+    unrated: set[tuple[int, int]] = set()  # (solution, index) of trace observations people do not rate
+    for solution_id, index, text, step_type in (
         Step.objects.filter(solution_id__in=list(labels))
         .order_by("solution_id", "index")
-        .values_list("solution_id", "text")
+        .values_list("solution_id", "index", "text", "step_type")
     ):
         steps[solution_id].append(text)
+        if step_type in UNRATED_STEP_TYPES and not project.rate_observations:
+            unrated.add((solution_id, index))
     out: list[StepExample] = []
     for solution_id, sources in labels.items():
         previous: list[str] = []
         for index, (text, label) in enumerate(zip(steps[solution_id], preferred(sources), strict=True)):
+            if (solution_id, index) in unrated:
+                # context, not an example, as in people's labels (a rollout labels it all the same);
+                # a first `-` here falls on the step after it, which is `-` too
+                previous.append(text)
+                continue
             out.append(
                 StepExample(
                     problem=texts[problems[solution_id]],
