@@ -108,12 +108,20 @@ def _on_preference_saved(sender, instance: Preference, created: bool, **kwargs) 
 
 
 def _on_steps_imported(sender, project_id: int, **kwargs) -> None:
-    """Featurize an import's steps on the ml queue once it commits (ml.services.step_features)."""
+    """Featurize an import's steps on the ml queue once it commits (ml.services.step_features); in a
+    compare project, have the active reward model score the import's new pairs with the rest."""
     from core import jobs
-    from ml.tasks import featurize_steps
+    from ml.tasks import featurize_steps, reorder_queue
 
-    if Project.objects.filter(pk=project_id).exclude(task_kind=TaskKind.COMPARE).exists():
+    kind = Project.objects.filter(pk=project_id).values_list("task_kind", flat=True).first()
+    if kind is None:
+        return
+    if kind != TaskKind.COMPARE:
         jobs.enqueue_on_commit(featurize_steps, project_id)  # a lost message costs only speed
+    elif TrainingRun.objects.filter(project_id=project_id, is_active=True).exists():
+        # new pairs kept their import priority (up to 3) above every pair the model scored (its
+        # uncertainty, at most 1): served first, unscored, until the next run
+        jobs.enqueue_on_commit(reorder_queue, project_id)
 
 
 def _on_queue_order_changed(sender, project_id: int, **kwargs) -> None:

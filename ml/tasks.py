@@ -24,8 +24,8 @@ def rescore_queue(run_id: int, previous_id: int | None = None) -> int | None:
 
 @shared_task(acks_late=True)
 def reorder_queue(project_id: int) -> int | None:
-    """After a lead changes the queue's order (strategy, control share): reorder the open queue
-    with the project's active model (None when it has none)."""
+    """After a lead changes the queue's order (strategy, control share), or an import adds pairs to
+    a compare project: reorder the open queue with the project's active model (None when it has none)."""
     from ml import services
 
     return services.reorder_with_active_model(project_id=project_id)
