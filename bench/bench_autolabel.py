@@ -30,11 +30,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "processbench"
 RESULTS = ROOT / "bench" / "results"
 
 from autolabel.agreement import compare  # noqa: E402  (pure: no Django)
 from autolabel.rollouts import search  # noqa: E402
+from ml.prm.data import DATA as SHARED_DATA  # noqa: E402
+
+DATA = SHARED_DATA / "processbench"
 
 
 def load(split: str) -> list[dict]:

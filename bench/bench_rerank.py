@@ -26,12 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "results"
 
 import torch  # noqa: E402
 
 from ml.prm.config import PRMConfig  # noqa: E402
+from ml.prm.data import DATA  # noqa: E402
 from ml.prm.graded import right_wrong_pairs, shared_groups  # noqa: E402
 from ml.prm.reward import RewardConfig, save_reward_checkpoint, train_reward_model  # noqa: E402
 from ml.prm.reward_features import prm_step_risk  # noqa: E402

@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from ml.prm.config import PRMConfig  # noqa: E402
+from ml.prm.data import DATA as SHARED_DATA  # noqa: E402
 from ml.prm.graded import right_wrong_pairs, shared_groups  # noqa: E402
 from ml.prm.reward import PairExample, RewardConfig, RewardModel, train_reward_model  # noqa: E402
 from ml.prm.reward_features import prm_features, prm_step_risk  # noqa: E402
@@ -78,7 +79,7 @@ def bootstrap(hits: np.ndarray, problems: np.ndarray, rounds: int = 2000, seed: 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "reward")
     args = parser.parse_args()

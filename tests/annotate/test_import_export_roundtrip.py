@@ -14,10 +14,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Annotation, Problem, Project, Solution, Step
+from ml.prm.data import DATA
 from tests.json_helpers import same_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "prm800k"
+SHARED_DATA = DATA / "prm800k"
 REAL_FILES = sorted(SHARED_DATA.glob("phase*.jsonl")) + sorted(SHARED_DATA.glob("openr_samples_prm800k.jsonl"))
 
 pytestmark = pytest.mark.django_db

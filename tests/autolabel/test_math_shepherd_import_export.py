@@ -14,10 +14,11 @@ from django.core.management import CommandError, call_command
 from annotate.models import Annotation, AnnotationSource, Problem, Project, Role, Solution, Step
 from annotate.services import leases, queue
 from autolabel.models import AutoSource, AutoStepLabel, MathShepherdRecord
+from ml.prm.data import DATA
 from tests.api_clients import member_client
 from tests.factories import make_solutions
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "math-shepherd-samples"
+SAMPLES = DATA / "math-shepherd-samples"
 SAMPLE_FILE = SAMPLES / "openr_samples_math-shepherd.jsonl"
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,6 @@
 
 import io
 import json
-import os
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,11 +9,10 @@ from django.test import override_settings
 
 from core.models import JobStatus
 from ml.models import TrainingRun
+from ml.prm.data import DATA
 from tests.ml.loop_helpers import TINY, planted_project
 
-# ../shared/data beside the checkout (DESIGN.md); STEPLABEL_SHARED_DATA points elsewhere.
-SHARED = Path(os.environ.get("STEPLABEL_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
-PROCESSBENCH = SHARED / "processbench" / "math.json"
+PROCESSBENCH = DATA / "processbench" / "math.json"
 
 
 @pytest.mark.django_db

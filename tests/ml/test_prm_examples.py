@@ -1,13 +1,11 @@
 """Step examples from PRM800K records (hand-checked) and from first-error oracle labels."""
 
 import json
-from pathlib import Path
 
 import pytest
 
+from ml.prm.data import DATA
 from ml.prm.examples import examples_from_record, examples_from_steps, path_first_error, step_key
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _c(text, rating, flagged=False):

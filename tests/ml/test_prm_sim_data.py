@@ -1,12 +1,10 @@
 """The simulation's data loading: the PRM800K stepwise Parquet regrouped into PRM800K records."""
 
-from pathlib import Path
-
 import pytest
 
+from ml.prm.data import DATA
 from ml.prm.sim_data import load_items, stepwise_records
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.exists(), reason="../shared/data absent")
 
 

@@ -12,7 +12,6 @@ bench/results/reward.md has the cross-validated numbers with intervals for every
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 import torch
@@ -23,6 +22,7 @@ from core.models import JobStatus
 from ml import services
 from ml.models import TrainingRun
 from ml.prm.config import ConfigError, PRMConfig
+from ml.prm.data import DATA
 from ml.prm.graded import right_wrong_pairs, shared_groups
 from ml.prm.reward import PairExample
 from ml.prm.synthetic import planted_examples
@@ -30,8 +30,6 @@ from ml.prm.train import save_checkpoint, train_prm
 from ml.services.reward import score_with_reward
 from tests.factories import make_user
 from tests.ml.reward_helpers import planted_pair_examples
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _project_of_pairs(slug: str, pairs: list[PairExample]) -> Project:
