@@ -37,3 +37,26 @@ def test_a_gsm8k_product_shows_its_star(pages, screenshot, tmp_path: Path) -> No
     expect(step).to_contain_text("30*5=<<30*5=150>>150 calories")
     expect(step.locator(".sl-step-text em")).to_have_count(0)
     screenshot(page, "shepherd-products")
+
+
+def test_a_tool_calls_numbers_show_as_the_agent_wrote_them(pages, tmp_path: Path) -> None:
+    """Pretty-printed through JSON.parse, an order id past 2^53 showed one off and 2.50 as 2.5."""
+    project = make_project("orders", name="Agent traces")
+    make_user("ann", project)
+    trace = {
+        "kind": "trace",
+        "problem": "Refund order 9007199254740993.",
+        "ground_truth_answer": "refunded",
+        "steps": [
+            {"type": "tool_call", "text": 'refund({"order_id": 9007199254740993, "amount": 2.50})'},
+            {"type": "answer", "text": "refunded"},
+        ],
+    }
+    path = tmp_path / "trace.jsonl"
+    path.write_text(json.dumps(trace) + "\n")
+    import_file(project=project, path=path)
+
+    page = pages.page()
+    open_workspace(page, "ann", slug="orders")
+    code = current_step(page).locator(".sl-code-body")
+    expect(code).to_have_text('{\n  "order_id": 9007199254740993,\n  "amount": 2.50\n}')

@@ -6,6 +6,7 @@
  */
 import type { StepType, TaskStep } from "../labeling/state";
 import { codeBlock, lineCount, lineRanges } from "../render/code";
+import { jsonTokens, layoutJson, memberTokens } from "../render/json_text";
 import { renderStep } from "../render/markdown";
 import { h, setRendered } from "../shared/dom";
 import type { TaskKind } from "./api";
@@ -44,15 +45,19 @@ export function splitToolCall(text: string): { name: string | null; args: string
   let name = m ? m[1] : null;
   const raw = m ? m[2] : text;
   let parsed = parseJson(raw);
+  // the arguments' JSON tokens, laid out as written (json_text.ts: numbers are not rewritten)
+  let tokens = (): string[] => jsonTokens(raw);
   if (!m && parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
     const call = parsed as { name?: unknown; arguments?: unknown };
     if (typeof call.name === "string" && "arguments" in call) {
       name = call.name;
-      parsed = typeof call.arguments === "string" ? (parseJson(call.arguments) ?? call.arguments) : call.arguments;
+      const args = call.arguments;
+      parsed = typeof args === "string" ? (parseJson(args) ?? args) : args;
       if (typeof parsed === "string") return { name, args: parsed, json: false };
+      tokens = typeof args === "string" ? () => jsonTokens(args) : () => memberTokens(jsonTokens(raw), "arguments") ?? [];
     }
   }
-  if (parsed !== null && typeof parsed === "object") return { name, args: JSON.stringify(parsed, null, 2), json: true };
+  if (parsed !== null && typeof parsed === "object") return { name, args: layoutJson(tokens()), json: true };
   return { name, args: raw.trim(), json: false };
 }
 
