@@ -51,3 +51,10 @@ def test_a_refused_command_leaves_the_budget_as_it_was() -> None:
     with pytest.raises(CommandError, match="--rollouts"):
         call_command("autolabel", project="opts", base_url="http://127.0.0.1:9/v1", model="m", rollouts=0, budget=5)
     assert AutolabelSettings.objects.get(project=project).completions_budget == 1000  # it was set to 5
+
+
+def test_autolabel_wait_says_once_every_30_s_that_no_worker_took_the_job() -> None:
+    from autolabel.management.commands.autolabel import POLL_S, worker_note_due
+
+    polls = [n * POLL_S for n in range(int(95 / POLL_S))]
+    assert [waited for waited in polls if worker_note_due(waited)] == [30.0, 60.0, 90.0]  # 30.5 and 60.5 too before

@@ -21,6 +21,15 @@ def progress_line(job: AutolabelJob) -> str:
     return f"job {job.pk} {job.status}: {progress_counts(job)}"
 
 
+POLL_S = 0.5
+
+
+def worker_note_due(waited: float) -> bool:
+    """Whether to say, after `waited` seconds, that no worker has taken the job: once every 30 s
+    (`int(waited) % 30` held for two polls, 30.0 and 30.5, and the line came twice)."""
+    return waited >= 30 and waited % 30 < POLL_S
+
+
 class Command(BaseCommand):
     help = (
         "Label the steps of a project's open solutions (with a ground-truth answer) by Monte Carlo rollouts "
@@ -81,10 +90,10 @@ class Command(BaseCommand):
                 last = line
             if job.status in (AutolabelStatus.SUCCEEDED, AutolabelStatus.FAILED, AutolabelStatus.CANCELLED):
                 break
-            if job.status == AutolabelStatus.CREATED and waited > 30 and int(waited) % 30 == 0:
+            if job.status == AutolabelStatus.CREATED and worker_note_due(waited):
                 self.stdout.write("  still waiting for a worker (start one, or use --here)")
-            time.sleep(0.5)
-            waited += 0.5
+            time.sleep(POLL_S)
+            waited += POLL_S
         if job.status == AutolabelStatus.FAILED:
             raise CommandError(f"Autolabel job {job.pk} failed: {job.error}")
         if job.status == AutolabelStatus.CANCELLED and job.started_at is None:
