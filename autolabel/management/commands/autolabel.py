@@ -26,7 +26,7 @@ POLL_S = 0.5
 
 def worker_note_due(waited: float) -> bool:
     """Whether to say, after `waited` seconds, that no worker has taken the job: once every 30 s
-    (`int(waited) % 30` held for two polls, 30.0 and 30.5, and the line came twice)."""
+    (`int(waited) % 30` held for two polls, 60.0 and 60.5, and the line came twice)."""
     return waited >= 30 and waited % 30 < POLL_S
 
 
