@@ -73,6 +73,8 @@ def requeue_stale(
 ) -> int:
     """Re-send jobs still `created` after `created_after`; reset `running` ones older than `running_after`.
 
+    Returns how many jobs it sent again (reset or waiting) or failed, each once.
+
     With `max_restarts` (the model then has a `restarts` field), a stale job already restarted that
     many times is failed instead, with `failed_fields(message)` and then `on_give_up(row)`.
     """
@@ -107,9 +109,13 @@ def requeue_stale(
     waiting = model.objects.filter(status=JobStatus.CREATED, created_at__lt=now - created_after).values_list(
         "pk", flat=True
     )
-    # Reset jobs are sent now too (their created_at may be recent), each job once.
-    sent = sum(send_task(task, pk) for pk in dict.fromkeys([*reset, *waiting]))
-    return len(reset) + sent + failed
+    # Reset jobs are sent now too (their created_at may be recent), each job once; a send the
+    # broker refuses is retried by the next sweep. Each job counts once: a reset one was counted
+    # twice (reset, then sent).
+    to_send = dict.fromkeys([*reset, *waiting])
+    for pk in to_send:
+        send_task(task, pk)
+    return len(to_send) + failed
 
 
 def sweep_all(*, stale_after: timedelta | None = None) -> dict[str, int]:
