@@ -2,10 +2,13 @@
 
 import io
 import json
+from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import override_settings
+from django.utils import timezone
 
 from core.models import JobStatus
 from ml.models import TrainingRun
@@ -13,6 +16,27 @@ from ml.prm.data import DATA
 from tests.ml.loop_helpers import TINY, planted_project
 
 PROCESSBENCH = DATA / "processbench" / "math.json"
+
+
+@pytest.mark.django_db
+def test_retrain_wait_says_when_a_leads_rollback_held_the_run_back(tmp_path):
+    """Was: 'succeeded ... and is active' under a log line saying it was not activated."""
+    project = planted_project("held", labeled=50, open_=10)
+    with override_settings(MEDIA_ROOT=tmp_path, ML_TRAINING_CONFIG=TINY):
+        call_command("retrain", project="held", wait=True, stdout=io.StringIO())
+        chosen = TrainingRun.objects.get(project=project, is_active=True)
+        # The lead's rollback to it lands after the next run is asked for (activated_at after its request).
+        lead = get_user_model().objects.create(username="lead-held")
+        TrainingRun.objects.filter(pk=chosen.pk).update(
+            activated_by=lead, activated_at=timezone.now() + timedelta(hours=1)
+        )
+        out = io.StringIO()
+        call_command("retrain", project="held", wait=True, stdout=out)
+    run = TrainingRun.objects.filter(project=project).latest("pk")
+    assert run.status == JobStatus.SUCCEEDED and not run.is_active
+    assert f"Run {run.pk} succeeded on" in out.getvalue()
+    assert f"is not active: a lead chose run {chosen.pk} meanwhile (activate it to use it)" in out.getvalue()
+    assert "and is active" not in out.getvalue()
 
 
 @pytest.mark.django_db

@@ -77,10 +77,14 @@ class Command(BaseCommand):
                 trained_on, summary = _reward_summary(done)
             else:
                 trained_on, summary = f"{done.label_count} step labels", _prm_summary(done.metrics)
-            self.stdout.write(
-                f"Run {done.pk} succeeded on {trained_on} and is active "
-                f"(generation {done.project.current_generation}). Held-out: {summary}."
+            # A lead's rollback while it trained holds the run back (ml.services.runs._held_back_by).
+            chosen = done.metrics.get("held_back_by")
+            state = (
+                f"is active (generation {done.project.current_generation})"
+                if done.is_active
+                else f"is not active: a lead chose run {chosen} meanwhile (activate it to use it)"
             )
+            self.stdout.write(f"Run {done.pk} succeeded on {trained_on} and {state}. Held-out: {summary}.")
         elif done.status == JobStatus.FAILED:
             raise CommandError(f"Run {done.pk} failed:\n{done.error}")
         else:
