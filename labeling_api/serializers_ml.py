@@ -122,6 +122,25 @@ class StrictText(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictInteger(serializers.IntegerField):
+    """An integer as JSON sends it: DRF's IntegerField took "8" (and 8.0) for 8, against the rule that
+    the API's parsers are strict about JSON types (a script's string would pass here and not elsewhere)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise serializers.ValidationError("Must be an integer: a JSON number, not a string or true/false.")
+        return super().to_internal_value(data)
+
+
+class StrictNumber(serializers.FloatField):
+    """A number as JSON sends it (an integer or a decimal), never a string or a boolean."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise serializers.ValidationError("Must be a JSON number, not a string or true/false.")
+        return super().to_internal_value(data)
+
+
 EMPTY_STEP = "a step may not be empty or only whitespace"
 EMPTY_PROBLEM = "the problem may not be empty or only whitespace"
 

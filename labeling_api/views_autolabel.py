@@ -18,6 +18,7 @@ from autolabel.models import AutolabelJob, SearchMode
 from core.errors import NotFound, unknown_name
 from labeling_api.access import project_for_action
 from labeling_api.openapi import SLUG, denied
+from labeling_api.serializers_ml import StrictInteger, StrictNumber
 
 JOB_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Autolabel job id.")
 SOLUTION_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Solution id.")
@@ -27,10 +28,10 @@ DENIED = denied(forbidden="A member without the lead role.", not_found="No such 
 class AutolabelJobRequestSerializer(serializers.Serializer):
     base_url = serializers.CharField(help_text="OpenAI-compatible base URL, e.g. http://gpu-box:8000/v1.")
     model = serializers.CharField()
-    rollouts = serializers.IntegerField(default=8, help_text="Completions per step prefix.")
-    max_tokens = serializers.IntegerField(default=1024)
-    temperature = serializers.FloatField(default=0.7)
-    concurrency = serializers.IntegerField(default=16, help_text="Requests in flight at most.")
+    rollouts = StrictInteger(default=8, help_text="Completions per step prefix.")
+    max_tokens = StrictInteger(default=1024)
+    temperature = StrictNumber(default=0.7)
+    concurrency = StrictInteger(default=16, help_text="Requests in flight at most.")
     search = serializers.ChoiceField(choices=SearchMode.values, default=SearchMode.BINARY)
 
 

@@ -27,6 +27,22 @@ def test_the_api_names_every_bad_option_at_once() -> None:
     assert not AutolabelJob.objects.exists()
 
 
+def test_a_number_sent_as_a_string_or_a_boolean_is_refused_not_read() -> None:
+    """Was: "rollouts": "8" ran a job with 8 (DRF reads a string as a number), against the API's rule
+    that its parsers are strict about JSON types; "temperature": true was read as 1.0."""
+    project = Project.objects.create(slug="types")
+    lead = member_client(project, "lead", Role.LEAD)
+    body = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "rollouts": "8", "max_tokens": 8.0, "temperature": True}
+    answer = lead.post("/api/v1/projects/types/autolabel-jobs/", body, format="json")
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "rollouts": ["Must be an integer: a JSON number, not a string or true/false."],
+        "max_tokens": ["Must be an integer: a JSON number, not a string or true/false."],
+        "temperature": ["Must be a JSON number, not a string or true/false."],
+    }
+    assert not AutolabelJob.objects.exists()
+
+
 def test_the_command_names_every_bad_option_at_once() -> None:
     Project.objects.create(slug="opts")
     with pytest.raises(CommandError) as refused:
