@@ -25,6 +25,10 @@ from prm800k.labels import boxed_answer
 
 _ANSWER_HEADING = re.compile(r"#\s*Answer\s*\n+\s*(.+?)\s*(?:\n|$)")
 _ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is:?\s*\$?(.+?)\$?\s*(?:\.\s*)?(?:\n|$)")
+# An agent's (ReAct) "Final Answer: X" or a line "Answer: X", bold or not: a trace's rollouts end so.
+_ANSWER_LINE = re.compile(
+    r"(?m)^[ \t]*(?:\*\*)?(?:[Ff]inal )?[Aa]nswer(?:\*\*)?:(?:\*\*)?[ \t]*\$?(.+?)\$?[ \t]*\.?[ \t]*$"
+)
 
 
 def build_prompt(problem: str, steps: list[str]) -> str:
@@ -33,8 +37,9 @@ def build_prompt(problem: str, steps: list[str]) -> str:
 
 
 def extract_answer(text: str) -> str | None:
-    """The final answer of a completion: PRM800K's '# Answer', a \\boxed{}, or 'The answer is: X'."""
-    for pattern in (_ANSWER_HEADING, _ANSWER_IS):
+    """The final answer of a completion: PRM800K's '# Answer', 'The answer is: X', a line
+    'Final Answer: X' or 'Answer: X' (agents), or a \\boxed{}."""
+    for pattern in (_ANSWER_HEADING, _ANSWER_IS, _ANSWER_LINE):
         found = pattern.findall(text)
         if found:
             return found[-1].strip() or None

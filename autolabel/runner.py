@@ -292,8 +292,8 @@ class Runner:
         sample = (texts[0] if texts else "").strip().replace("\n", " ")[:80]
         raise EndpointError(
             f"{self.job.base_url}: none of the first {self.answerless} completions ends in a final answer "
-            f'("# Answer" or \\boxed{{}}), e.g. {sample!r}; a chat model on /completions, or max_tokens too '
-            "small? No rollout label was stored"
+            f'("# Answer", "The answer is", "Final Answer:" or \\boxed{{}}), e.g. {sample!r}; a chat model on '
+            "/completions, or max_tokens too small? No rollout label was stored"
         )
 
     def _budget_text(self) -> str:

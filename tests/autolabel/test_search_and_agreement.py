@@ -39,6 +39,11 @@ def test_final_answers_are_read_from_the_usual_markers() -> None:
     assert extract_answer("The final answer is $\\frac{1}{2}$.") == "\\frac{1}{2}"
     assert extract_answer("hence \\boxed{x^{2}+1} and \\boxed{\\frac{3}{4}}") == "\\frac{3}{4}"
     assert extract_answer("no answer here") is None
+    # an agent's trace ends with a ReAct "Final Answer:" line (was: no answer, so every rollout was wrong)
+    assert extract_answer("Thought: I know it now.\nFinal Answer: 42") == "42"
+    assert extract_answer("Observation: [3, 4]\nAnswer: $7$.") == "7"
+    assert extract_answer("**Final Answer:** 12\n") == "12"
+    assert extract_answer("My answer: maybe 3, or the answer: later") is None  # not a line of its own
 
 
 def test_agreement_counts_against_the_human_first_error() -> None:
