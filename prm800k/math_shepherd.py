@@ -51,8 +51,12 @@ class MathShepherdLine:
 
 
 def is_math_shepherd(obj: Any) -> bool:
-    """Told apart from PRM800K and plain lines by its keys."""
-    return isinstance(obj, dict) and "input" in obj and "label" in obj and "question" not in obj
+    """Told apart from PRM800K and plain lines by its keys: `input` and `label`, where a PRM800K
+    record has `question` and `label`. Some copies of Math-Shepherd carry the question apart too
+    (`question` beside `input`); their `label` is text, a PRM800K record's an object."""
+    if not isinstance(obj, dict) or "input" not in obj or "label" not in obj:
+        return False
+    return "question" not in obj or isinstance(obj["label"], str)
 
 
 def parse(obj: Any, *, raw: str | None = None) -> MathShepherdLine:

@@ -97,6 +97,20 @@ def test_unusual_encodings_and_spacing_round_trip(tmp_path: Path) -> None:
     ]
 
 
+def test_a_line_that_also_carries_its_question_is_read_as_math_shepherd(tmp_path: Path) -> None:
+    """Was: a `question` key beside `input` and `label` made the line a PRM800K record, refused
+    with "labeler: missing" (copies of Math-Shepherd that carry the question apart have one)."""
+    line = json.loads(_line("What is 2+3?", ["2+3 = 5.", "The answer is: 5"], "++"))
+    source = tmp_path / "with-question.jsonl"
+    source.write_text(json.dumps({"question": "What is 2+3?", **line}) + "\n")
+    _import(source, project="withq")
+    assert list(Step.objects.filter(solution__project__slug="withq").values_list("text", flat=True)) == [
+        "2+3 = 5.",
+        "The answer is: 5",
+    ]
+    assert _export("withq", tmp_path, format="math_shepherd", labels="auto") == source.read_bytes()
+
+
 @pytest.mark.parametrize(
     ("obj", "field", "message"),
     [
