@@ -29,7 +29,7 @@ def _steps(solution_ids: list[int]) -> dict[int, list[str]]:
     return steps
 
 
-def _observations(solution_ids: list[int]) -> dict[int, set[int]]:
+def observation_indexes(solution_ids: list[int]) -> dict[int, set[int]]:
     """Per solution, the indexes of its trace observations (none for math and code)."""
     found: dict[int, set[int]] = defaultdict(set)
     rows = Step.objects.filter(solution_id__in=solution_ids, step_type__in=UNRATED_STEP_TYPES)
@@ -129,7 +129,7 @@ def _rollout_lines(*, project: Project, chunk_size: int) -> Iterator[math_shephe
             return
         ids = [row["id"] for row in rows]
         steps, labels = _steps(ids), _labels(ids, AutoSource.ROLLOUT)
-        unrated = {} if project.rate_observations else _observations(ids)
+        unrated = {} if project.rate_observations else observation_indexes(ids)
         for row in rows:
             texts, values = fold_unrated(steps[row["id"]], labels[row["id"]], unrated.get(row["id"], set()))
             if not texts:

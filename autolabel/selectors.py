@@ -20,7 +20,7 @@ from django.db.models import Count, Q, Sum
 
 from annotate.models import Annotation, Project, Solution
 from autolabel.agreement import compare
-from autolabel.exporting import complete_solutions
+from autolabel.exporting import complete_solutions, observation_indexes
 from autolabel.models import AutolabelJob, AutolabelSettings, AutoSource, AutoStepLabel
 from prm800k.labels import main_line_ratings
 
@@ -63,11 +63,19 @@ def agreement(*, project: Project) -> dict[str, Any]:
         .order_by("-id")
         .values_list("solution_id", "label_steps")[:AGREEMENT_SAMPLE]
     )
-    autos = auto_labels_by_solution(sorted({solution_id for solution_id, _ in annotations}))
+    solution_ids = sorted({solution_id for solution_id, _ in annotations})
+    autos = auto_labels_by_solution(solution_ids)
+    # A trace's observations are shown, not rated: rollouts label them too, and an automatic first
+    # `-` on one was a disagreement with the person's first -1 on the step after it. Both sides are
+    # read without them, as labels=auto exports fold them into the next step (exporting.fold_unrated).
+    unrated = {} if project.rate_observations else observation_indexes(solution_ids)
     for solution_id, label_steps in annotations:
         if solution_id not in autos:
             continue
-        pair = compare(preferred(autos[solution_id]), main_line_ratings(json.loads(label_steps)))
+        skip = unrated.get(solution_id, set())
+        auto = [v for i, v in enumerate(preferred(autos[solution_id])) if i not in skip]
+        human = [r for i, r in enumerate(main_line_ratings(json.loads(label_steps))) if i not in skip]
+        pair = compare(auto, human)
         counts["pairs"] += 1
         for key in ("tp", "fp", "fn", "first_error_agree"):
             counts[key] += pair[key]

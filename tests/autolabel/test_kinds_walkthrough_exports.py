@@ -84,3 +84,28 @@ def test_automatic_labels_of_a_trace_export_its_steps_as_people_labels_do() -> N
     Project.objects.filter(pk=project.pk).update(rate_observations=True)
     [row] = _lines(ml.get("/api/v1/projects/traces/export/?format=trl&labels=auto"))
     assert row["completions"] == texts and row["labels"] == [True, True, True, False, False]
+
+
+def test_an_automatic_first_error_on_an_observation_agrees_with_the_persons_on_the_next_step() -> None:
+    """Was: rollouts put the first `-` on the observation (the prefix up to it no longer reaches the
+    answer) and the annotator, who does not rate observations, on the thought after it: the panel
+    counted a first-error disagreement and a missed error for the same finding."""
+    from annotate.models import Solution
+    from autolabel.models import AutoSource, AutoStepLabel
+
+    project = Project.objects.create(slug="traces")
+    lead = member_client(project, "lead", Role.LEAD)
+    annotator = member_client(project, "ann", Role.ANNOTATOR)
+    _upload(lead, "traces", [TRACE])
+    trace = Solution.objects.get()
+    AutoStepLabel.objects.bulk_create(
+        AutoStepLabel(solution=trace, index=i, source=AutoSource.ROLLOUT, label=label)
+        for i, label in enumerate([1, 1, -1, -1, -1])
+    )
+    task = annotator.get("/api/v1/projects/traces/tasks/next/").json()
+    steps = [_step(0, 1), _step(1, 1), _step(2, None), _step(3, -1), _step(4, None)]
+    assert _submit(annotator, task, steps, finish_reason="found_error").status_code == 201
+    panel = lead.get("/api/v1/projects/traces/stats/").json()["auto_labels"]
+    assert panel["pairs_compared"] == 1
+    assert panel["first_error_agreement"] == 1.0  # was 0.0
+    assert panel["counts"] == {"tp": 1, "fp": 0, "fn": 0}
