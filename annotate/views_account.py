@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -67,10 +68,13 @@ def account_token(request: HttpRequest) -> HttpResponse:
         return redirect("account-token")
     new_key = request.session.pop("new_api_token", None)
     current = tokens.current_token(user=request.user)
+    expires = tokens.expires_at(current) if current else None
     lines = curl_lines(request, new_key or TOKEN_PLACEHOLDER)
     context = {
         "new_key": new_key,
         "current": current,
+        "expires": expires,
+        "expired": expires is not None and expires <= timezone.now(),
         "curl": lines,
         "has_exports": any(line["format"] for line in lines),
         "api_docs": reverse("api-docs"),

@@ -13,10 +13,13 @@ from __future__ import annotations
 from functools import cache
 
 from django.contrib.auth import get_user_model
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
+from annotate.services import tokens
 from core.rows import Reader, cursor
 
 
@@ -65,4 +68,10 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        expiry = tokens.expires_at(token)
+        if expiry is not None and expiry <= timezone.now():
+            raise exceptions.AuthenticationFailed(
+                f"Token expired on {expiry:%Y-%m-%d %H:%M} UTC (tokens last API_TOKEN_MAX_AGE_DAYS days): "
+                f"make a new one on your API token page, {reverse('account-token')}."
+            )
         return (token.user, token)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("STEPLABEL_VAR_DIR", BASE_DIR / "var"))
@@ -244,6 +245,10 @@ IMPORT_MAX_BYTES = int(os.environ.get("IMPORT_MAX_BYTES", str(2 * 1024**3)))
 # stops with a named error (a 400 KB gzip holding a 400 MB line took the worker's memory).
 IMPORT_MAX_UNPACKED_BYTES = int(os.environ.get("IMPORT_MAX_UNPACKED_BYTES", str(16 * 1024**3)))
 IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", str(16 * 1024**2)))
+# API tokens older than this many days are refused (401, "token expired"); 0: they never expire.
+API_TOKEN_MAX_AGE_DAYS = int(os.environ.get("API_TOKEN_MAX_AGE_DAYS", "0"))
+if API_TOKEN_MAX_AGE_DAYS < 0:
+    raise ImproperlyConfigured("API_TOKEN_MAX_AGE_DAYS must be 0 (tokens never expire) or a number of days")
 # Invite links made on a project's members page stop working after this many days (and after one use).
 INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 
