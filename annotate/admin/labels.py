@@ -128,6 +128,7 @@ class AnnotationAdmin(LabelsKeptMixin, AuditedDeletesMixin, ProjectScopedAdmin):
         "review",
         "source_hash",
         "idempotency_key",
+        "preference",  # the compare preference whose first-wrong mark made it (it goes with it)
         "shape",
         "timestamp_text",
         "n_label_steps",

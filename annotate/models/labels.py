@@ -79,6 +79,17 @@ class Annotation(models.Model):
     # JSON text, not jsonb: PostgreSQL's jsonb would reorder the keys we keep it for.
     shape = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    # A compare project's first-wrong-step mark that made this label (annotate.services.compare.marks):
+    # the label goes with that preference, however it is deleted, leaving a tombstone as any label.
+    preference = models.ForeignKey(
+        "annotate.Preference",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.CASCADE,
+        related_name="mark_labels",
+        db_index=False,  # annotation_mark_idx: the few marked rows only
+    )
     source_hash = models.CharField(max_length=64, null=True, blank=True, help_text="Dedupe key of imports.")
     # Position in the project's export order, stamped when an export first sees the committed row,
     # so `since` cursors neither skip a late-committing label nor repeat one.
@@ -120,6 +131,10 @@ class Annotation(models.Model):
                 include=["annotator", "generation", "finish_reason", "is_gold", "is_quality_control", "is_screening"]
                 + ["n_label_steps", "n_positive", "n_neutral", "n_negative", "n_unrated", "n_flagged"]
                 + ["n_alternatives", "total_time_ms"],
+            ),
+            # A preference's deletion finds the labels its marks made (a cascade).
+            models.Index(
+                fields=["preference"], name="annotation_mark_idx", condition=models.Q(preference__isnull=False)
             ),
             models.Index(
                 fields=["project", "-id"],

@@ -12,19 +12,27 @@ generation the pair was served in, and an annotator gets one label per solution:
 solution again in another pair adds none (the first mark stands).
 
 The annotation's `idempotency_key` is `compare:<preference id>:<A|B>` (pair terms: A = solution_a),
-which ties it to its preference. Keys share one space per annotator with the keys clients send, so
-the API refuses a client key with this prefix (labeling_api.serializers_submit.KeyField).
+and its `preference` the preference itself. Keys share one space per annotator with the keys clients
+send, so the API refuses a client key with this prefix (labeling_api.serializers_submit.KeyField).
+
+A mark's label goes with its preference (Annotation.preference cascades): deleted in the admin, or
+with its pair, the label leaves a tombstone as any deleted label does (exports.deletions) and its
+solution counts it no more (below). A later mark of the same solution by the same annotator is not
+made a label then: a deletion takes labels away, it never adds a record a consumer must pull.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Model, QuerySet
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 
-from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Solution, Step
+from annotate.models import Annotation, AnnotationSource, FinishReason, Preference, Problem, Project, Solution, Step
+from annotate.services.audit import release_label_counts
 from prm800k.kinds import is_rated
 from prm800k.labels import label_counters
 from prm800k.records import dumps_label_steps
@@ -106,6 +114,7 @@ def record_marks(*, preference: Preference) -> list[Annotation]:
                 total_time_ms=times[order],
                 label_steps=dumps_label_steps(label_steps),
                 idempotency_key=f"{MARK_KEY_PREFIX}{preference.pk}:{side}",
+                preference=preference,
                 **label_counters(label_steps),
             )
         )
@@ -119,3 +128,14 @@ def _split(total: int, parts: int) -> list[int]:
     """`total` in `parts` whole shares that add up to it (the first ones a unit larger)."""
     share, rest = divmod(total, parts) if parts else (0, 0)
     return [share + (i < rest) for i in range(parts)]
+
+
+@receiver(pre_delete, sender=Annotation, dispatch_uid="annotate.mark_label_released")
+def _mark_label_deleted(sender: type[Model], instance: Annotation, origin: Any = None, **kwargs: Any) -> None:
+    # A mark's label going with its preference (that preference, its pair, or the pair's other
+    # solution deleted): its solution counts it no more, as record_marks counted it. One deleted on
+    # its own is released by its admin (AuditedDeletesMixin.releases); with its problem or project
+    # there is no solution left to count it.
+    going = origin.model if isinstance(origin, QuerySet) else type(origin)
+    if instance.preference_id is not None and going not in (Annotation, Problem, Project):
+        release_label_counts(solutions=Counter({instance.solution_id: 1}))
