@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from annotate import guidelines_templates
 from annotate.models import MAX_CONTROL_SHARE, Project, Role, TaskKind
+from annotate.services.compare.pairs import MAX_PAIRS_PER_PROBLEM
 from annotate.services.exports.options import STEP_ONLY, ExportOptions
 from annotate.services.projects import EDITABLE_FIELDS, kind_fixed_message
 
@@ -33,6 +34,7 @@ class ProjectSettingsForm(forms.ModelForm):
         labels = {
             "name": "Name",
             "task_kind": "Task kind",
+            "pairs_per_problem": "Pairs per problem",
             "overlap": "Overlap",
             "qc_rate": "QC rate",
             "selection_strategy": "Selection strategy",
@@ -49,6 +51,10 @@ class ProjectSettingsForm(forms.ModelForm):
             "task_kind": "Steps: annotators rate each step of a model-written solution (+1, 0, -1). Compare: they "
             "say which of two solutions of one problem is better (pairs are made when data is imported). "
             "Fixed once data is imported.",
+            "pairs_per_problem": "Each import pairs every problem's solutions up to this many pairs "
+            f"(1 to {MAX_PAIRS_PER_PROBLEM:,}), informative first (one answer graded right and the other wrong, then "
+            "different final answers), each solution in as few pairs as possible. A change applies to later imports; "
+            "pairs already made stay.",
             "overlap": "How many different annotators label each solution (1 to 10). A change applies at once: "
             "raising it puts solutions that already have their labels back in the queue, for annotators who "
             "have not labeled them; lowering it takes out those that now have enough. Tasks in progress are kept.",
@@ -96,10 +102,22 @@ class ProjectSettingsForm(forms.ModelForm):
         self.fields["screening_threshold"].widget.attrs.update(min=0, max=1, step=0.01)
         for name in ("screening_required", "screening_threshold"):
             self.fields[name].required = False  # a form from before the fields keeps the current rule
+        pairs = self.fields["pairs_per_problem"]
+        pairs.required = False  # a form from before the field keeps the current bound
+        pairs.widget.attrs.update(min=1, max=MAX_PAIRS_PER_PROBLEM, step=1)
+        message = f"Pairs per problem must be a whole number from 1 to {MAX_PAIRS_PER_PROBLEM:,}."
+        pairs.error_messages.update(invalid=message, min_value=message, max_value=message)
+        _bounded(pairs, 1, MAX_PAIRS_PER_PROBLEM)
+        for validator in pairs.validators:
+            if isinstance(validator, MinValueValidator | MaxValueValidator):
+                validator.message = message
         if self.instance.pk and self.instance.task_kind == TaskKind.COMPARE:
             self._for_pairs()
         elif "task_kind" in self.fields:
             self._pairs_help_on_choice()
+        else:  # a steps project with data: it makes no pairs
+            for name in self.COMPARE_ONLY:
+                self.fields.pop(name, None)
 
     # What a compare project has no use for: pairs are not queued by a strategy, and nobody rates steps.
     STEP_ONLY = (
@@ -110,6 +128,9 @@ class ProjectSettingsForm(forms.ModelForm):
         "screening_required",
         "screening_threshold",
     )
+
+    # What only a compare project has a use for (hidden in the browser while Steps is chosen).
+    COMPARE_ONLY = ("pairs_per_problem",)
 
     # The help of settings that mean something else for pairs.
     COMPARE_HELP = {
@@ -144,7 +165,20 @@ class ProjectSettingsForm(forms.ModelForm):
             for name in self.STEP_ONLY:
                 if name in self.fields:
                     data[name] = Project._meta.get_field(name).get_default()
+        elif "pairs_per_problem" in self.fields and self._steps_chosen():
+            # Hidden while Steps is chosen but still posted: what was typed before switching from
+            # Compare is neither stored nor refused; the project keeps its bound.
+            self._errors.pop("pairs_per_problem", None)
+            data["pairs_per_problem"] = self.instance.pairs_per_problem
         return data
+
+    def _steps_chosen(self) -> bool:
+        """Steps is the kind posted (a form where the kind is still a choice)."""
+        return "task_kind" in self.fields and self.data.get("task_kind", TaskKind.STEPS) != TaskKind.COMPARE
+
+    def clean_pairs_per_problem(self) -> int:
+        value = self.cleaned_data.get("pairs_per_problem")
+        return self.instance.pairs_per_problem if value is None else value
 
     def clean_control_share(self) -> float:
         value = self.cleaned_data.get("control_share")

@@ -21,6 +21,7 @@ PROJECT_CREATORS = "Project creators"
 EDITABLE_FIELDS = (
     "name",
     "task_kind",
+    "pairs_per_problem",
     "overlap",
     "qc_rate",
     "selection_strategy",

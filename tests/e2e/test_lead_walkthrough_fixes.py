@@ -336,3 +336,6 @@ def test_the_pages_list_of_step_only_settings_is_the_forms():
     listed = re.search(r"STEP_ONLY_FIELDS = \[([^\]]*)\]", source)
     assert listed is not None
     assert tuple(re.findall(r'"(\w+)"', listed.group(1))) == ProjectSettingsForm.STEP_ONLY
+    compare_only = re.search(r"COMPARE_ONLY_FIELDS = \[([^\]]*)\]", source)
+    assert compare_only is not None
+    assert tuple(re.findall(r'"(\w+)"', compare_only.group(1))) == ProjectSettingsForm.COMPARE_ONLY

@@ -113,21 +113,28 @@ export const STEP_ONLY_FIELDS = [
   "screening_threshold",
 ] as const;
 
+/**
+ * Settings only a compare project has a use for: how many pairs an import makes per problem. The
+ * same list as annotate.forms.ProjectSettingsForm.COMPARE_ONLY (a steps project with data has none).
+ */
+export const COMPARE_ONLY_FIELDS = ["pairs_per_problem"] as const;
+
 /** Whether a field of the project form applies to the chosen task kind. */
 export function fieldApplies(field: string, taskKind: string): boolean {
-  return taskKind !== "compare" || !(STEP_ONLY_FIELDS as readonly string[]).includes(field);
+  const only: readonly string[] = taskKind === "compare" ? STEP_ONLY_FIELDS : COMPARE_ONLY_FIELDS;
+  return !only.includes(field);
 }
 
 /**
  * A form with a task kind to choose (the new-project page; the settings page before the first
  * import): the step-only settings and their help hide while Compare is chosen, as a compare
- * project's settings page leaves them out. They stay in the form, so going back to Steps keeps
+ * project's settings page leaves them out, and the compare-only ones while Steps is chosen. They stay in the form, so going back to Steps keeps
  * what was typed; a field the server refused stays visible with its error.
  */
 export function startTaskKindFields(root: ParentNode): void {
   const kind = root.querySelector<HTMLSelectElement>("select[name=task_kind]");
   if (!kind) return;
-  const fields = STEP_ONLY_FIELDS.flatMap((name) => {
+  const fields = [...STEP_ONLY_FIELDS, ...COMPARE_ONLY_FIELDS].flatMap((name) => {
     const box = root.querySelector(`[name="${name}"]`)?.closest<HTMLElement>(".sl-field");
     return box ? [[name, box] as const] : [];
   });

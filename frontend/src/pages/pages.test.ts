@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { autolabelBody, autolabelOutcome, autolabelProgress } from "./autolabel";
 import { exportBody, optionApplies } from "./exports";
-import { fieldApplies, slugify, STEP_ONLY_FIELDS } from "./forms";
+import { COMPARE_ONLY_FIELDS, fieldApplies, slugify, STEP_ONLY_FIELDS } from "./forms";
 import { failureMessage, importSummary, lineErrorText, refusedMessage } from "./imports";
 
 describe("slugify", () => {
@@ -24,6 +24,13 @@ describe("fieldApplies", () => {
     expect(STEP_ONLY_FIELDS).toContain("selection_strategy");
     expect(STEP_ONLY_FIELDS).toContain("control_share");
     for (const field of ["overlap", "qc_rate", "retrain_every", "name"]) expect(fieldApplies(field, "compare")).toBe(true);
+  });
+
+  it("shows the pair bound only while Compare is chosen", () => {
+    expect(COMPARE_ONLY_FIELDS).toContain("pairs_per_problem");
+    expect(fieldApplies("pairs_per_problem", "compare")).toBe(true);
+    expect(fieldApplies("pairs_per_problem", "steps")).toBe(false);
+    for (const field of ["overlap", "qc_rate", "retrain_every", "name"]) expect(fieldApplies(field, "steps")).toBe(true);
   });
 });
 
