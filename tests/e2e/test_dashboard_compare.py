@@ -11,11 +11,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotate.models import Comparison, Preference, Role
+from annotate.models import Assignment, AssignmentStatus, Comparison, Preference, Role
+from annotate.services.compare.marks import record_marks
 from annotate.services.imports import import_file
 from ml.models import TrainingRun
 from tests.e2e.helpers import COUNT_COLOR_PIXELS, SHOTS, login, make_project, make_user
@@ -91,8 +93,29 @@ def _build(tmp_path: Path):
     return lead
 
 
+def _mark_first_wrong(project) -> None:
+    """One preference marks solution B's first step wrong, its pair served in generation 1 (after a
+    reward model ordered the pairs): a step label of that solution (compare/marks.py)."""
+    preference = Preference.objects.filter(project=project).order_by("id").first()
+    pair = preference.comparison
+    preference.assignment = Assignment.objects.create(
+        project=project,
+        solution_id=pair.solution_a_id,
+        comparison=pair,
+        annotator=preference.annotator,
+        status=AssignmentStatus.SUBMITTED,
+        lease_expires_at=timezone.now(),
+        generation=1,
+    )
+    preference.first_wrong_b, preference.total_time_ms = 0, 900
+    preference.save(update_fields=["assignment", "first_wrong_b", "total_time_ms"])
+    with transaction.atomic():  # as a submit stores it
+        record_marks(preference=preference)
+
+
 def test_lead_sees_pair_quality_and_the_reward_models_pairwise_accuracy(pages, tmp_path):
-    _build(tmp_path)
+    lead = _build(tmp_path)
+    _mark_first_wrong(lead.memberships.get().project)
     page = pages.page()
     login(page, "lena", "/dashboard/duel/")
     page.locator("#sl-dashboard[data-loaded=true]").wait_for()
@@ -123,6 +146,18 @@ def test_lead_sees_pair_quality_and_the_reward_models_pairwise_accuracy(pages, t
     expect(page.locator('[data-slot="throughput-note"]')).to_contain_text("not preferences")
     expect(page.locator('[data-slot="agreement"]')).to_contain_text("under Pairs and the reward model")
     expect(page.locator("#queue")).to_have_count(0)
+    # Progress: pairs are queued, never a solution, so no solution reads "queued without a model"
+    # (a reward model is active); the mark's step label counts under its pair's generation
+    progress = page.locator("#progress")
+    expect(progress.locator("[data-generation]")).to_have_text(
+        [
+            "all solutions: 1 of 6 solutions with a step label; their labels count under the generation their pair "
+            "was served in",
+            "pairs served in gen 1: 1 step label from first-wrong marks, 1 step",
+        ]
+    )
+    expect(progress.locator("p.sl-figure-note")).to_contain_text("queues pairs, not solutions")
+    expect(progress).not_to_contain_text("queued without a model")
     # the annotators table counts each one's preferences, beside the step labels the marks made
     table = page.locator('[data-slot="annotators"]')
     expect(table.locator("thead th").nth(1)).to_have_text("Preferences")
@@ -137,6 +172,12 @@ def test_lead_sees_pair_quality_and_the_reward_models_pairwise_accuracy(pages, t
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#pairs").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "dashboard-compare.png"))
+    progress.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "dashboard-compare-progress.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    progress.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "dashboard-compare-progress-390.png"))
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.locator("#model").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "dashboard-compare-model.png"))
 

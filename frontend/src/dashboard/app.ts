@@ -13,6 +13,9 @@ import {
   fmtWhen,
   flagNote,
   generationLabel,
+  compareGenerationLabel,
+  compareGenerationLines,
+  compareGenerationsNote,
   generationLines,
   GOLD_FIRST_ERROR_HELP,
   goldFirstErrorText,
@@ -323,32 +326,29 @@ export class Dashboard {
     // Generations with queue solutions (gold and screening answers carry no generation).
     const gens = p.by_generation.filter((g) => g.solutions > 0);
     const gensEl = this.chart("generations");
+    // A compare project queues pairs, never a solution: its solutions carry no generation, and
+    // "labeled" means a step label (a first-wrong mark or an imported one), not a preference.
+    const compare = this.isCompare;
+    const labeled = compare ? "with a step label (a first-wrong mark or imported)" : "labeled at least once, in any generation";
     barChart(
       gensEl,
-      gens.map(generationLabel),
+      gens.map(compare ? compareGenerationLabel : generationLabel),
       [
         { label: "solutions", values: gens.map((g) => g.solutions), color: GEN_COLORS[0] },
-        { label: "labeled (in any generation)", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
+        { label: compare ? "with a step label" : "labeled (in any generation)", values: gens.map((g) => g.labeled), color: GEN_COLORS[1] },
       ],
       { height: 180 },
     );
+    const lines = compare ? compareGenerationLines(p.by_generation) : generationLines(p.by_generation);
     gensEl.append(
       el(
         "ul",
         { class: "sl-legend" },
         el("li", {}, swatch(GEN_COLORS[0]), "solutions"),
-        el("li", {}, swatch(GEN_COLORS[1]), "labeled at least once, in any generation"),
-        ...generationLines(p.by_generation).map((line) => el("li", { "data-generation": "" }, line)),
+        el("li", {}, swatch(GEN_COLORS[1]), labeled),
+        ...lines.map((line) => el("li", { "data-generation": "" }, line)),
       ),
-      el(
-        "p",
-        { class: "sl-figure-note" },
-        `Labels count under the generation they were served in (solutions without one are served in the current one)` +
-          (p.labels_imported
-            ? `; imported labels under the generation their file gave them (PRM800K numbers its own rounds, not this project's models)`
-            : "") +
-          `. Together: ${plural(p.labels, "label")}, ${plural(p.steps_labeled, "step")}.`,
-      ),
+      el("p", { class: "sl-figure-note" }, compare ? compareGenerationsNote(p) : generationsNote(p)),
     );
   }
 
@@ -742,6 +742,17 @@ export function repeatedClick(event: Pick<MouseEvent, "detail">): boolean {
   return event.detail > 1;
 }
 
+
+/** The note under the generations chart: where labels count, and their total. */
+function generationsNote(p: Stats["progress"]): string {
+  return (
+    `Labels count under the generation they were served in (solutions without one are served in the current one)` +
+    (p.labels_imported
+      ? `; imported labels under the generation their file gave them (PRM800K numbers its own rounds, not this project's models)`
+      : "") +
+    `. Together: ${plural(p.labels, "label")}, ${plural(p.steps_labeled, "step")}.`
+  );
+}
 
 // A compare project's step-label figures count imported labels and first-wrong marks, not its preferences.
 const COMPARE_STEP_COUNTS =

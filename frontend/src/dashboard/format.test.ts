@@ -13,6 +13,9 @@ import {
   flagNote,
   agreementNotes,
   curveNote,
+  compareGenerationLabel,
+  compareGenerationLines,
+  compareGenerationsNote,
   generationLabel,
   generationLines,
   generationName,
@@ -130,6 +133,40 @@ describe("format", () => {
       "gen 6 (imported): 9 of 9 solutions labeled at least once; 9 labels imported, 76 steps",
     ]);
     expect(rows.map(generationLabel)).toEqual(["queued without a model", "gen 0", "gen 6 (imported)"]);
+  });
+
+  it("names a compare project's solutions and marks without a queue of solutions", () => {
+    // Pairs are queued, never a solution: every solution sits without a generation, and the marks'
+    // step labels count under the generation their pair was served in (with or without a model).
+    const rows = [
+      { generation: null, solutions: 6, labeled: 2, open: 6, labels: 0, imported_labels: 0, steps_labeled: 0 },
+      { generation: 1, solutions: 0, labeled: 0, open: 0, labels: 2, imported_labels: 0, steps_labeled: 3 },
+    ];
+    expect(compareGenerationLines(rows)).toEqual([
+      "all solutions: 2 of 6 solutions with a step label; their labels count under the generation their pair was served in",
+      "pairs served in gen 1: 2 step labels from first-wrong marks, 3 steps",
+    ]);
+    expect(rows.map(compareGenerationLabel)).toEqual(["all solutions", "pairs served in gen 1"]);
+    const unmarked = [{ generation: null, solutions: 6, labeled: 0, open: 6, labels: 0, imported_labels: 0, steps_labeled: 0 }];
+    expect(compareGenerationLines(unmarked)).toEqual(["all solutions: 0 of 6 solutions with a step label"]);
+    const imported = [
+      { generation: null, solutions: 4, labeled: 4, open: 4, labels: 4, imported_labels: 4, steps_labeled: 20 },
+      { generation: 6, solutions: 0, labeled: 0, open: 0, labels: 3, imported_labels: 3, steps_labeled: 9 },
+      { generation: 0, solutions: 0, labeled: 0, open: 0, labels: 2, imported_labels: 1, steps_labeled: 5 },
+    ];
+    expect(compareGenerationLines(imported)).toEqual([
+      "all solutions: 4 of 4 solutions with a step label; 4 labels imported, 20 steps",
+      "gen 6 (imported): 3 labels imported, 9 steps",
+      "pairs served in gen 0: 1 step label from first-wrong marks, 1 label imported, 5 steps",
+    ]);
+    for (const line of [...compareGenerationLines(rows), ...compareGenerationLines(imported)]) {
+      expect(line).not.toContain("queued");
+    }
+    expect(compareGenerationsNote({ labels: 2, labels_imported: 0, steps_labeled: 3 })).toBe(
+      "A compare project queues pairs, not solutions, so its solutions carry no generation; the step labels of " +
+        "first-wrong marks count under the generation their pair was served in. Preferences are counted above. " +
+        "Together: 2 step labels, 3 steps.",
+    );
   });
 
   describe("the queue figure and the steps note agree with 'solutions open'", () => {

@@ -127,6 +127,46 @@ export function generationLines(rows: readonly GenerationProgress[]): string[] {
     });
 }
 
+/**
+ * The same legend for a compare project. Pairs are queued there, never a solution, so every
+ * solution sits in the one bucket without a generation ("all solutions"); the step labels its
+ * first-wrong marks made count under the generation their pair was served in, imported ones under
+ * the generation their file gave them.
+ */
+export function compareGenerationLines(rows: readonly GenerationProgress[]): string[] {
+  return rows
+    .filter((g) => g.solutions > 0 || g.labels > 0)
+    .map((g) => {
+      const parts: string[] = [];
+      if (g.solutions > 0) parts.push(`${fmtInt(g.labeled)} of ${plural(g.solutions, "solution")} with a step label`);
+      const marks = g.labels - g.imported_labels;
+      const made: string[] = [];
+      if (marks > 0) made.push(`${plural(marks, "step label")} from first-wrong marks`);
+      if (g.imported_labels > 0) made.push(`${plural(g.imported_labels, "label")} imported`);
+      if (made.length) parts.push(`${made.join(", ")}, ${plural(g.steps_labeled, "step")}`);
+      else if (g.labeled > 0) parts.push("their labels count under the generation their pair was served in");
+      return `${compareGenerationLabel(g)}: ${parts.join("; ")}`;
+    });
+}
+
+/** A compare project's bucket name: "all solutions" (none is queued), "pairs served in gen 2", or
+ * "gen 6 (imported)" for a file's own round numbers. */
+export function compareGenerationLabel(g: GenerationProgress): string {
+  if (g.generation === null) return "all solutions";
+  const imported = g.labels > 0 && g.imported_labels === g.labels;
+  return imported ? `gen ${g.generation} (imported)` : `pairs served in gen ${g.generation}`;
+}
+
+/** The same note for a compare project, whose solutions are never queued (its pairs are). */
+export function compareGenerationsNote(p: { labels: number; labels_imported: number; steps_labeled: number }): string {
+  return (
+    "A compare project queues pairs, not solutions, so its solutions carry no generation; the step labels of " +
+    "first-wrong marks count under the generation their pair was served in" +
+    (p.labels_imported ? ", imported labels under the generation their file gave them" : "") +
+    `. Preferences are counted above. Together: ${plural(p.labels, "step label")}, ${plural(p.steps_labeled, "step")}.`
+  );
+}
+
 /** The quality table's screening cell: "passed (90.0%)", "pending", "not required" (the project
  * asks for no screening), or a dash for an annotator with no status yet. */
 export function screeningText(r: Pick<AnnotatorRow, "screening_status" | "screening_agreement">): string {
