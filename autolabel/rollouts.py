@@ -31,9 +31,24 @@ _ANSWER_LINE = re.compile(
 )
 
 
-def build_prompt(problem: str, steps: list[str]) -> str:
-    """The prefix a completion continues: the problem, then the steps so far, one per line."""
-    return problem.rstrip() + "\n\n" + "\n".join(step.rstrip() for step in steps) + "\n"
+# An agent trace's steps by type, as a ReAct transcript: a model continues a prefix that says which
+# text was the tool's output and which the agent's own, and ends with a "Final Answer:" line that
+# extract_answer reads. Without them the observations read as the agent's words.
+TRACE_PREFIXES = {
+    "thought": "Thought: ",
+    "tool_call": "Action: ",
+    "observation": "Observation: ",
+    "answer": "Final Answer: ",
+}
+
+
+def build_prompt(problem: str, steps: list[str], types: list[str] | None = None) -> str:
+    """The prefix a completion continues: the problem, then the steps so far, one per line (a
+    trace's each after its type, `types`: Thought, Action, Observation, Final Answer)."""
+    lines = [step.rstrip() for step in steps]
+    if types:
+        lines = [TRACE_PREFIXES.get(kind, "") + line for kind, line in zip(types, lines, strict=True)]
+    return problem.rstrip() + "\n\n" + "\n".join(lines) + "\n"
 
 
 def extract_answer(text: str) -> str | None:

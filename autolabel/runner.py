@@ -97,6 +97,7 @@ class _Solution:
     truth: str
     answer_correct: bool | None
     steps: list[str]
+    types: list[str]  # a trace's step types (rollouts.TRACE_PREFIXES); empty strings for math and code
     measured: dict[int, StepResult] = field(default_factory=dict)
     in_flight: set[int] = field(default_factory=set)
 
@@ -179,10 +180,11 @@ class Runner:
             .values("id", "problem__text", "problem__ground_truth_answer", "answer_correct")
         )
         steps: dict[int, list[str]] = {i: [] for i in ids}
-        for solution_id, text in (
-            Step.objects.filter(solution_id__in=ids).order_by("solution_id", "index").values_list("solution_id", "text")
-        ):
+        types: dict[int, list[str]] = {i: [] for i in ids}
+        rows_of_steps = Step.objects.filter(solution_id__in=ids).order_by("solution_id", "index")
+        for solution_id, text, step_type in rows_of_steps.values_list("solution_id", "text", "step_type"):
             steps[solution_id].append(text)
+            types[solution_id].append(step_type)
         solutions = {
             row["id"]: _Solution(
                 id=row["id"],
@@ -190,6 +192,7 @@ class Runner:
                 truth=row["problem__ground_truth_answer"],
                 answer_correct=row["answer_correct"],
                 steps=steps[row["id"]],
+                types=types[row["id"]],
             )
             for row in rows
         }
@@ -243,7 +246,8 @@ class Runner:
                         if not reserve(project_id=job.project_id, n=job.rollouts):
                             failure = BudgetExhausted()  # its message once the requests in flight are stored
                             break
-                        prompt = build_prompt(solution.problem, solution.steps[: index + 1])
+                        typed = solution.types[: index + 1] if any(solution.types) else None
+                        prompt = build_prompt(solution.problem, solution.steps[: index + 1], typed)
                         solution.in_flight.add(index)
                         in_flight[pool.submit(self.client.complete, prompt, job.rollouts)] = (solution, index)
                     if not in_flight:

@@ -408,3 +408,34 @@ def test_autolabel_wait_ends_with_an_error_when_a_lead_stops_the_job(tmp_path: P
     thread.join(timeout=30)
     purge_broker()
     assert outcome == [f"Autolabel job {job.pk} was stopped before a worker took it; nothing was labeled."]
+
+
+def test_a_trace_is_rolled_out_as_a_react_transcript(tmp_path: Path) -> None:
+    """Was: a trace's prefix was its texts one per line, so the model could not tell the tool's
+    output from the agent's own words; each step now follows its type, as a ReAct transcript."""
+    steps = [
+        {"type": "thought", "text": "Multiply with the calculator."},
+        {"type": "tool_call", "text": 'calc({"expr": "6*7"})'},
+        {"type": "observation", "text": "43"},
+        {"type": "thought", "text": "The tool says 43, WRONG."},
+        {"type": "answer", "text": "43"},
+    ]
+    source = tmp_path / "trace.jsonl"
+    line = {"kind": "trace", "problem": "What is 6*7?", "ground_truth_answer": "42", "steps": steps}
+    source.write_text(json.dumps(line) + "\n")
+    call_command("import_prm800k", str(source), project="auto", no_progress=True, stdout=io.StringIO())
+    behaviour = Behaviour(answers={"What is 6*7?": "42"})
+    purge_broker()
+    with stand_in_server(behaviour) as url, celery_worker():
+        assert "succeeded" in _autolabel(url, wait=True)
+    texts, types = [s["text"] for s in steps], [s["type"] for s in steps]
+    # binary search from the graded-wrong answer: the prefix to the observation still reaches 42,
+    # the one to the WRONG thought does not
+    assert sorted(request["prompt"] for request in behaviour.requests) == [
+        build_prompt("What is 6*7?", texts[:3], types[:3]),
+        build_prompt("What is 6*7?", texts[:4], types[:4]),
+    ]
+    assert behaviour.requests[0]["prompt"].startswith(
+        'What is 6*7?\n\nThought: Multiply with the calculator.\nAction: calc({"expr": "6*7"})\nObservation: 43\n'
+    )
+    assert _labels() == {"What is 6*7?": [1, 1, 1, -1, -1]}
