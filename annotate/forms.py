@@ -322,7 +322,7 @@ class AutolabelForm(forms.Form):
     model = forms.CharField(label="Model", help_text="The name the server serves it under.")
     rollouts = forms.IntegerField(label="Rollouts per step", initial=8, min_value=1, max_value=64)
     max_tokens = forms.IntegerField(label="Max tokens", initial=1024, min_value=1, max_value=32768)
-    temperature = forms.FloatField(label="Temperature", initial=0.7, min_value=0)
+    temperature = forms.FloatField(label="Temperature", initial=0.7, min_value=0, max_value=2)
     concurrency = forms.IntegerField(label="Requests at once", initial=16, min_value=1, max_value=256)
     # autolabel.models.SearchMode's values (annotate does not import autolabel; a test keeps them equal)
     search = forms.ChoiceField(

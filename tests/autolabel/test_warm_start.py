@@ -166,3 +166,16 @@ def test_the_data_pages_search_choices_are_the_jobs() -> None:
     from autolabel.models import SearchMode
 
     assert [value for value, _ in AutolabelForm().fields["search"].choices] == list(SearchMode.values)
+
+
+def test_the_data_pages_number_bounds_are_the_jobs() -> None:
+    """The form's bounds are the browser's (min/max on each box): they must be what the job accepts
+    (autolabel.services.validate_options), or the page lets a value through the API refuses.
+    Was: Temperature had no maximum (the job's is 2)."""
+    from annotate.forms import AutolabelForm
+    from autolabel.services import LIMITS
+
+    fields = AutolabelForm().fields
+    for name, (low, high) in {**LIMITS, "temperature": (0, 2)}.items():
+        attrs = fields[name].widget.attrs
+        assert (float(attrs["min"]), float(attrs["max"])) == (low, high), name
