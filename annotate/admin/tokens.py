@@ -10,18 +10,25 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
 from annotate.models import ApiToken
+from annotate.services import tokens
 
 admin.site.unregister(TokenProxy)
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(TokenAdmin):
-    list_display = ("key_start", "user", "created")
-    fields = readonly_fields = ("key_start", "user", "created")
+    list_display = ("key_start", "user", "created", "expires")
+    fields = readonly_fields = ("key_start", "user", "created", "expires")
 
     @admin.display(description="Key")
     def key_start(self, token: ApiToken) -> str:
         return token.key_start
+
+    @admin.display(description="Expires")
+    def expires(self, token: ApiToken) -> str:
+        """When the API stops taking it (API_TOKEN_MAX_AGE_DAYS), or that it never does."""
+        when = tokens.expires_at(token)
+        return "never (no API_TOKEN_MAX_AGE_DAYS)" if when is None else f"{when:%Y-%m-%d %H:%M} UTC"
 
     # Superusers only: leads are staff with every annotate permission (annotate.admin_scope), and
     # this model lives in annotate.

@@ -322,6 +322,10 @@ def test_token_admin_shows_whose_token_but_never_the_key_and_revokes(admin_clien
     listed = admin_client_pg.get(_url(ApiToken, "changelist")).content.decode()
     assert "ann-admin" in listed and f"{token.key[:6]}…" in listed
     assert token.key not in listed  # a key is a password: DRF's admin listed every one whole
+    assert "never (no API_TOKEN_MAX_AGE_DAYS)" in listed
+    with override_settings(API_TOKEN_MAX_AGE_DAYS=30):  # when the API stops taking it
+        listed = admin_client_pg.get(_url(ApiToken, "changelist")).content.decode()
+        assert f"{token.created + timedelta(days=30):%Y-%m-%d %H:%M} UTC" in listed
     # (addressed by its user's id, as DRF's admin does, so no URL holds the key)
     for view in ("change", "delete"):
         page = admin_client_pg.get(_url(ApiToken, view, token.user.pk)).content.decode()
