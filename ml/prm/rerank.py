@@ -130,6 +130,14 @@ def markdown_table(result: dict) -> str:
     for name, row in result["accuracy"].items():
         lines.append(f"| {name} | " + " | ".join(f"{row[n]:.3f}" for n in sizes) + " |")
     lines.append("| problems | " + " | ".join(str(result["problems"][n]) for n in sizes) + " |")
+    # a requested N that no problem reaches had its column left out without a word (`--sizes 1,2,4`
+    # printed N=1 and N=2 only), as if it had been ignored
+    missing = [n for n in result["sizes"] if not result["problems"].get(n)]
+    if missing:
+        floor = result.get("min_candidates") or 0
+        least = f", nor at least --min-candidates {floor}" if floor else ""
+        names = ", ".join(f"N={n}" for n in missing)
+        lines.append(f"\nNot shown: {names} (no problem has that many graded solutions{least}).")
     return "\n".join(lines) + "\n"
 
 

@@ -99,3 +99,13 @@ def test_min_candidates_keeps_one_problem_set_for_every_n(tmp_path):
             "rerank_eval", "--data", str(path), "--sizes", "1,2,5", "--samples", "5", "--out", str(out), *extra
         )
         assert json.loads(out.with_suffix(".json").read_text())["problems"] == expected
+
+
+def test_a_size_no_problem_reaches_is_named_not_dropped_silently(tmp_path, capsys):
+    """Was: `--sizes 1,2,8` on problems of 5 solutions printed N=1 and N=2 only, as if 8 were ignored."""
+    out = tmp_path / "rerank"
+    call_command("rerank_eval", "--data", str(_file(tmp_path)), "--sizes", "1,2,8", "--samples", "5", "--out", str(out))
+    printed = capsys.readouterr().out
+    assert "| N=1 | N=2 |" in printed
+    assert "Not shown: N=8 (no problem has that many graded solutions)." in printed
+    assert "Not shown: N=8" in out.with_suffix(".md").read_text()
