@@ -255,7 +255,19 @@ INVITE_MAX_AGE_DAYS = int(os.environ.get("INVITE_MAX_AGE_DAYS", "7"))
 # The model loop (ml/): a training run stuck in `running` this long is failed and retried by the sweep.
 ML_STALE_RUN_SECONDS = int(os.environ.get("ML_STALE_RUN_SECONDS", "3600"))
 # Training defaults of the deployment (a JSON object of PRMConfig fields); a run's own overrides win.
-ML_TRAINING_CONFIG = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
+# A shell's quoting slip ('{max_epochs: 5}') was a JSONDecodeError traceback naming no variable on
+# every command, and a list made every run fail with "TypeError: 'list' object is not a mapping".
+try:
+    ML_TRAINING_CONFIG = json.loads(os.environ.get("ML_TRAINING_CONFIG") or "{}")
+except json.JSONDecodeError as exc:
+    raise ImproperlyConfigured(
+        f"ML_TRAINING_CONFIG is not JSON ({exc}): give an object, e.g. '{{\"max_epochs\": 5}}'"
+    ) from None
+if not isinstance(ML_TRAINING_CONFIG, dict):
+    raise ImproperlyConfigured(
+        f"ML_TRAINING_CONFIG must be a JSON object of training settings, e.g. '{{\"max_epochs\": 5}}', "
+        f"got {os.environ['ML_TRAINING_CONFIG']!r}"
+    )
 # Keep each open step's scores (ml.StepScore, shown in the admin) every time the queue is scored.
 # Off by default: the queue needs only each solution's score, and a million rows per retrain cost
 # 15 s of the 25 s a 1M-step rescoring takes with them (bench/results/loop.md).

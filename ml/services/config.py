@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 from annotate.models import Project, TaskKind
-from core.errors import Conflict
+from core.errors import Conflict, unknown_name
 from ml.prm.config import ConfigError, PRMConfig
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ def validate_config(overrides: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise ConfigError("extra", "must be an object")
             continue
-        if key not in CONFIG_KEYS:
-            raise ConfigError(key, "unknown training config key")
+        if key not in CONFIG_KEYS:  # the nearest name, as the API's refusal gives it (`max_epoch`)
+            raise ConfigError(*unknown_name({key}, CONFIG_KEYS, kind="training config key"))
         default = defaults[key]
         if isinstance(default, bool):
             ok = isinstance(value, bool)

@@ -134,3 +134,48 @@ def test_train_base_prm_writes_a_checkpoint_that_a_project_run_fine_tunes_from(t
             call_command("retrain", project="warm", wait=True, stdout=io.StringIO())
     message = str(failed.value)
     assert "Training config: base_checkpoint: no such file" in message and "Traceback" not in message
+
+
+@pytest.mark.django_db
+def test_retrain_config_refusals_name_the_option_and_the_nearest_key(tmp_path):
+    """Was: `--config '[1]'` a TypeError traceback, `--config max_epochs=5` "Expecting value: line 1
+    column 1 (char 0)" naming no option, and `max_epoch` refused with no hint (the API gives one)."""
+    planted_project("cfg", labeled=5, open_=0)
+    with pytest.raises(CommandError, match=r"^--config: must be a JSON object"):
+        call_command("retrain", project="cfg", config="[1]")
+    with pytest.raises(CommandError, match=r"^--config: not JSON"):
+        call_command("retrain", project="cfg", config="max_epochs=5")
+    with pytest.raises(CommandError, match=r"^--config: max_epoch: unknown .* \(did you mean max_epochs\?\)"):
+        call_command("retrain", project="cfg", config='{"max_epoch": 5}')
+    # the deployment's own typo is named as the deployment's, not blamed on --config
+    with override_settings(ML_TRAINING_CONFIG={"max_epoch": 5}):
+        with pytest.raises(CommandError, match=r"^ML_TRAINING_CONFIG: max_epoch: .*did you mean max_epochs"):
+            call_command("retrain", project="cfg", config='{"max_epochs": 2}')
+    assert not TrainingRun.objects.filter(project__slug="cfg").exists()
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [("{max_epochs: 5}", "ML_TRAINING_CONFIG is not JSON"), ("[1]", "ML_TRAINING_CONFIG must be a JSON object")],
+)
+def test_a_bad_ml_training_config_stops_at_start_naming_the_variable(value, says):
+    """Was: a JSONDecodeError traceback naming no variable on every command, or (a list) every run
+    failing in the worker with "TypeError: 'list' object is not a mapping"."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ML_TRAINING_CONFIG": value, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert f"ImproperlyConfigured: {says}" in done.stderr
+
+
+def test_train_base_prm_refuses_a_config_that_is_not_an_object(tmp_path):
+    """Was: a TypeError traceback ('list' object is not a mapping) for `--config '[1]'`."""
+    data = tmp_path / "any.jsonl"
+    data.write_text("")
+    with pytest.raises(CommandError, match=r"^--config: must be a JSON object"):
+        call_command("train_base_prm", data=[data], out=tmp_path / "b.pt", config="[1]")

@@ -51,9 +51,16 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {project!r}.")
         try:
             overrides = json.loads(config) if config else None
+        except json.JSONDecodeError as exc:  # was "Expecting value: line 1 column 1 (char 0)", naming no option
+            raise CommandError(f"--config: not JSON ({exc}); give an object, e.g. '{{\"max_epochs\": 5}}'") from None
+        if overrides is not None and not isinstance(overrides, dict):  # was a TypeError traceback
+            raise CommandError(f"--config: must be a JSON object, e.g. '{{\"max_epochs\": 5}}', got {config!r}")
+        try:
             run = services.request_retrain(project=project_obj, config=overrides, trigger="command", enqueue=not wait)
-        except (ValueError, json.JSONDecodeError) as exc:
-            raise CommandError(str(exc)) from None
+        except ValueError as exc:  # a ConfigError names its key; ML_TRAINING_CONFIG's own are checked here too
+            field = getattr(exc, "field", None)
+            where = "--config: " if field in (overrides or {}) else "ML_TRAINING_CONFIG: " if field else ""
+            raise CommandError(f"{where}{exc}") from None
         # A merged request joined the waiting run, or the running one when no label came since it started.
         joined = (
             f" (joined the {'waiting' if run.status == JobStatus.CREATED else 'running'} run)" if run.merged else ""

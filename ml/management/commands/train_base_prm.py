@@ -40,6 +40,8 @@ class Command(BaseCommand):
             raise CommandError(f"--data: no such file {missing}" if missing else f"--dataset: unknown {unknown}")
         try:
             overrides = json.loads(o["config"])
+            if not isinstance(overrides, dict):  # was a TypeError traceback ('list' object is not a mapping)
+                raise ValueError(f"must be a JSON object, e.g. '{{\"max_epochs\": 5}}', got {o['config']!r}")
             config = training_config(overrides={**overrides, "base_checkpoint": ""})
         except (json.JSONDecodeError, ValueError) as exc:
             raise CommandError(f"--config: {exc}") from None
