@@ -5,6 +5,8 @@ focus ring and the reason dialog's hint read with its box."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -232,3 +234,52 @@ def test_a_neutral_rating_on_the_current_step_is_readable(pages):
     page.keyboard.press("2")
     symbol = current_step(page).locator(".sl-alt .sl-neu[aria-pressed=true] .sl-sym")
     assert symbol.evaluate(CONTRAST) >= 3  # a graphical object's minimum (WCAG 1.4.11)
+
+
+def _told(page) -> str:
+    """What the workspace's live regions say now, in one string."""
+    return " | ".join(page.evaluate(LIVE_TEXT))
+
+
+def test_what_a_key_did_is_announced_even_where_focus_stays(pages):
+    """A screen reader hears a change of focus, not a change of the focused step's text: the flag
+    (`f`), a Negative that ends the pass, a rated alternative and an undo left focus where it was
+    and were told nowhere, so a blind labeler could not tell whether the key had acted."""
+    project = make_project()
+    make_user("ann", project)
+    make_solution(project, STEPS)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    expect(page.locator(".sl-keynews")).to_have_text("Step 1 rated Positive.")
+    page.keyboard.press("f")  # flags step 1; focus stays on step 2
+    expect(page.locator(".sl-keynews")).to_have_text("Step 1 flagged as unsure.")
+    page.keyboard.press("f")
+    expect(page.locator(".sl-keynews")).to_have_text("Flag removed from step 1.")
+    page.keyboard.press("1")  # ends the pass on step 2: focus stays there
+    expect(current_step(page)).to_be_focused()
+    told = page.locator(".sl-keynews")
+    expect(told).to_contain_text("Step 2 rated Negative.")
+    expect(told).to_contain_text("submit")  # and what comes next, from the footer's line
+    assert "Step 2 rated Negative." in _told(page)
+    page.keyboard.press("a")
+    page.keyboard.type("Instead: $3^2 = 9$.")
+    page.keyboard.press("Enter")
+    expect(told).to_have_text("Alternative 1 written at step 2.")
+    page.keyboard.press("3")  # complete again (the written alternative waited for its rating)
+    expect(told).to_have_text(re.compile(r"^Alternative 1 at step 2 rated Positive\. You found the error: press Enter"))
+    page.keyboard.press("Backspace")
+    expect(told).to_have_text("Undone: your rating of alternative 1 at step 2.")
+    # The region is polite and not the visible notice: nothing is shown twice.
+    expect(told).to_have_attribute("aria-live", "polite")
+    expect(page.locator(".sl-notice")).to_have_text("")
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Backspace")
+    expect(told).to_have_text("Undone: your rating of step 2.")
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    # The next solution starts with nothing stale read out about the last one.
+    expect(page.locator(".sl-notice")).to_have_text("Submitted. Here is the next solution.")
+    expect(told).to_have_text("")

@@ -47,7 +47,7 @@ import {
   setSingleKeys,
   singleKeysOn,
 } from "./keymap";
-import { EMPTY_TEXT, emptyQueueText, guidance, modeNote, nextStepWhy, positionText, unrateableWhy } from "./guidance";
+import { describeChange, EMPTY_TEXT, emptyQueueText, guidance, modeNote, nextStepWhy, positionText, unrateableWhy } from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
@@ -104,6 +104,9 @@ export class Workspace {
   private readonly emptyHeading = h("h2", {}, "No more solutions to label right now");
   private readonly checkAgain = h("button", { type: "button", class: "sl-btn", onclick: () => void this.loadNext() }, "Check again");
   private readonly notice = h("div", { class: "sl-notice", role: "status", "aria-live": "polite" });
+  /** What the last change of the labels did ("Step 1 rated Positive."), for a screen reader: a
+   * key that leaves focus in place changes only the focused step's text, which is not read out. */
+  private readonly keyNews = h("div", { class: "sl-sr-only sl-keynews", "aria-live": "polite" });
   private readonly alert = h("div", { class: "sl-alert", role: "alert" });
   private readonly empty: HTMLElement;
   private readonly taskArea = h("div", { class: "sl-task" });
@@ -184,7 +187,7 @@ export class Workspace {
     this.bar = h(
       "div",
       { class: "sl-bar" },
-      h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState, this.saveNews),
+      h("div", { class: "sl-bar-info" }, this.position, this.clock, this.saveState, this.saveNews, this.keyNews),
       h(
         "div",
         { class: "sl-bar-actions" },
@@ -352,6 +355,7 @@ export class Workspace {
     }
     this.hideAlert();
     this.reasonDialog.reset();
+    this.keyNews.textContent = ""; // news of the last solution's labels, not this one's
     const draft = this.session.begin(task);
     if (!task) {
       this.state = null;
@@ -479,6 +483,7 @@ export class Workspace {
   /** Apply a state transition; save and re-render when something changed. */
   private act(fn: (s: LabelingState) => LabelingState, save = true): LabelingState | null {
     if (!this.state || this.session.submitting) return this.state;
+    const before = this.state;
     const next = fn(this.state);
     if (next === this.state) return next;
     const labelsChanged = next.labels !== this.state.labels;
@@ -490,6 +495,7 @@ export class Workspace {
     if (labelsChanged) this.say("");
     this.render();
     this.focusCurrent();
+    if (labelsChanged) this.tell(before, next);
     return next;
   }
 
@@ -655,6 +661,17 @@ export class Workspace {
     this.saveState.textContent = text;
     const news = SAVE_TROUBLE.test(text) ? text : "";
     if (news !== this.saveNews.textContent) this.saveNews.textContent = news;
+  }
+
+  /** Read out what a change did; once the labeling is complete, also what comes next (the footer,
+   * which is not a live region, says it for the eye). */
+  private tell(before: LabelingState, after: LabelingState): void {
+    let text = describeChange(before, after) ?? "";
+    if (text && finishReason(before) === null && finishReason(after) !== null) {
+      text += ` ${guidance(after, false, this.namesKeys())}`;
+    }
+    // The same words again (a rating undone and given again) are no change to the region.
+    this.keyNews.textContent = text !== "" && text === this.keyNews.textContent ? `${text}\u00a0` : text;
   }
 
   private say(text: string): void {

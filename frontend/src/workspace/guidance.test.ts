@@ -1,7 +1,20 @@
 import { describe, expect, it } from "vitest";
 
-import { addAlternative, createState, lastChange, moveFocus, rate, setHumanStep, type TaskStep, undo } from "../labeling/state";
 import {
+  addAlternative,
+  createState,
+  lastChange,
+  moveFocus,
+  openCritique,
+  rate,
+  setCritique,
+  setHumanStep,
+  type TaskStep,
+  toggleFlag,
+  undo,
+} from "../labeling/state";
+import {
+  describeChange,
   EMPTY_TEXT,
   emptyQueueText,
   guidance,
@@ -169,5 +182,32 @@ describe("nextStepWhy with the single-key shortcuts off (the Next step button's 
       expect(nextStepWhy(s, false)).not.toMatch(KEY);
     }
     expect(nextStepWhy(neutral)).toContain("(c)"); // on: the keys as before
+  });
+});
+
+describe("describeChange (read out after each change)", () => {
+  it("says what a rating, a flag, a critique and an undo did", () => {
+    const s0 = createState("phase2", STEPS);
+    const s1 = rate(s0, 1);
+    expect(describeChange(s0, s1)).toBe("Step 1 rated Positive.");
+    const s2 = toggleFlag(s1);
+    expect(describeChange(s1, s2)).toBe("Step 1 flagged as unsure.");
+    expect(describeChange(s2, toggleFlag(s2))).toBe("Flag removed from step 1.");
+    const s3 = setCritique(openCritique(s2), 0, "fine");
+    expect(describeChange(s2, s3)).toBe("Critique of step 1 written.");
+    expect(describeChange(s3, undo(s3))).toBe("Undone: your critique of step 1.");
+  });
+
+  it("names an alternative and its rating", () => {
+    const neg = rate(createState("phase2", STEPS), -1);
+    const alt = addAlternative(neg, "c");
+    expect(describeChange(neg, alt)).toBe("Alternative 1 written at step 1.");
+    const focused = moveFocus(alt, 1);
+    expect(describeChange(focused, rate(focused, 0))).toBe("Alternative 1 at step 1 rated Neutral.");
+  });
+
+  it("says nothing when the labels did not change (a move between alternatives)", () => {
+    const alt = addAlternative(rate(createState("phase2", STEPS), -1), "c");
+    expect(describeChange(alt, moveFocus(alt, 1))).toBeNull();
   });
 });

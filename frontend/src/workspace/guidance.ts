@@ -10,6 +10,7 @@ import {
   needsHumanStep,
   rateableCount,
   ratedCount,
+  type StepLabel,
   unratedWritten,
 } from "../labeling/state";
 import { keyFor } from "./keymap";
@@ -201,4 +202,51 @@ function nextStepWhyByButtons(s: LabelingState): string {
   const own = "write your own step (Write your own step) or another alternative (Write alternative)";
   if (needsHumanStep(s)) return `Nothing at step ${n} is Positive, so Next step cannot move on yet: ${own}.`;
   return `Nothing at step ${n} is Positive yet, so Next step cannot move on: rate the alternatives, or ${own}.`;
+}
+
+const RATING_WORDS: Record<string, string> = { "-1": "Negative", "0": "Neutral", "1": "Positive" };
+
+/** What one change of the labels did, in words for a screen reader ("Step 1 rated Positive.",
+ * "Undone: your rating of step 2."). A key that leaves focus where it was (a flag, a Negative that
+ * ends the pass, an alternative's rating, an undo) changed only the focused step's text, which a
+ * screen reader does not read out; null when the labels did not change. */
+export function describeChange(was: LabelingState, now: LabelingState): string | null {
+  if (was.labels === now.labels) return null;
+  if (now.past.length < was.past.length) return `Undone: ${lastChange(was) ?? "your last change"}.`;
+  for (let i = 0; i < now.labels.length; i++) {
+    const what = labelNews(was.labels[i], now.labels[i], i + 1, now.mode);
+    if (what !== null) return `${what}.`;
+  }
+  return null;
+}
+
+function labelNews(was: StepLabel, now: StepLabel, n: number, mode: Mode): string | null {
+  if (was.rating !== now.rating) {
+    return now.rating === null ? `Rating of step ${n} removed` : `Step ${n} rated ${RATING_WORDS[String(now.rating)]}`;
+  }
+  if (now.alternatives.length > was.alternatives.length) return `Alternative ${now.alternatives.length} written at step ${n}`;
+  if (now.alternatives.length < was.alternatives.length) return `An alternative at step ${n} removed`;
+  for (let j = 0; j < now.alternatives.length; j++) {
+    const a = now.alternatives[j];
+    const b = was.alternatives[j];
+    if (a.rating !== b.rating) {
+      return a.rating === null
+        ? `Rating of alternative ${j + 1} at step ${n} removed`
+        : `Alternative ${j + 1} at step ${n} rated ${RATING_WORDS[String(a.rating)]}`;
+    }
+    if (a.flagged !== b.flagged) {
+      return a.flagged ? `Alternative ${j + 1} at step ${n} flagged as unsure` : `Flag removed from alternative ${j + 1} at step ${n}`;
+    }
+    if (a.text !== b.text) return `Alternative ${j + 1} at step ${n} rewritten`;
+  }
+  if (was.human !== now.human) {
+    const own = mode === "phase1" ? `Your own step at step ${n}` : `Corrected step ${n}`;
+    return now.human === null ? `${own} removed` : `${own} written`;
+  }
+  if ((was.critique ?? null) !== (now.critique ?? null)) {
+    return now.critique ? `Critique of step ${n} written` : `Critique of step ${n} removed`;
+  }
+  if (was.flagged !== now.flagged) return now.flagged ? `Step ${n} flagged as unsure` : `Flag removed from step ${n}`;
+  if (was.done !== now.done) return now.done ? `Moved on from step ${n}` : `Back at step ${n}`;
+  return null;
 }
