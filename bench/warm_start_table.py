@@ -3,7 +3,7 @@ another data set's labels (`simulate_active_learning --prior`), compared with co
 seeds, splits and budgets. Writes bench/results/warm_start.md.
 
     S="manage.py simulate_active_learning --seeds 5 --rounds 6 --round-share 0.08 --seed-share 0.05 \\
-       --head '{\"k\":6,\"steps\":80,\"l2\":3.0}' --datasets gsm8k,math,olympiadbench,mrben"
+       --head '{\"k\":6,\"steps\":80,\"l2\":3.0}' --datasets gsm8k,math,olympiadbench,mrben --results /tmp/warm_start"
     python $S --strategies random --out-dir out/cold/dev            # and --vault -> out/cold/vault
     python $S --strategies random,answer_stratified,uncertainty,value --prior stepwise \\
         --out-dir out/warm/dev                                       # and --vault -> out/warm/vault

@@ -3,6 +3,7 @@
 import io
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -179,3 +180,17 @@ def test_train_base_prm_refuses_a_config_that_is_not_an_object(tmp_path):
     data.write_text("")
     with pytest.raises(CommandError, match=r"^--config: must be a JSON object"):
         call_command("train_base_prm", data=[data], out=tmp_path / "b.pt", config="[1]")
+
+
+def test_simulate_keeps_the_shipped_page_unless_every_set_makes_it(tmp_path):
+    """Was: README's `--datasets gsm8k,math --seeds 5`, with the default --results, rewrote
+    bench/results/simulation.md and the dashboard's evidence from those two sets alone."""
+    from ml.management.commands.simulate_active_learning import DEFAULT_RESULTS, FRONTEND_EVIDENCE
+
+    shipped = (DEFAULT_RESULTS / "simulation.md").read_bytes(), FRONTEND_EVIDENCE.read_bytes()
+    with pytest.raises(CommandError, match=r"built from every data set; this run would rebuild them without "):
+        call_command("simulate_active_learning", datasets="gsm8k,math", seeds=1, out_dir=tmp_path / "sim")
+    with pytest.raises(CommandError, match=r"would rebuild them from a file of your own\. .*--results DIR"):
+        call_command("simulate_active_learning", data=Path(__file__), out_dir=tmp_path / "sim")
+    assert ((DEFAULT_RESULTS / "simulation.md").read_bytes(), FRONTEND_EVIDENCE.read_bytes()) == shipped
+    assert not (tmp_path / "sim").exists() or not any((tmp_path / "sim").iterdir())

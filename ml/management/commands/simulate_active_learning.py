@@ -94,6 +94,21 @@ class Command(BaseCommand):
             if unknown or not wanted:
                 raise CommandError(f"--datasets: unknown {unknown}; choose from {', '.join(DATASETS)}.")
             sets = {s: (lambda s=s: load_dataset(s)) for s in wanted}
+        if Path(o["results"]) == DEFAULT_RESULTS:
+            # The README's `--datasets gsm8k,math --seeds 5` rewrote the shipped page and the dashboard's
+            # evidence from those two sets alone (every *.json in --out-dir makes the page).
+            after = {p.stem for p in o["out_dir"].glob("*.json")} | {
+                f"{name}{'_vault' if o['vault'] else ''}" for name in sets
+            }
+            short = [name for name in DATASETS if name not in after]
+            if o["data"] is not None or short:
+                built = "from a file of your own" if o["data"] is not None else f"without {', '.join(short)}"
+                raise CommandError(
+                    f"--results {DEFAULT_RESULTS} is the shipped simulation.md and the dashboard's evidence "
+                    f"({FRONTEND_EVIDENCE}), built from every data set; this run would rebuild them {built}. "
+                    "For a run of your own give --results DIR and --out-dir DIR (the shipped protocol is in "
+                    "bench/results/simulation_notes.md)."
+                )
         blocks = [b.strip() for b in o["blocks"].split(",") if b.strip()]
         prior_items: list = []
         priors = [p.strip() for p in o["prior"].split(",") if p.strip()]

@@ -1,0 +1,41 @@
+"""README "Active learning": its commands run as written. `train_base_prm --data
+prm800k/phase2_train.jsonl` named a file that exists nowhere (prm800k/ is the package; the shared
+file is phase2_train.reconstructed.jsonl); found walking the ML engineer's path."""
+
+import re
+import shlex
+from pathlib import Path
+
+from ml.prm.data import DATA, DATASETS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index("## Active learning") : text.index("## Dashboard for leads")]
+
+
+def test_train_base_prm_in_the_readme_names_data_that_exists():
+    lines = [line for line in _section().splitlines() if "manage.py train_base_prm" in line]
+    assert lines, "README's Active learning no longer shows train_base_prm"
+    for line in lines:
+        words = shlex.split(line.split("#")[0])
+        for flag, value in zip(words, words[1:], strict=False):
+            if flag == "--dataset":
+                assert value in DATASETS, line
+            if flag == "--data":  # a path from the repository root, or the shared data folder
+                shared = value.startswith("../shared/data/")
+                path = DATA / value.removeprefix("../shared/data/") if shared else ROOT / value
+                assert shared or path.exists(), f"{value} does not exist: {line}"
+                assert not shared or not DATA.exists() or path.exists(), f"{value} does not exist: {line}"
+
+
+def test_the_readmes_simulation_examples_keep_the_shipped_page():
+    """A trial with the default --results is refused now; the examples must say where they write."""
+    block = re.search(r"```sh\n(\.venv/bin/python manage\.py simulate_active_learning.*?)```", _section(), re.S)
+    assert block
+    commands = block.group(1).replace("\\\n", " ").splitlines()
+    for command in commands:
+        if "..." not in command:
+            assert "--results" in command and "--results bench/results" not in command, command
