@@ -71,14 +71,18 @@ def table(files: list[Path], png_suffix: str, results: Path) -> tuple[list[str],
         auc = summarize(res["per_seed"], metric="auroc_negative")
         summ["floor"] = floor_mean(res["meta"])
         all_summ[name] = summ
+        # one seed has no spread to resample: its "interval" was the estimate twice, (1.00–1.00)
+        one_seed = len(next(iter(res["per_seed"].values()))) < 2
         for s, e in summ["strategies"].items():
             eff = fmt(e["efficiency"]) + "x" if e["efficiency"] is not None else "never"
             lo, hi = e["efficiency_ci"]
             alo, ahi = e["aulc_minus_random_ci"]
             gain = e["aulc"] - summ["strategies"]["random"]["aulc"]
+            eff_ci = "(1 seed: no interval)" if one_seed else f"({fmt(lo)}–{fmt(hi)})"
+            gain_ci = "(1 seed: no interval)" if one_seed else f"({alo:+.3f}–{ahi:+.3f})"
             rows.append(
-                f"| {name} | {s} | {e['final_labels']:.0f} | {e['final']:.3f} | {eff} ({fmt(lo)}–{fmt(hi)}) "
-                f"| {e['aulc']:.3f} | {gain:+.3f} ({alo:+.3f}–{ahi:+.3f}) | {auc['strategies'][s]['final']:.3f} |"
+                f"| {name} | {s} | {e['final_labels']:.0f} | {e['final']:.3f} | {eff} {eff_ci} "
+                f"| {e['aulc']:.3f} | {gain:+.3f} {gain_ci} | {auc['strategies'][s]['final']:.3f} |"
             )
         plot(name, res, summ, results / f"simulation_{name}{png_suffix}.png")
     return rows, all_summ

@@ -194,3 +194,28 @@ def test_simulate_keeps_the_shipped_page_unless_every_set_makes_it(tmp_path):
         call_command("simulate_active_learning", data=Path(__file__), out_dir=tmp_path / "sim")
     assert ((DEFAULT_RESULTS / "simulation.md").read_bytes(), FRONTEND_EVIDENCE.read_bytes()) == shipped
     assert not (tmp_path / "sim").exists() or not any((tmp_path / "sim").iterdir())
+
+
+@pytest.mark.skipif(not PROCESSBENCH.exists(), reason="shared data not present")
+def test_simulate_with_one_seed_gives_no_interval(tmp_path):
+    """Was: `--seeds 1` printed '1.00x (1.00–1.00)' and '-0.062 (-0.062–-0.062)': a bootstrap over one
+    seed resamples that seed only, so the "95% CI" was the estimate twice, as if it were certain."""
+    call_command(
+        "simulate_active_learning",
+        data=PROCESSBENCH,
+        strategies="random,value",
+        rounds=1,
+        seeds=1,
+        limit=80,
+        round_share=0.2,
+        seed_share=0.2,
+        head=json.dumps({"k": 3, "steps": 30}),
+        out_dir=tmp_path / "sim",
+        results=tmp_path / "results",
+        quiet=True,
+        stdout=io.StringIO(),
+    )
+    md = (tmp_path / "results" / "simulation.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith(f"| {PROCESSBENCH.stem} | ")]
+    assert len(rows) >= 2 and all(row.count("(1 seed: no interval)") == 2 for row in rows[:2]), rows
+    assert "(1.00–1.00)" not in md
