@@ -39,3 +39,13 @@ def test_the_readmes_simulation_examples_keep_the_shipped_page():
     for command in commands:
         if "..." not in command:
             assert "--results" in command and "--results bench/results" not in command, command
+
+
+def test_the_readme_says_retrain_now_without_new_labels_trains_nothing():
+    """Was: "A retrain asked for after the rollback (Retrain now, the API, ...) replaces the model as
+    usual", while the API answers the active run and trains nothing until a label arrives
+    (tests/labeling_api/test_ml_api.py::test_retrain_now_with_no_label_since_the_active_run_answers_that_run)."""
+    section = " ".join(_section().split())
+    assert "no label has arrived since the active model's run started trains nothing" in section
+    assert "before that they answer with it and train nothing" in section
+    assert "replaces the model as usual" in section
