@@ -283,3 +283,41 @@ def test_what_a_key_did_is_announced_even_where_focus_stays(pages):
     # The next solution starts with nothing stale read out about the last one.
     expect(page.locator(".sl-notice")).to_have_text("Submitted. Here is the next solution.")
     expect(told).to_have_text("")
+
+
+def test_dismissing_a_refused_submit_keeps_focus_in_the_workspace(pages):
+    """Dismiss disabled its own button (focus fell to the page's body) and then removed it: a
+    keyboard or screen-reader user was thrown to the top of the page with nothing said. Focus now
+    goes to the next Dismiss, or after the last one to the step being rated."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.models import Assignment
+    from annotate.services import queue
+
+    project = make_project(overlap=1)
+    make_user("ann", project)
+    bob = make_user("bob", project)
+    make_solution(project, STEPS)
+    make_solution(project, STEPS)
+    page = pages.page()
+    open_workspace(page, "ann")
+    page.keyboard.press("3")
+    mine = Assignment.objects.get(annotator__username="ann")
+    Assignment.objects.filter(pk=mine.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert queue.claim_next(project=project, user=bob).solution_id == mine.solution_id
+    page.keyboard.press("3")
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    notice = page.get_by_role("region", name="Submits that were not recorded")
+    expect(notice).to_contain_text("Step 1 Positive")
+    page.reload()  # the refused submit listed, and the next solution to rate
+    wait_ready(page)
+    dismiss = notice.get_by_role("button", name="Dismiss")
+    dismiss.focus()
+    page.keyboard.press("Enter")
+    expect(notice).to_be_hidden()
+    expect(current_step(page)).to_be_focused()
+    page.keyboard.press("3")  # the keys act at once
+    expect(page.locator(".sl-keynews")).to_have_text("Step 1 rated Positive.")

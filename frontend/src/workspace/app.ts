@@ -167,7 +167,7 @@ export class Workspace {
       } catch {
         return false;
       }
-    });
+    }, () => this.focusCurrent());
 
     this.submitButton = h("button", { type: "button", class: "sl-btn sl-primary", onclick: () => void this.submit() }, "Submit");
     this.giveUpButton = h("button", { type: "button", class: "sl-btn", onclick: () => this.openReason("give_up") }, "Give up");

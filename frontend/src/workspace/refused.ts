@@ -46,7 +46,11 @@ export function summarizeSubmit(submit: unknown): string {
 export class RefusedNotice {
   readonly el = h("section", { class: "sl-refused", "aria-label": "Submits that were not recorded", hidden: true });
 
-  constructor(private readonly dismiss: (assignmentId: number) => Promise<boolean>) {}
+  /** `refocus`: where focus goes once the last one is dismissed (the step being rated). */
+  constructor(
+    private readonly dismiss: (assignmentId: number) => Promise<boolean>,
+    private readonly refocus: () => void = () => {},
+  ) {}
 
   show(items: readonly RefusedSubmit[]): void {
     this.el.hidden = items.length === 0;
@@ -66,12 +70,24 @@ export class RefusedNotice {
           h("p", {}, h("strong", {}, "Your labels: "), summarizeSubmit(item.submit)),
           button,
         );
+        // aria-disabled, not disabled, while it is sent: a disabled button drops focus to the body.
+        let sending = false;
         button.addEventListener("click", () => {
-          button.disabled = true;
+          if (sending) return;
+          sending = true;
+          button.setAttribute("aria-disabled", "true");
           void this.dismiss(item.assignment_id).then((ok) => {
-            if (ok) box.remove();
-            else button.disabled = false;
+            sending = false;
+            button.removeAttribute("aria-disabled");
+            if (!ok) return;
+            // Focus goes on to the next Dismiss, or back to the work: not to the top of the page.
+            const hadFocus = box.contains(document.activeElement);
+            const next = (box.nextElementSibling ?? box.previousElementSibling)?.querySelector("button");
+            box.remove();
             this.el.hidden = this.el.childElementCount === 0;
+            if (!hadFocus) return;
+            if (next) next.focus();
+            else this.refocus();
           });
         });
         return box;
