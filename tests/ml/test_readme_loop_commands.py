@@ -49,3 +49,10 @@ def test_the_readme_says_retrain_now_without_new_labels_trains_nothing():
     assert "no label has arrived since the active model's run started trains nothing" in section
     assert "before that they answer with it and train nothing" in section
     assert "replaces the model as usual" in section
+
+
+def test_the_readme_says_what_a_bad_ml_training_config_does():
+    """ML_TRAINING_CONFIG that is not a JSON object now stops at start (config/settings/base.py)."""
+    section = " ".join(_section().split())
+    assert "anything else stops every command and the server at start with an error naming it" in section
+    assert "(did you mean max_epochs?)" in section
