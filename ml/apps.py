@@ -7,6 +7,6 @@ class MlConfig(AppConfig):
     verbose_name = "PRM models"
 
     def ready(self) -> None:
-        from ml import services_auto
+        from ml import checks, services_auto  # noqa: F401  (checks: registers them)
 
         services_auto.connect()  # retrain after every N new labels
