@@ -95,6 +95,9 @@ def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
         call_command("simulate_active_learning", data=PROCESSBENCH, strategies="best", out_dir=tmp_path)
     with pytest.raises(CommandError, match="--datasets: unknown"):
         call_command("simulate_active_learning", datasets="nope", out_dir=tmp_path)
+    # no round: no strategy picks anything, and every one read "1.00x" of random
+    with pytest.raises(CommandError, match="--rounds must be >= 1"):
+        call_command("simulate_active_learning", data=PROCESSBENCH, rounds=0, out_dir=tmp_path)
 
 
 @pytest.mark.django_db

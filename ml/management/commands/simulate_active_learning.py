@@ -78,8 +78,9 @@ class Command(BaseCommand):
         bad = [s for s in names if s not in STRATEGIES]
         if bad or not names or "random" not in names:
             raise CommandError(f"--strategies: unknown {bad}; choose from {', '.join(STRATEGIES)}, random included.")
-        if o["seeds"] < 1 or o["rounds"] < 0 or not 0 < o["round_share"] <= 1 or not 0 < o["seed_share"] <= 1:
-            raise CommandError("--seeds must be >= 1, --rounds >= 0, --round-share and --seed-share in (0, 1].")
+        # --rounds 0: no strategy picks anything, so every one came out "1.00x" of random.
+        if o["seeds"] < 1 or o["rounds"] < 1 or not 0 < o["round_share"] <= 1 or not 0 < o["seed_share"] <= 1:
+            raise CommandError("--seeds and --rounds must be >= 1, --round-share and --seed-share in (0, 1].")
         try:
             head = HeadConfig(**json.loads(o["head"]))
         except (TypeError, json.JSONDecodeError) as exc:
