@@ -263,3 +263,32 @@ def test_shortcuts_overlay_lists_every_key(pages, screenshot):
     screenshot(page, "workspace-shortcuts")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+
+
+def test_a_and_c_before_a_negative_say_why_they_open_nothing(pages):
+    """Phase 2 writes alternatives and the corrected step at a Negative step: before one, `a` and
+    `c` did nothing without a word (every other dead key says why), and a fast labeler could not
+    tell a dead key from a lost one."""
+    page, _ = annotator_on(pages)
+    notice = page.locator(".sl-notice")
+    not_yet = "at a step you rate Negative (1): step 1 is not rated yet."
+    page.keyboard.press("a")
+    expect(notice).to_have_text(f"a writes an alternative step {not_yet}")
+    page.keyboard.press("c")
+    expect(notice).to_have_text(f"c writes the corrected step {not_yet}")
+    expect(page.locator("textarea:visible")).to_have_count(0)
+    expect(current_step(page)).to_be_focused()
+    for key in ("3", "3", "3"):
+        page.keyboard.press(key)
+    page.keyboard.press("a")
+    expect(notice).to_have_text("Nothing is left to rate, so a has no step to write at: press Enter to submit.")
+    page.keyboard.press("Backspace")
+    page.keyboard.press("1")  # now it opens the box
+    page.keyboard.press("a")
+    expect(page.locator("#sl-newalt-2")).to_be_focused()
+
+
+def test_a_in_phase_1_before_a_rating_says_rate_first(pages):
+    page, _ = annotator_on(pages, labeling_mode=LabelingMode.PHASE1)
+    page.keyboard.press("c")
+    expect(page.locator(".sl-notice")).to_have_text("Rate step 1 first; then c writes your own step there.")

@@ -47,7 +47,17 @@ import {
   setSingleKeys,
   singleKeysOn,
 } from "./keymap";
-import { describeChange, EMPTY_TEXT, emptyQueueText, guidance, modeNote, nextStepWhy, positionText, unrateableWhy } from "./guidance";
+import {
+  describeChange,
+  EMPTY_TEXT,
+  emptyQueueText,
+  guidance,
+  modeNote,
+  nextStepWhy,
+  positionText,
+  unrateableWhy,
+  writerWhy,
+} from "./guidance";
 import { renderProgress } from "./progress";
 import { RefusedNotice } from "./refused";
 import { RepeatedSubmitGuard } from "./repeat";
@@ -551,11 +561,12 @@ export class Workspace {
         this.act((s) => moveFocus(s, action === "focus-next" ? 1 : -1), false);
         return;
       case "write-alternative":
-        this.act((s) => focusWriter(s, "newalt"), false);
+      case "write-human": {
+        const kind = action === "write-alternative" ? "newalt" : "human";
+        if (this.state && !canAddAlternatives(this.state)) this.say(writerWhy(this.state, kind));
+        else this.act((s) => focusWriter(s, kind), false);
         return;
-      case "write-human":
-        this.act((s) => focusWriter(s, "human"), false);
-        return;
+      }
       case "write-critique":
         if (this.state && critiqueTarget(this.state) === null) this.say("Nothing rated yet: e writes a critique of the step you rated last.");
         else this.act(openCritique, false);
@@ -676,6 +687,7 @@ export class Workspace {
 
   private say(text: string): void {
     this.notice.textContent = text;
+    if (text) this.keyNews.textContent = ""; // the notice is the news now, not the last change
   }
 
   private fail(message: string | Node): void {

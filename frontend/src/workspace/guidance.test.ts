@@ -24,6 +24,7 @@ import {
   SCREENING_FAILED_TEXT,
   submittedMessage,
   unrateableWhy,
+  writerWhy,
 } from "./guidance";
 
 const STEPS: TaskStep[] = [
@@ -209,5 +210,16 @@ describe("describeChange (read out after each change)", () => {
   it("says nothing when the labels did not change (a move between alternatives)", () => {
     const alt = addAlternative(rate(createState("phase2", STEPS), -1), "c");
     expect(describeChange(alt, moveFocus(alt, 1))).toBeNull();
+  });
+});
+
+describe("writerWhy (a or c where they open no box)", () => {
+  it("says a Negative comes first in phase 2, a rating in phase 1, and nothing is left once all is rated", () => {
+    expect(writerWhy(createState("phase2", STEPS), "newalt")).toBe(
+      "a writes an alternative step at a step you rate Negative (1): step 1 is not rated yet.",
+    );
+    expect(writerWhy(createState("phase1", STEPS), "human")).toBe("Rate step 1 first; then c writes your own step there.");
+    const done = rate(rate(createState("phase2", STEPS), 1), 1);
+    expect(writerWhy(done, "human")).toBe("Nothing is left to rate, so c has no step to write at: press Enter to submit.");
   });
 });

@@ -250,3 +250,15 @@ function labelNews(was: StepLabel, now: StepLabel, n: number, mode: Mode): strin
   if (was.done !== now.done) return now.done ? `Moved on from step ${n}` : `Back at step ${n}`;
   return null;
 }
+
+/** Why `a` or `c` opened no box: they write at a step rated Negative (phase 2) or rated at all
+ * (phase 1); before that they did nothing, without a word, while every other dead key says why. */
+export function writerWhy(s: LabelingState, kind: "human" | "newalt"): string {
+  const key = keyFor(kind === "newalt" ? "write-alternative" : "write-human");
+  const what = kind === "newalt" ? "an alternative step" : s.mode === "phase1" ? "your own step" : "the corrected step";
+  const cur = currentIndex(s);
+  if (cur === null) return `Nothing is left to rate, so ${key} has no step to write at: press ${keyFor("submit")} to submit.`;
+  const n = cur + 1;
+  if (s.mode === "phase1") return `Rate step ${n} first; then ${key} writes ${what} there.`;
+  return `${key} writes ${what} at a step you rate Negative (${keyFor("rate-negative")}): step ${n} is not rated yet.`;
+}
