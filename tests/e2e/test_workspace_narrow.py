@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotate.models import Membership, Role
 from annotate.services.imports import import_file
-from tests.e2e.helpers import expect_rated, make_project, make_solution, make_user, open_workspace
+from tests.e2e.helpers import current_step, expect_rated, make_project, make_solution, make_user, open_workspace
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -181,3 +181,28 @@ def test_on_a_touch_screen_no_text_names_a_key(pages, screenshot, tmp_path):
     expect(page.locator(".sl-compare-choices kbd:visible")).to_have_count(0)
     page.get_by_role("button", name="B is better").tap()
     expect(page.locator(".sl-compare-verdict")).to_have_text("B is better: by how much? slightly, clearly or much")
+
+
+def test_tapping_an_earlier_steps_flag_on_a_phone_keeps_it_in_view(pages):
+    """A tap on the Flag of a step rated earlier moved focus back to the step being rated and
+    scrolled there: the page jumped a screen away and the flag just set was out of sight. Focus
+    still goes back to that step (Enter then submits, as before), but the page stays put."""
+    project = make_project()
+    make_user("ann", project)
+    steps = [f"Step number {i}: $x_{{{i}}} = {i}$, a line long enough to wrap on a phone, or nearly." for i in range(8)]
+    make_solution(project, steps)
+    page = pages.page(pages.context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True))
+    open_workspace(page, "ann")
+    for _ in range(7):
+        page.locator(".sl-step.sl-current > .sl-rate-group .sl-pos").tap()
+    expect_rated(page, 7)
+    first = page.locator(".sl-step").first
+    first.scroll_into_view_if_needed()
+    flag = first.locator(":scope > .sl-rate-group .sl-flag")
+    before = page.evaluate("() => scrollY")
+    flag.tap()
+    expect(flag).to_have_attribute("aria-pressed", "true")
+    expect(current_step(page)).to_be_focused()
+    expect(page.locator(".sl-keynews")).to_have_text("Step 1 flagged as unsure.")
+    assert page.evaluate("() => scrollY") == before
+    expect(flag).to_be_in_viewport()

@@ -403,7 +403,7 @@ export class Workspace {
         new StepView(
         i,
         st,
-        (fn, save) => this.act(fn, save),
+        (fn, save, scroll) => this.act(fn, save, scroll),
         parts?.[i],
         () => this.perform("next-step"),
       ),
@@ -466,32 +466,34 @@ export class Workspace {
   }
 
   /** Move keyboard focus to what the state says is in focus, so keys and screen readers follow. */
-  private focusCurrent(): void {
+  private focusCurrent(scroll = true): void {
     const s = this.state;
     if (!s) return;
     if (s.focus.kind === "critique") {
       const box = this.steps[s.focus.step]?.focusTarget(s);
       box?.focus({ preventScroll: true });
-      box?.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
+      if (scroll) box?.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
       return;
     }
     const cur = currentIndex(s);
     if (cur === null) {
       this.submitButton.focus({ preventScroll: true });
-      this.steps[this.steps.length - 1]?.li.scrollIntoView({ block: "nearest" });
+      if (scroll) this.steps[this.steps.length - 1]?.li.scrollIntoView({ block: "nearest" });
       return;
     }
     const target = this.steps[cur].focusTarget(s);
     target.focus({ preventScroll: true });
-    target.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
+    if (scroll) target.scrollIntoView({ block: "nearest", behavior: "instant" as ScrollBehavior });
   }
 
   // ------------------------------------------------------------------------------------------
   // Actions
   // ------------------------------------------------------------------------------------------
 
-  /** Apply a state transition; save and re-render when something changed. */
-  private act(fn: (s: LabelingState) => LabelingState, save = true): LabelingState | null {
+  /** Apply a state transition; save and re-render when something changed. `scroll: false`: focus
+   * goes back to the step being rated without scrolling there (a Flag pressed on an earlier step:
+   * the page jumped away from it and the flag just set went out of sight). */
+  private act(fn: (s: LabelingState) => LabelingState, save = true, scroll = true): LabelingState | null {
     if (!this.state || this.session.submitting) return this.state;
     const before = this.state;
     const next = fn(this.state);
@@ -504,7 +506,7 @@ export class Workspace {
     // about them. The footer says what is left now.
     if (labelsChanged) this.say("");
     this.render();
-    this.focusCurrent();
+    this.focusCurrent(scroll);
     if (labelsChanged) this.tell(before, next);
     return next;
   }

@@ -35,7 +35,7 @@ export interface StepParts {
 }
 
 /** Applies a transition to the workspace's state (re-rendering, saving); returns the new state. */
-export type Act = (fn: (s: LabelingState) => LabelingState, save?: boolean) => LabelingState | null;
+export type Act = (fn: (s: LabelingState) => LabelingState, save?: boolean, scroll?: boolean) => LabelingState | null;
 
 const RATING_BUTTONS: { rating: Rating; name: string; symbol: string; cls: string }[] = [
   { rating: -1, name: "Negative", symbol: "−", cls: "neg" },
@@ -187,7 +187,8 @@ export class StepView {
     this.rateButtons = RATING_BUTTONS.map((b) =>
       rateButton(b, () => act((s) => rate({ ...s, focus: { kind: "main" } }, b.rating))),
     );
-    this.flag = flagButton(() => act((s) => toggleFlagAt(s, { step: i, alt: null })));
+    // The page stays where the Flag was pressed (it may be on a step rated long ago).
+    this.flag = flagButton(() => act((s) => toggleFlagAt(s, { step: i, alt: null }), true, false));
     this.alts = h("div", { class: "sl-alts" }, h("h3", {}, `Alternatives at step ${n}`), this.altList);
 
     this.humanInput = h("textarea", { id: `sl-human-${i}`, rows: 2, maxlength: 5000 });
@@ -367,7 +368,7 @@ export class StepView {
         this.act((s) => (currentIndex(s) === i ? rate({ ...s, focus: { kind: "alt", alt: j } }, b.rating) : s)),
       ),
     );
-    const flag = flagButton(() => this.act((s) => toggleFlagAt(s, { step: i, alt: j })));
+    const flag = flagButton(() => this.act((s) => toggleFlagAt(s, { step: i, alt: j }), true, false));
     markRateKeys(buttons, this.keys);
     return h(
       "li",
