@@ -1,7 +1,15 @@
 """Shared test fixtures. Tests run against real PostgreSQL and Redis (config.settings.test)."""
 
-import pytest
-from django.contrib.auth import get_user_model
+import os
+
+# No usage report to huggingface.co: TRL's trainers send one from a thread of their own unless
+# this is set before Hugging Face's libraries are first imported, and a test module that set
+# HF_HUB_OFFLINE itself came too late when another had imported them first. (HF_HUB_OFFLINE is
+# left to the code under test: the MiniLM featurizer must set it itself.)
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import pytest  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
 
 
 @pytest.fixture

@@ -102,22 +102,31 @@ def test_dense_rows_round_trip(tmp_path):
     np.testing.assert_array_equal(rows.dense, dense.dense[[3, 0, 5]])
 
 
-def _writer(root: str, start: int) -> None:
+def _writer(root: str, start: int, max_segments: int) -> None:
+    feature_store.MAX_SEGMENTS = max_segments  # a spawned process imports the module afresh
     items = _items(400)
     store = FeatureStore(root)
     for lo in range(start, start + 200, 20):  # overlapping ranges from two processes
         store.put(np.arange(lo, lo + 20), featurize(FEATURIZER, items[lo : lo + 20]))
 
 
-def test_concurrent_writers_lose_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(feature_store, "MAX_SEGMENTS", 4)  # merges happen while the other writes
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path / "c"), s)) for s in (0, 100, 200)]
+def test_concurrent_writers_lose_nothing(tmp_path):
+    # Spawned, not forked: a fork of the test process copies its threads' locks held (Playwright's
+    # loop, HF's telemetry thread in a full run) and its pipes. Forked writers hung at a lock, and,
+    # left alive holding the Playwright driver's stdin, kept the whole run from ending.
+    ctx = multiprocessing.get_context("spawn")
+    # MAX_SEGMENTS 4: merges happen while the others write
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path / "c"), s, 4)) for s in (0, 100, 200)]
     for p in procs:
         p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    try:
+        for p in procs:
+            p.join(120)
+            assert p.exitcode == 0
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
     found, rows = FeatureStore(tmp_path / "c").lookup(np.arange(400))
     assert found.all()
     np.testing.assert_array_equal(_dense(rows), _dense(featurize(FEATURIZER, _items(400))))
