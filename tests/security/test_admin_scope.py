@@ -172,6 +172,7 @@ def test_a_project_a_lead_adds_in_the_admin_stays_theirs():
         "lease_minutes": 30,
         "screening_required": 0,
         "screening_threshold": 0.75,
+        "pairs_per_problem": 3,  # the add form shows the default; a browser sends it back
         "current_generation": 0,
         "memberships-TOTAL_FORMS": 0,
         "memberships-INITIAL_FORMS": 0,
