@@ -88,3 +88,40 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+@contextmanager
+def export_held_running(world) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A PRM800K export of `world`'s project (tests.security.world) that a real worker has claimed
+    and holds `running`: the project's export-sequence lock, taken here from another connection,
+    keeps the worker waiting inside the export. Yields (export id, the worker); at exit the worker
+    is stopped if the block has not killed it, and the lock is released."""
+    import psycopg
+
+    from annotate.models import Annotation, Export
+    from annotate.services.exports.sequence import _LOCK_KEYS
+    from core.models import JobStatus
+
+    purge_broker()
+    response = world.api_client("lead").post(
+        f"/api/v1/projects/{world.project.slug}/exports/", {"format": "prm800k"}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    export_id = response.json()["id"]
+    locker = psycopg.connect(database_url(), autocommit=True)
+    locker.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_KEYS[Annotation], world.project.pk])
+    try:
+        with celery_worker() as worker:
+            wait_for(
+                lambda: Export.objects.get(pk=export_id).status == JobStatus.RUNNING, timeout=90, message="running"
+            )
+            yield export_id, worker
+    finally:
+        locker.close()
+
+
+def kill_worker(worker: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (a lost host, the OOM killer): nothing of it runs on."""
+    time.sleep(0.5)
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=10)

@@ -5,18 +5,14 @@ command refuses while a worker still holds a task, since that job would then run
 from __future__ import annotations
 
 import io
-import os
-import signal
-import time
 
-import psycopg
 import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotate.models import Export
 from core.models import JobStatus
-from tests.celery_worker import celery_worker, database_url, purge_broker, wait_for
+from tests.celery_worker import celery_worker, export_held_running, kill_worker, purge_broker, wait_for
 from tests.security.world import build_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,29 +24,13 @@ def _status(export_id: int) -> str:
 
 def test_a_job_whose_worker_died_runs_again_at_once_and_a_busy_worker_blocks_the_command():
     world = build_world()
-    project = world.project
-    lead = world.api_client("lead")
-    purge_broker()
-    response = lead.post(f"/api/v1/projects/{project.slug}/exports/", {"format": "prm800k"}, format="json")
-    assert response.status_code == 202
-    export_id = response.json()["id"]
-
-    # The project's export-sequence lock, held here, keeps the worker inside the export (running).
-    locker = psycopg.connect(database_url(), autocommit=True)
-    locker.execute("SELECT pg_advisory_lock(%s, %s)", [72_001, project.pk])
-    try:
-        with celery_worker() as worker:
-            wait_for(lambda: _status(export_id) == JobStatus.RUNNING, timeout=90, message="running")
-            with pytest.raises(CommandError) as refused:
-                call_command("sweep_jobs", "--lost", "--timeout", "5")
-            assert "workers are running tasks" in str(refused.value)
-            assert f"annotate.tasks.run_export({export_id})" in str(refused.value)
-            assert _status(export_id) == JobStatus.RUNNING  # nothing was reset under the live worker
-            time.sleep(0.5)
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
-    finally:
-        locker.close()
+    with export_held_running(world) as (export_id, worker):
+        with pytest.raises(CommandError) as refused:
+            call_command("sweep_jobs", "--lost", "--timeout", "5")
+        assert "workers are running tasks" in str(refused.value)
+        assert f"annotate.tasks.run_export({export_id})" in str(refused.value)
+        assert _status(export_id) == JobStatus.RUNNING  # nothing was reset under the live worker
+        kill_worker(worker)
 
     # No worker answers now: the job is taken as lost and sent again, long before its 2 h deadline.
     out = io.StringIO()

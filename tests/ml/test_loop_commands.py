@@ -65,14 +65,14 @@ def test_retrain_queues_a_run_then_wait_trains_it_here(tmp_path, django_capture_
         call_command("retrain", project="cmd", config='{"bogus": 1}')
 
 
-@pytest.mark.skipif(not PROCESSBENCH.exists(), reason="shared data not present")
-def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
+def _tiny_simulation(tmp_path, *, strategies: str, seeds: int) -> None:
+    """One round on 80 ProcessBench solutions with a small head: seconds, into tmp_path."""
     call_command(
         "simulate_active_learning",
         data=PROCESSBENCH,
-        strategies="random,uncertainty,value",
+        strategies=strategies,
         rounds=1,
-        seeds=2,
+        seeds=seeds,
         limit=80,
         round_share=0.2,
         seed_share=0.2,
@@ -82,6 +82,11 @@ def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
         quiet=True,
         stdout=io.StringIO(),
     )
+
+
+@pytest.mark.skipif(not PROCESSBENCH.exists(), reason="shared data not present")
+def test_simulate_writes_curves_efficiency_intervals_and_a_png(tmp_path):
+    _tiny_simulation(tmp_path, strategies="random,uncertainty,value", seeds=2)
     name = PROCESSBENCH.stem
     results = json.loads((tmp_path / "sim" / f"{name}.json").read_text())
     assert set(results["per_seed"]) == {"random", "uncertainty", "value"}
@@ -203,21 +208,7 @@ def test_simulate_keeps_the_shipped_page_unless_every_set_makes_it(tmp_path):
 def test_simulate_with_one_seed_gives_no_interval(tmp_path):
     """Was: `--seeds 1` printed '1.00x (1.00–1.00)' and '-0.062 (-0.062–-0.062)': a bootstrap over one
     seed resamples that seed only, so the "95% CI" was the estimate twice, as if it were certain."""
-    call_command(
-        "simulate_active_learning",
-        data=PROCESSBENCH,
-        strategies="random,value",
-        rounds=1,
-        seeds=1,
-        limit=80,
-        round_share=0.2,
-        seed_share=0.2,
-        head=json.dumps({"k": 3, "steps": 30}),
-        out_dir=tmp_path / "sim",
-        results=tmp_path / "results",
-        quiet=True,
-        stdout=io.StringIO(),
-    )
+    _tiny_simulation(tmp_path, strategies="random,value", seeds=1)
     md = (tmp_path / "results" / "simulation.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith(f"| {PROCESSBENCH.stem} | ")]
     assert len(rows) >= 2 and all(row.count("(1 seed: no interval)") == 2 for row in rows[:2]), rows

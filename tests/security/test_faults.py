@@ -8,10 +8,7 @@ Each ends with no lost and no duplicated annotation and every job in a final or 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,7 +21,14 @@ from annotate.services import exports
 from annotate.tasks import run_export
 from core import jobs
 from core.models import JobStatus
-from tests.celery_worker import celery_worker, database_url, purge_broker, wait_for
+from tests.celery_worker import (
+    celery_worker,
+    database_url,
+    export_held_running,
+    kill_worker,
+    purge_broker,
+    wait_for,
+)
 from tests.security.payloads import submit_payload
 from tests.security.world import build_world
 
@@ -102,25 +106,9 @@ def test_worker_killed_mid_export_leaves_no_file_marked_done_and_the_sweep_retri
     world = build_world()
     project = world.project
     lead = world.api_client("lead")
-    purge_broker()
-    response = lead.post(f"/api/v1/projects/{project.slug}/exports/", {"format": "prm800k"}, format="json")
-    assert response.status_code == 202
-    export_id = response.json()["id"]
-
-    # Hold the project's export-sequence lock: the worker claims the job (running) and then waits
-    # inside the export, where it is killed.
-    locker = psycopg.connect(database_url(), autocommit=True)
-    locker.execute("SELECT pg_advisory_lock(%s, %s)", [72_001, project.pk])
-    try:
-        with celery_worker() as worker:
-            wait_for(
-                lambda: Export.objects.get(pk=export_id).status == JobStatus.RUNNING, timeout=90, message="running"
-            )
-            time.sleep(0.5)
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
-    finally:
-        locker.close()
+    # The worker claims the job (running), waits inside the export, and is killed there.
+    with export_held_running(world) as (export_id, worker):
+        kill_worker(worker)
 
     export = Export.objects.get(pk=export_id)
     assert export.status == JobStatus.RUNNING and export.file_path == ""
